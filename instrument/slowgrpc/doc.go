@@ -1,0 +1,10 @@
+// Package slowgrpc instruments gRPC servers and clients for slowpoke with
+// stats.Handlers, the same way otelgrpc does:
+//
+//	grpc.NewServer(grpc.StatsHandler(slowgrpc.NewServerHandler()))
+//	grpc.NewClient(addr, grpc.WithStatsHandler(slowgrpc.NewClientHandler()), ...)
+//
+// Under a slowpoke controller the server handler counts calls per full
+// method name and the client handler records calls per remote address;
+// otherwise both do nothing.
+package slowgrpc

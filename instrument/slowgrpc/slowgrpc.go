@@ -1,0 +1,94 @@
+package slowgrpc
+
+import (
+	"context"
+
+	"google.golang.org/grpc/stats"
+
+	"github.com/slowpoke-dev/slowpoke/internal/agent"
+)
+
+// Option configures the handlers.
+type Option func(*config)
+
+type config struct{ agent *agent.Agent }
+
+// withAgent makes a handler report to a instead of the process-wide agent;
+// tests use it.
+func withAgent(a *agent.Agent) Option { return func(c *config) { c.agent = a } }
+
+func newConfig(opts []Option) *config {
+	c := &config{}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.agent == nil {
+		c.agent = agent.Default()
+	}
+	return c
+}
+
+type methodKey struct{}
+
+// NewServerHandler returns a stats.Handler that counts incoming RPCs per
+// full method name.
+func NewServerHandler(opts ...Option) stats.Handler {
+	return &serverHandler{agent: newConfig(opts).agent}
+}
+
+type serverHandler struct{ agent *agent.Agent }
+
+func (h *serverHandler) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	if h.agent == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, methodKey{}, info.FullMethodName)
+}
+
+func (h *serverHandler) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if h.agent == nil {
+		return
+	}
+	switch s.(type) {
+	case *stats.Begin:
+		name, _ := ctx.Value(methodKey{}).(string)
+		h.agent.ServerStart(name)
+	case *stats.End:
+		h.agent.ServerEnd()
+	}
+}
+
+func (h *serverHandler) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+	return ctx
+}
+
+func (h *serverHandler) HandleConn(context.Context, stats.ConnStats) {}
+
+// NewClientHandler returns a stats.Handler that records each outgoing RPC as
+// a call to the remote address it was sent to.
+func NewClientHandler(opts ...Option) stats.Handler {
+	return &clientHandler{agent: newConfig(opts).agent}
+}
+
+type clientHandler struct{ agent *agent.Agent }
+
+func (h *clientHandler) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context {
+	return ctx
+}
+
+func (h *clientHandler) HandleRPC(_ context.Context, s stats.RPCStats) {
+	if h.agent == nil {
+		return
+	}
+	// OutHeader is sent once per RPC and is the first event that knows the
+	// remote address.
+	if oh, ok := s.(*stats.OutHeader); ok && oh.Client && oh.RemoteAddr != nil {
+		h.agent.ClientCall(oh.RemoteAddr.String())
+	}
+}
+
+func (h *clientHandler) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+	return ctx
+}
+
+func (h *clientHandler) HandleConn(context.Context, stats.ConnStats) {}

@@ -1,0 +1,101 @@
+package slowhttp
+
+import (
+	"net/http"
+
+	"github.com/slowpoke-dev/slowpoke/internal/agent"
+)
+
+// Option configures NewHandler and NewTransport.
+type Option func(*config)
+
+type config struct {
+	agent    *agent.Agent
+	endpoint func(*http.Request) string
+}
+
+// WithEndpointName sets how an incoming request is named in per-endpoint
+// counts. The default uses the ServeMux pattern when the wrapped handler is
+// a *http.ServeMux, and "METHOD /path" otherwise. Keep the number of
+// distinct names small: beyond agent.MaxKeys they are folded together.
+func WithEndpointName(fn func(*http.Request) string) Option {
+	return func(c *config) { c.endpoint = fn }
+}
+
+// withAgent makes the wrappers report to a instead of the process-wide
+// agent; tests use it.
+func withAgent(a *agent.Agent) Option {
+	return func(c *config) { c.agent = a }
+}
+
+func newConfig(opts []Option) *config {
+	c := &config{}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.agent == nil {
+		c.agent = agent.Default()
+	}
+	return c
+}
+
+// NewHandler wraps h so that every request it serves is counted. Without a
+// controller it returns h itself.
+func NewHandler(h http.Handler, opts ...Option) http.Handler {
+	c := newConfig(opts)
+	if c.agent == nil {
+		return h
+	}
+	if c.endpoint == nil {
+		c.endpoint = defaultEndpoint(h)
+	}
+	return &handler{next: h, agent: c.agent, endpoint: c.endpoint}
+}
+
+type handler struct {
+	next     http.Handler
+	agent    *agent.Agent
+	endpoint func(*http.Request) string
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.agent.ServerStart(h.endpoint(r))
+	defer h.agent.ServerEnd()
+	h.next.ServeHTTP(w, r)
+}
+
+func defaultEndpoint(h http.Handler) func(*http.Request) string {
+	if mux, ok := h.(*http.ServeMux); ok {
+		return func(r *http.Request) string {
+			if _, pattern := mux.Handler(r); pattern != "" {
+				return pattern
+			}
+			return r.Method + " " + r.URL.Path
+		}
+	}
+	return func(r *http.Request) string { return r.Method + " " + r.URL.Path }
+}
+
+// NewTransport wraps base (http.DefaultTransport when nil) so that every
+// outgoing request is recorded as a call to its host. Without a controller it
+// returns base itself.
+func NewTransport(base http.RoundTripper, opts ...Option) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c := newConfig(opts)
+	if c.agent == nil {
+		return base
+	}
+	return &transport{next: base, agent: c.agent}
+}
+
+type transport struct {
+	next  http.RoundTripper
+	agent *agent.Agent
+}
+
+func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.agent.ClientCall(r.URL.Host)
+	return t.next.RoundTrip(r)
+}

@@ -1,0 +1,273 @@
+package agent
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Environment variables set by the controller for the service it starts.
+const (
+	EnvSocket  = "SLOWPOKE_AGENT_SOCKET"
+	EnvService = "SLOWPOKE_SERVICE"
+)
+
+// Limits that keep reports bounded whatever the service does.
+const (
+	MaxKeys       = 256     // distinct endpoints / downstream peers tracked; the rest fold into OtherKey
+	MaxLine       = 1 << 20 // longest accepted line on the socket
+	OtherKey      = "(other)"
+	ReportEvery   = 200 * time.Millisecond
+	maxKeyLength  = 200
+	dialTimeout   = 2 * time.Second
+	writeDeadline = 2 * time.Second
+)
+
+// Message is one line on the agent socket, in either direction.
+//
+// Agent to controller: "hello" (once), "tick" (the target crossed a batch
+// boundary; Total is cumulative), "report" (cumulative counters; ID echoes a
+// "flush" request, 0 for periodic reports).
+// Controller to agent: "config" (Batch: send a tick every Batch calls, 0 for
+// none), "flush" (send a report now, echoing ID).
+type Message struct {
+	Type       string            `json:"t"`
+	ID         uint64            `json:"id,omitempty"`
+	PID        int               `json:"pid,omitempty"`
+	Service    string            `json:"service,omitempty"`
+	Total      uint64            `json:"total,omitempty"`
+	InFlight   int64             `json:"inflight,omitempty"`
+	Batch      uint64            `json:"batch,omitempty"`
+	Endpoints  map[string]uint64 `json:"endpoints,omitempty"`
+	Downstream map[string]uint64 `json:"downstream,omitempty"`
+}
+
+// Agent counts calls and talks to the controller. Its methods are safe for
+// concurrent use and are no-ops on a nil *Agent.
+type Agent struct {
+	service    string
+	total      atomic.Uint64
+	inflight   atomic.Int64
+	batch      atomic.Uint64
+	endpoints  counterSet
+	downstream counterSet
+
+	tick  chan struct{}
+	flush chan uint64
+	conn  net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+var (
+	defaultOnce  sync.Once
+	defaultAgent *Agent
+)
+
+// Default returns the process-wide agent, connecting on first use, or nil
+// when the process was not started by a slowpoke controller or the
+// controller cannot be reached (the service then runs uninstrumented).
+func Default() *Agent {
+	defaultOnce.Do(func() {
+		path := os.Getenv(EnvSocket)
+		if path == "" {
+			return
+		}
+		a, err := Dial(path, os.Getenv(EnvService))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "slowpoke: instrumentation disabled: %v\n", err)
+			return
+		}
+		defaultAgent = a
+	})
+	return defaultAgent
+}
+
+// Dial connects an agent to the controller socket at path.
+func Dial(path, service string) (*Agent, error) {
+	c, err := net.DialTimeout("unix", path, dialTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("connect to controller socket %s: %w", path, err)
+	}
+	a := &Agent{
+		service:    service,
+		tick:       make(chan struct{}, 1),
+		flush:      make(chan uint64, 16),
+		conn:       c,
+		done:       make(chan struct{}),
+		endpoints:  newCounterSet(),
+		downstream: newCounterSet(),
+	}
+	if err := a.write(Message{Type: "hello", PID: os.Getpid(), Service: service}); err != nil {
+		c.Close()
+		return nil, err
+	}
+	go a.readLoop()
+	go a.writeLoop()
+	return a, nil
+}
+
+// Close disconnects from the controller. Counting continues locally.
+func (a *Agent) Close() error {
+	if a == nil {
+		return nil
+	}
+	var err error
+	a.once.Do(func() {
+		close(a.done)
+		err = a.conn.Close()
+	})
+	return err
+}
+
+// ServerStart records the start of an incoming call to endpoint. Every call
+// must be matched by ServerEnd.
+func (a *Agent) ServerStart(endpoint string) {
+	if a == nil {
+		return
+	}
+	a.inflight.Add(1)
+	a.endpoints.add(endpoint)
+	n := a.total.Add(1)
+	if b := a.batch.Load(); b > 0 && n%b == 0 {
+		select {
+		case a.tick <- struct{}{}:
+		default: // a tick is pending; it will carry the newer total
+		}
+	}
+}
+
+// ServerEnd records the end of an incoming call.
+func (a *Agent) ServerEnd() {
+	if a == nil {
+		return
+	}
+	a.inflight.Add(-1)
+}
+
+// ClientCall records an outgoing call to peer (host:port as dialled).
+func (a *Agent) ClientCall(peer string) {
+	if a == nil {
+		return
+	}
+	a.downstream.add(peer)
+}
+
+// Snapshot returns the current cumulative counters as a report message.
+func (a *Agent) Snapshot() Message {
+	return Message{
+		Type:       "report",
+		Service:    a.service,
+		Total:      a.total.Load(),
+		InFlight:   a.inflight.Load(),
+		Endpoints:  a.endpoints.snapshot(),
+		Downstream: a.downstream.snapshot(),
+	}
+}
+
+func (a *Agent) write(m Message) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	a.conn.SetWriteDeadline(time.Now().Add(writeDeadline))
+	_, err = a.conn.Write(b)
+	return err
+}
+
+// writeLoop owns all writes after the hello: ticks first (they gate rounds),
+// then requested and periodic reports.
+func (a *Agent) writeLoop() {
+	t := time.NewTicker(ReportEvery)
+	defer t.Stop()
+	for {
+		var err error
+		select {
+		case <-a.done:
+			return
+		case <-a.tick:
+			err = a.write(Message{Type: "tick", Total: a.total.Load()})
+		case id := <-a.flush:
+			m := a.Snapshot()
+			m.ID = id
+			err = a.write(m)
+		case <-t.C:
+			err = a.write(a.Snapshot())
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "slowpoke: lost controller connection: %v\n", err)
+			a.batch.Store(0)
+			a.Close()
+			return
+		}
+	}
+}
+
+func (a *Agent) readLoop() {
+	sc := bufio.NewScanner(a.conn)
+	sc.Buffer(make([]byte, 0, 4096), MaxLine)
+	for sc.Scan() {
+		var m Message
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			continue // malformed line: ignore, the controller is trusted but must not crash us
+		}
+		switch m.Type {
+		case "config":
+			a.batch.Store(m.Batch)
+		case "flush":
+			select {
+			case a.flush <- m.ID:
+			case <-a.done:
+				return
+			}
+		}
+	}
+	// Controller gone: stop ticking, keep serving.
+	a.batch.Store(0)
+	a.Close()
+}
+
+// counterSet is a bounded map of named counters, lock-free for known names.
+type counterSet struct {
+	m     *sync.Map // string -> *atomic.Uint64
+	n     *atomic.Int32
+	other *atomic.Uint64
+}
+
+func newCounterSet() counterSet {
+	return counterSet{m: new(sync.Map), n: new(atomic.Int32), other: new(atomic.Uint64)}
+}
+
+func (s counterSet) add(key string) {
+	if v, ok := s.m.Load(key); ok {
+		v.(*atomic.Uint64).Add(1)
+		return
+	}
+	if len(key) > maxKeyLength || s.n.Load() >= MaxKeys {
+		s.other.Add(1)
+		return
+	}
+	v, loaded := s.m.LoadOrStore(key, new(atomic.Uint64))
+	if !loaded {
+		s.n.Add(1)
+	}
+	v.(*atomic.Uint64).Add(1)
+}
+
+func (s counterSet) snapshot() map[string]uint64 {
+	out := make(map[string]uint64)
+	s.m.Range(func(k, v any) bool {
+		out[k.(string)] = v.(*atomic.Uint64).Load()
+		return true
+	})
+	if o := s.other.Load(); o > 0 {
+		out[OtherKey] = o
+	}
+	return out
+}

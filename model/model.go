@@ -1,0 +1,230 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrInfeasible means the measured slowdown throughput is too low for the
+// requested reduction: 1/t_vs - d c1/q1 <= 0, so no finite prediction exists.
+var ErrInfeasible = errors.New("infeasible: the slowdown measurement is at or above the throughput the reduction alone allows")
+
+// Predict returns t_opt = 1 / (1/tVS - d c1 / q1). tVS is in requests per
+// second, d in seconds of the target's resource per call, c1 the target's
+// calls per user request and q1 the target's quota.
+func Predict(tVS, d, c1, q1 float64) (float64, error) {
+	if err := checkInputs(d, c1, q1); err != nil {
+		return 0, err
+	}
+	if !(tVS > 0) || math.IsInf(tVS, 0) {
+		return 0, fmt.Errorf("slowdown throughput must be positive and finite, got %v", tVS)
+	}
+	den := 1/tVS - d*c1/q1
+	if den <= 0 {
+		return 0, ErrInfeasible
+	}
+	return 1 / den, nil
+}
+
+// SlowdownFor is the inverse of Predict: the throughput a slowdown run should
+// measure if the optimized system runs at tOpt. Useful for checks and tests.
+func SlowdownFor(tOpt, d, c1, q1 float64) (float64, error) {
+	if err := checkInputs(d, c1, q1); err != nil {
+		return 0, err
+	}
+	if !(tOpt > 0) || math.IsInf(tOpt, 0) {
+		return 0, fmt.Errorf("optimized throughput must be positive and finite, got %v", tOpt)
+	}
+	return 1 / (1/tOpt + d*c1/q1), nil
+}
+
+// PausePerRound is the pause every non-target service takes once per round
+// of batch target calls: batch * d / q1.
+func PausePerRound(batch int, d time.Duration, q1 float64) time.Duration {
+	if batch <= 0 || d <= 0 || !(q1 > 0) {
+		return 0
+	}
+	return time.Duration(float64(batch) * float64(d) / q1)
+}
+
+// PausePerCall is the pause per call that service i would need if it paused
+// on its own: d c1 / (q1 ci). It shows why simultaneous rounds work: over B
+// target calls service i sees B ci / c1 calls, so its pause per round is
+// B d / q1 whatever ci is.
+func PausePerCall(d time.Duration, c1, q1, ci float64) time.Duration {
+	if d <= 0 || !(c1 > 0) || !(q1 > 0) || !(ci > 0) {
+		return 0
+	}
+	return time.Duration(float64(d) * c1 / (q1 * ci))
+}
+
+func checkInputs(d, c1, q1 float64) error {
+	switch {
+	case d < 0 || math.IsNaN(d) || math.IsInf(d, 0):
+		return fmt.Errorf("reduction d must be >= 0 and finite, got %v", d)
+	case !(c1 > 0) || math.IsInf(c1, 0):
+		return fmt.Errorf("target calls per request c1 must be positive and finite, got %v", c1)
+	case !(q1 > 0) || math.IsInf(q1, 0):
+		return fmt.Errorf("target quota q1 must be positive and finite, got %v", q1)
+	}
+	return nil
+}
+
+// Reduction is a what-if optimization of the target, as the user wrote it.
+// Resolve turns it into d, the per-call reduction of the target's cost.
+type Reduction struct {
+	Kind  Kind
+	Value float64 // percent (0..100), seconds, factor, or replicas m (with From n)
+	From  float64 // scaling only: current replicas n
+	Text  string  // as given
+}
+
+// Kind says how a Reduction is expressed.
+type Kind int
+
+const (
+	Percent  Kind = iota // d = Value/100 * u1
+	Absolute             // d = Value seconds
+	Factor               // "2x": capacity factor f, d = u1 (1 - 1/f)
+	Scale                // "1->2": replicas n to m, d = u1 (1 - n/m)
+)
+
+// Resolve returns d in seconds given u1, the target's measured cost per call
+// in seconds.
+func (r Reduction) Resolve(u1 float64) (float64, error) {
+	if r.Kind != Absolute && !(u1 > 0) {
+		return 0, fmt.Errorf("%s: needs the target's cost per call, which was not measured (u1 = %v)", r.Text, u1)
+	}
+	var d float64
+	switch r.Kind {
+	case Percent:
+		d = r.Value / 100 * u1
+	case Absolute:
+		d = r.Value
+	case Factor:
+		d = u1 * (1 - 1/r.Value)
+	case Scale:
+		d = u1 * (1 - r.From/r.Value)
+	default:
+		return 0, fmt.Errorf("unknown reduction kind %d", r.Kind)
+	}
+	if r.Kind != Absolute && d >= u1 {
+		return 0, fmt.Errorf("%s: would remove all of the target's cost", r.Text)
+	}
+	return d, nil
+}
+
+// PercentOf returns d as a percentage of u1 (0 when u1 is unknown).
+func PercentOf(d, u1 float64) float64 {
+	if !(u1 > 0) {
+		return 0
+	}
+	return d / u1 * 100
+}
+
+// ParseReductions parses a comma-separated list such as "0,10,...,90%",
+// "10%,20%", "300us,1ms", "2x" or "1->2". A "..." between two numbers
+// extends the arithmetic sequence given by the two numbers before it. A
+// unit on the last element applies to bare numbers before it.
+func ParseReductions(s string) ([]Reduction, error) {
+	raw := strings.Split(s, ",")
+	for i := range raw {
+		raw[i] = strings.TrimSpace(raw[i])
+	}
+	if len(raw) == 0 || (len(raw) == 1 && raw[0] == "") {
+		return nil, errors.New("empty reduction list")
+	}
+	unit := trailingUnit(raw[len(raw)-1])
+	var out []Reduction
+	for i, item := range raw {
+		if item == "..." {
+			if len(out) < 2 || i+1 >= len(raw) {
+				return nil, errors.New(`"..." needs two values before it and one after it, as in 0,10,...,90%`)
+			}
+			a, b := out[len(out)-2], out[len(out)-1]
+			if a.Kind != b.Kind || (a.Kind != Percent && a.Kind != Absolute) {
+				return nil, errors.New(`"..." works only between percentages or absolute times`)
+			}
+			end, err := parseOne(raw[i+1], unit)
+			if err != nil {
+				return nil, err
+			}
+			step := b.Value - a.Value
+			if step <= 0 || end.Kind != a.Kind || end.Value < b.Value {
+				return nil, fmt.Errorf("cannot extend %s, %s to %s: need an increasing sequence of one kind", a.Text, b.Text, end.Text)
+			}
+			if n := (end.Value - b.Value) / step; n > 1000 {
+				return nil, fmt.Errorf("sequence up to %s has too many points", end.Text)
+			}
+			for v := b.Value + step; v < end.Value-step*1e-9; v += step {
+				out = append(out, Reduction{Kind: a.Kind, Value: v, Text: formatValue(a.Kind, v)})
+			}
+			continue
+		}
+		r, err := parseOne(item, unit)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func trailingUnit(s string) string {
+	for _, u := range []string{"%", "us", "µs", "ms", "s"} {
+		if strings.HasSuffix(s, u) && !strings.HasSuffix(s, "x") {
+			return u
+		}
+	}
+	return ""
+}
+
+func parseOne(s, unit string) (Reduction, error) {
+	if s == "" {
+		return Reduction{}, errors.New("empty element in reduction list")
+	}
+	if n, m, ok := strings.Cut(s, "->"); ok {
+		from, err1 := strconv.ParseFloat(strings.TrimSpace(n), 64)
+		to, err2 := strconv.ParseFloat(strings.TrimSpace(m), 64)
+		if err1 != nil || err2 != nil || from <= 0 || to <= from {
+			return Reduction{}, fmt.Errorf("%q: scaling is written n->m with 0 < n < m replicas or cores", s)
+		}
+		return Reduction{Kind: Scale, Value: to, From: from, Text: s}, nil
+	}
+	if f, ok := strings.CutSuffix(s, "x"); ok {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || v <= 1 {
+			return Reduction{}, fmt.Errorf("%q: a capacity factor is written like 2x and must be > 1", s)
+		}
+		return Reduction{Kind: Factor, Value: v, Text: s}, nil
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		if unit == "" {
+			return Reduction{}, fmt.Errorf("%q has no unit: write 10%% for a share of the target's cost or 300us for an absolute time", s)
+		}
+		s += unit
+	}
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		v, err := strconv.ParseFloat(p, 64)
+		if err != nil || v < 0 || v >= 100 {
+			return Reduction{}, fmt.Errorf("%q: a percentage must be in [0, 100)", s)
+		}
+		return Reduction{Kind: Percent, Value: v, Text: s}, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return Reduction{}, fmt.Errorf("%q: not a percentage (10%%), time (300us), factor (2x) or scaling (1->2)", s)
+	}
+	return Reduction{Kind: Absolute, Value: d.Seconds(), Text: s}, nil
+}
+
+func formatValue(k Kind, v float64) string {
+	if k == Percent {
+		return strconv.FormatFloat(v, 'g', 6, 64) + "%"
+	}
+	return time.Duration(v * float64(time.Second)).String()
+}

@@ -1,0 +1,168 @@
+package model
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+)
+
+func TestPredict(t *testing.T) {
+	tests := []struct {
+		name           string
+		tVS, d, c1, q1 float64
+		want           float64
+		wantErr        bool
+		infeasible     bool
+	}{
+		{name: "no reduction is identity", tVS: 1000, d: 0, c1: 1, q1: 1, want: 1000},
+		// Target alone is the bottleneck at 500µs per call on 1 core: 2000 rps.
+		// Its pauses do not touch it, so t_vs stays 2000 and halving it
+		// predicts 4000.
+		{name: "halving a lone bottleneck doubles it", tVS: 2000, d: 250e-6, c1: 1, q1: 1, want: 4000},
+		{name: "two calls per request", tVS: 500, d: 100e-6, c1: 2, q1: 1, want: 1 / (1.0/500 - 200e-6)},
+		{name: "two cores halve the correction", tVS: 500, d: 100e-6, c1: 2, q1: 2, want: 1 / (1.0/500 - 100e-6)},
+		{name: "denominator zero", tVS: 1000, d: 1e-3, c1: 1, q1: 1, wantErr: true, infeasible: true},
+		{name: "denominator negative", tVS: 1000, d: 2e-3, c1: 1, q1: 1, wantErr: true, infeasible: true},
+		{name: "zero throughput", tVS: 0, d: 1e-4, c1: 1, q1: 1, wantErr: true},
+		{name: "NaN throughput", tVS: math.NaN(), d: 1e-4, c1: 1, q1: 1, wantErr: true},
+		{name: "negative d", tVS: 100, d: -1, c1: 1, q1: 1, wantErr: true},
+		{name: "zero c1", tVS: 100, d: 1e-4, c1: 0, q1: 1, wantErr: true},
+		{name: "zero q1", tVS: 100, d: 1e-4, c1: 1, q1: 0, wantErr: true},
+		{name: "infinite q1", tVS: 100, d: 1e-4, c1: 1, q1: math.Inf(1), wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Predict(tt.tVS, tt.d, tt.c1, tt.q1)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if tt.infeasible != errors.Is(err, ErrInfeasible) {
+				t.Fatalf("err = %v, want infeasible %v", err, tt.infeasible)
+			}
+			if err == nil && math.Abs(got-tt.want) > 1e-6*tt.want {
+				t.Fatalf("Predict = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSlowdownForInvertsPredict(t *testing.T) {
+	for _, tOpt := range []float64{10, 1234.5, 1e5} {
+		for _, d := range []float64{0, 1e-5, 3e-4} {
+			tVS, err := SlowdownFor(tOpt, d, 1.5, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := Predict(tVS, d, 1.5, 2)
+			if err != nil || math.Abs(back-tOpt) > 1e-9*tOpt {
+				t.Fatalf("Predict(SlowdownFor(%v)) = %v, %v", tOpt, back, err)
+			}
+		}
+	}
+}
+
+func TestPauseIdentity(t *testing.T) {
+	// Per-round pause B*d/q1 equals per-call pause times the calls i sees per round.
+	const batch, c1, q1 = 100, 2.0, 1.0
+	d := 300 * time.Microsecond
+	round := PausePerRound(batch, d, q1)
+	if round != 30*time.Millisecond {
+		t.Fatalf("PausePerRound = %v", round)
+	}
+	for _, ci := range []float64{0.5, 1, 3} {
+		perCall := PausePerCall(d, c1, q1, ci)
+		callsPerRound := batch * ci / c1
+		if got := time.Duration(float64(perCall) * callsPerRound); absDur(got-round) > time.Microsecond {
+			t.Errorf("ci=%v: per-call %v x %v calls = %v, want %v", ci, perCall, callsPerRound, got, round)
+		}
+	}
+	if PausePerRound(0, d, 1) != 0 || PausePerRound(10, d, 0) != 0 || PausePerCall(d, 1, 1, 0) != 0 {
+		t.Error("degenerate inputs must give zero pause")
+	}
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func TestParseReductions(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []string
+		wantErr bool
+	}{
+		{in: "0,10,...,90%", want: []string{"0%", "10%", "20%", "30%", "40%", "50%", "60%", "70%", "80%", "90%"}},
+		{in: "0,25,...,75%", want: []string{"0%", "25%", "50%", "75%"}},
+		{in: "10%, 20%", want: []string{"10%", "20%"}},
+		{in: "300us", want: []string{"300us"}},
+		{in: "100,200us", want: []string{"100us", "200us"}},
+		{in: "2x", want: []string{"2x"}},
+		{in: "1->2", want: []string{"1->2"}},
+		{in: "", wantErr: true},
+		{in: "10", wantErr: true},
+		{in: "100%", wantErr: true},
+		{in: "-5%", wantErr: true},
+		{in: "0.5x", wantErr: true},
+		{in: "2->1", wantErr: true},
+		{in: "...,90%", wantErr: true},
+		{in: "0,10,...", wantErr: true},
+		{in: "20,10,...,90%", wantErr: true},
+		{in: "abc", wantErr: true},
+		{in: "10%,,20%", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseReductions(tt.in)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d reductions %v, want %v", len(got), got, tt.want)
+			}
+			for i := range got {
+				if got[i].Text != tt.want[i] {
+					t.Errorf("[%d] = %q, want %q", i, got[i].Text, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestResolve(t *testing.T) {
+	const u1 = 400e-6
+	tests := []struct {
+		in      string
+		want    float64
+		wantErr bool
+	}{
+		{in: "25%", want: 100e-6},
+		{in: "300us", want: 300e-6},
+		{in: "2x", want: 200e-6},
+		{in: "1->4", want: 300e-6},
+		{in: "1ms", want: 1e-3}, // absolute may exceed u1: the user knows better
+	}
+	for _, tt := range tests {
+		rs, err := ParseReductions(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := rs[0].Resolve(u1)
+		if (err != nil) != tt.wantErr || math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("%s: Resolve = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+	rs, _ := ParseReductions("10%")
+	if _, err := rs[0].Resolve(0); err == nil {
+		t.Error("percentage without u1 must fail")
+	}
+	if PercentOf(100e-6, u1) != 25 || PercentOf(1, 0) != 0 {
+		t.Error("PercentOf")
+	}
+}
