@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
+)
+
+func runController(args []string) int {
+	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: slowpoke controller [flags] -- COMMAND [ARGS...]\n\n"+
+			"Starts COMMAND in a process group of its own and serves slowpoke's control\n"+
+			"protocol for it. The experiment secret is read from $%s (hex) or --secret-file.\n\n", controller.EnvSecret)
+		fs.PrintDefaults()
+	}
+	name := fs.String("name", "", "service name (default: the command's base name)")
+	listen := fs.String("listen", "127.0.0.1:0", "control address (host:port)")
+	cpus := fs.String("cpus", "", "CPU ids for the service, e.g. 1 or 0,2-3 (default: inherit)")
+	maxPause := fs.Duration("max-pause", controller.DefaultMaxPause, "hard cap on one pause of the service")
+	stopTimeout := fs.Duration("stop-timeout", controller.DefaultStopTimeout, "after forwarding a signal, kill the service's group if it is still running")
+	addrFile := fs.String("addr-file", "", "write the control address to this file once listening")
+	secretFile := fs.String("secret-file", "", "file holding the hex experiment secret")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cmdline := fs.Args()
+	if len(cmdline) == 0 {
+		fmt.Fprintln(os.Stderr, "slowpoke controller: no command given (put it after --)")
+		return 2
+	}
+	secret, err := readSecret(*secretFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "slowpoke controller:", err)
+		return 2
+	}
+	cpuList, err := parseCPUList(*cpus)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "slowpoke controller:", err)
+		return 2
+	}
+	if *maxPause <= 0 || *maxPause > time.Minute {
+		fmt.Fprintln(os.Stderr, "slowpoke controller: --max-pause must be in (0, 1m]")
+		return 2
+	}
+	code, err := controller.Run(context.Background(), controller.Config{
+		Name: *name, Command: cmdline, CPUs: cpuList, Listen: *listen, Secret: secret,
+		MaxPause: *maxPause, StopTimeout: *stopTimeout, AddrFile: *addrFile,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "slowpoke controller:", err)
+	}
+	return code
+}
+
+func readSecret(file string) ([]byte, error) {
+	text := os.Getenv(controller.EnvSecret)
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		text = string(b)
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil, fmt.Errorf("no experiment secret: set $%s or --secret-file", controller.EnvSecret)
+	}
+	b, err := hex.DecodeString(text)
+	if err != nil {
+		return nil, fmt.Errorf("experiment secret is not hex: %v", err)
+	}
+	return b, nil
+}
+
+// parseCPUList parses "1", "0,2", "0-3,6".
+func parseCPUList(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if isRange && err == nil {
+			b, err = strconv.Atoi(hi)
+		}
+		if err != nil || a < 0 || b < a || b > 4095 {
+			return nil, fmt.Errorf("bad CPU list %q", s)
+		}
+		for i := a; i <= b; i++ {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}

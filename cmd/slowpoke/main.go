@@ -1,0 +1,52 @@
+// Command slowpoke answers what-if performance questions about microservice
+// applications by virtual speedup. Run "slowpoke help" for the subcommands.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+type command struct {
+	name    string
+	summary string
+	run     func(args []string) int
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"demo", "run the bundled example end to end and print a predicted-throughput curve", runDemo},
+		{"predict", "predict throughput if a target service were faster (virtual speedup)", runPredict},
+		{"controller", "run one service under a slowpoke controller (used by the backends)", runController},
+	}
+}
+
+func usage() {
+	fmt.Fprintf(os.Stderr, "slowpoke: what-if throughput for microservices by virtual speedup\n\nUsage:\n  slowpoke <command> [flags]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(os.Stderr, "  %-11s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(os.Stderr, "\nRun \"slowpoke <command> -h\" for a command's flags. Docs: docs/ in the repository.\n")
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	name := os.Args[1]
+	if name == "help" || name == "-h" || name == "--help" {
+		usage()
+		return
+	}
+	for _, c := range commands {
+		if c.name == name {
+			os.Exit(c.run(os.Args[2:]))
+		}
+	}
+	fmt.Fprintf(os.Stderr, "slowpoke: unknown command %q\n\n", name)
+	usage()
+	os.Exit(2)
+}

@@ -1,0 +1,4 @@
+package main
+
+func runDemo(args []string) int    { return 1 }
+func runPredict(args []string) int { return 1 }

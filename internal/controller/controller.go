@@ -1,0 +1,355 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+)
+
+// EnvSecret names the environment variable that carries the hex-encoded
+// experiment secret to a controller. It is never passed on to the service.
+const EnvSecret = "SLOWPOKE_SECRET"
+
+// Defaults.
+const (
+	DefaultMaxPause    = time.Second
+	DefaultStopTimeout = 10 * time.Second
+	maxNeighbours      = 256
+	maxBatch           = 1 << 20
+	recentRounds       = 64
+	idleTimeout        = 10 * time.Minute
+)
+
+// Config describes one controlled service.
+type Config struct {
+	Name        string
+	Command     []string // program and arguments
+	Env         []string // the child's environment; nil means the controller's own, less EnvSecret
+	Dir         string
+	CPUs        []int         // CPU affinity of the child; empty inherits the controller's
+	Listen      string        // control address; default 127.0.0.1:0
+	Secret      []byte        // experiment secret, at least wire.MinSecret bytes
+	MaxPause    time.Duration // hard cap on one stop; default DefaultMaxPause
+	StopTimeout time.Duration // after forwarding a signal, SIGKILL the group if it is still running; default DefaultStopTimeout
+	AddrFile    string        // if set, the control address is written here once listening
+	Stdout      io.Writer
+	Stderr      io.Writer
+	Logger      *slog.Logger
+}
+
+// Controller is one running controller. Create it with Start.
+type Controller struct {
+	cfg    Config
+	log    *slog.Logger
+	cmd    *exec.Cmd
+	pgid   int
+	pauser *pauser
+
+	ln       net.Listener // control
+	agentLn  net.Listener
+	sockDir  string
+	exited   chan struct{} // closed when the child has exited (before it is reaped)
+	exitCode int
+
+	sigMu sync.Mutex // guards signalling against reaping
+	dead  bool
+
+	mu           sync.Mutex
+	conf         wire.Configure
+	active       bool
+	roundMark    uint64 // target: rounds started so far, as total calls / batch
+	roundSeq     uint64
+	seen         window
+	peers        map[string]*peer
+	agents       map[*agentConn]struct{}
+	flushSeq     uint64
+	c            counters
+	recent       []wire.RoundRecord
+	busyMeasured bool
+}
+
+type counters struct {
+	started, received, duplicate, stale, forwarded, forwardErrors uint64
+	authFailures                                                  uint64
+	delaySum, delayMax                                            int64
+	hopsMax                                                       int
+	pauseBusy, pauseWindow                                        int64
+}
+
+// Start starts the child and the controller's listeners.
+func Start(cfg Config) (*Controller, error) {
+	if len(cfg.Command) == 0 {
+		return nil, errors.New("controller: no command to run")
+	}
+	if len(cfg.Secret) < wire.MinSecret {
+		return nil, fmt.Errorf("controller: experiment secret must be at least %d bytes (set %s)", wire.MinSecret, EnvSecret)
+	}
+	if cfg.Name == "" {
+		cfg.Name = filepath.Base(cfg.Command[0])
+	}
+	if cfg.MaxPause <= 0 {
+		cfg.MaxPause = DefaultMaxPause
+	}
+	if cfg.StopTimeout <= 0 {
+		cfg.StopTimeout = DefaultStopTimeout
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	c := &Controller{
+		cfg:    cfg,
+		log:    cfg.Logger.With("service", cfg.Name),
+		exited: make(chan struct{}),
+		peers:  map[string]*peer{},
+		agents: map[*agentConn]struct{}{},
+	}
+	var err error
+	if c.sockDir, err = os.MkdirTemp("", "slowpoke-agent-"); err != nil {
+		return nil, err
+	}
+	sock := filepath.Join(c.sockDir, "agent.sock")
+	if c.agentLn, err = net.Listen("unix", sock); err != nil {
+		os.RemoveAll(c.sockDir)
+		return nil, err
+	}
+	if c.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+		c.agentLn.Close()
+		os.RemoveAll(c.sockDir)
+		return nil, fmt.Errorf("controller: listen on %s: %w", cfg.Listen, err)
+	}
+	if err := c.startChild(sock); err != nil {
+		c.ln.Close()
+		c.agentLn.Close()
+		os.RemoveAll(c.sockDir)
+		return nil, err
+	}
+	c.pauser = newPauser(cfg.MaxPause, c.signalGroup)
+	go c.acceptAgents()
+	go c.acceptControl()
+	go c.watchChild()
+	if cfg.AddrFile != "" {
+		if err := writeFileAtomic(cfg.AddrFile, []byte(c.Addr()+"\n")); err != nil {
+			c.log.Error("cannot write address file", "err", err)
+		}
+	}
+	c.log.Info("controller started", "pid", c.cmd.Process.Pid, "control", c.Addr(), "cpus", cfg.CPUs)
+	return c, nil
+}
+
+// Addr is the control address.
+func (c *Controller) Addr() string { return c.ln.Addr().String() }
+
+// PID is the child's process id (and process group id).
+func (c *Controller) PID() int { return c.pgid }
+
+// Done is closed when the child has exited.
+func (c *Controller) Done() <-chan struct{} { return c.exited }
+
+func (c *Controller) startChild(sock string) error {
+	cmd := exec.Command(c.cfg.Command[0], c.cfg.Command[1:]...)
+	env := c.cfg.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = append(withoutSecret(env), agent.EnvSocket+"="+sock, agent.EnvService+"="+c.cfg.Name)
+	cmd.Dir = c.cfg.Dir
+	cmd.Stdout, cmd.Stderr = c.cfg.Stdout, c.cfg.Stderr
+	if cmd.Stdout == nil {
+		cmd.Stdout = os.Stdout
+	}
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
+	// A new process group of its own, so that stopping it never stops the
+	// controller; SIGCONT when the controller dies, so that it is never left
+	// stopped. exec.Cmd.Start returns only after the child has called
+	// setpgid and exec'd, so the group exists before any signal is sent.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGCONT}
+
+	start := cmd.Start
+	if len(c.cfg.CPUs) > 0 {
+		// The child inherits the affinity of the thread that forks it: pin
+		// this thread for the fork only, then restore it.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		var old unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &old); err != nil {
+			return err
+		}
+		var set unix.CPUSet
+		for _, cpu := range c.cfg.CPUs {
+			set.Set(cpu)
+		}
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			return fmt.Errorf("controller: set CPU affinity %v: %w", c.cfg.CPUs, err)
+		}
+		defer unix.SchedSetaffinity(0, &old)
+	}
+	if err := start(); err != nil {
+		return fmt.Errorf("controller: start %s: %w", c.cfg.Command[0], err)
+	}
+	c.cmd = cmd
+	c.pgid = cmd.Process.Pid
+	return nil
+}
+
+func withoutSecret(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if strings.HasPrefix(kv, EnvSecret+"=") || strings.HasPrefix(kv, agent.EnvSocket+"=") || strings.HasPrefix(kv, agent.EnvService+"=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// signalGroup stops or continues the child's process group. It refuses once
+// the child has exited, so a recycled group id is never signalled.
+func (c *Controller) signalGroup(stop bool) error {
+	sig := unix.SIGCONT
+	if stop {
+		sig = unix.SIGSTOP
+	}
+	return c.kill(sig)
+}
+
+func (c *Controller) kill(sig unix.Signal) error {
+	c.sigMu.Lock()
+	defer c.sigMu.Unlock()
+	if c.dead {
+		return errors.New("child has exited")
+	}
+	if c.pgid <= 1 || c.pgid == unix.Getpgrp() {
+		return errors.New("refusing to signal own or invalid process group")
+	}
+	return unix.Kill(-c.pgid, sig)
+}
+
+// watchChild waits for the child to exit without reaping it, continues the
+// group while the id is still held by the zombie, and only then reaps.
+func (c *Controller) watchChild() {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, c.pgid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == nil || !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	c.pauser.Close()
+	c.sigMu.Lock()
+	unix.Kill(-c.pgid, unix.SIGCONT) // other group members must not stay stopped
+	c.dead = true
+	c.sigMu.Unlock()
+	err := c.cmd.Wait()
+	c.exitCode = exitCode(c.cmd.ProcessState, err)
+	c.log.Info("service exited", "status", c.exitCode)
+	close(c.exited)
+}
+
+func exitCode(ps *os.ProcessState, err error) int {
+	if ps == nil {
+		return 1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	if code := ps.ExitCode(); code >= 0 {
+		return code
+	}
+	return 1
+}
+
+// Signal forwards sig to the service: the slowdown stops, the group is
+// continued (a stopped process cannot act on SIGTERM), then signalled.
+func (c *Controller) Signal(sig unix.Signal) {
+	c.stopSlowdown()
+	c.kill(sig)
+	c.kill(unix.SIGCONT)
+}
+
+// Wait waits for the child to exit and releases everything. It returns the
+// exit status to use for the controller: the child's exit code, or 128+signal.
+func (c *Controller) Wait() int {
+	<-c.exited
+	c.close()
+	return c.exitCode
+}
+
+func (c *Controller) close() {
+	c.ln.Close()
+	c.agentLn.Close()
+	c.mu.Lock()
+	for a := range c.agents {
+		a.conn.Close()
+	}
+	for _, p := range c.peers {
+		p.close()
+	}
+	c.mu.Unlock()
+	os.RemoveAll(c.sockDir)
+}
+
+// Run starts a controller and supervises it until the child exits: it
+// forwards SIGINT, SIGTERM and SIGHUP, escalates to SIGKILL on the group
+// after StopTimeout, and returns the child's exit status. Cancelling ctx acts
+// like SIGTERM.
+func Run(ctx context.Context, cfg Config) (int, error) {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+	defer signal.Stop(sigs)
+	c, err := Start(cfg)
+	if err != nil {
+		return 1, err
+	}
+	var killTimer <-chan time.Time
+	forward := func(sig unix.Signal) {
+		c.log.Info("forwarding signal", "signal", sig)
+		c.Signal(sig)
+		if killTimer == nil {
+			killTimer = time.After(c.cfg.StopTimeout)
+		}
+	}
+	for {
+		select {
+		case s := <-sigs:
+			forward(s.(syscall.Signal))
+		case <-ctx.Done():
+			forward(unix.SIGTERM)
+			ctx = context.Background()
+		case <-killTimer:
+			c.log.Warn("service did not stop in time, killing its process group", "timeout", c.cfg.StopTimeout)
+			c.kill(unix.SIGKILL)
+		case <-c.exited:
+			return c.Wait(), nil
+		}
+	}
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,389 @@
+package controller
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+)
+
+var testSecret = []byte("test-secret-test-secret-32bytes!")
+
+const roleEnv = "SLOWPOKE_TEST_ROLE"
+
+// TestMain lets the test binary play the child service or a controller
+// process, so every test runs real processes.
+func TestMain(m *testing.M) {
+	switch os.Getenv(roleEnv) {
+	case "":
+		os.Exit(m.Run())
+	case "spin": // burn CPU until SIGTERM, then exit 3
+		term := make(chan os.Signal, 1)
+		signalNotify(term)
+		for {
+			select {
+			case <-term:
+				os.Exit(3)
+			default:
+				cpuwork.Spin(time.Millisecond)
+			}
+		}
+	case "exit":
+		code, _ := strconv.Atoi(os.Getenv("EXIT_CODE"))
+		os.Exit(code)
+	case "calls": // instrumented service receiving a steady stream of calls
+		a := agent.Default()
+		if a == nil {
+			fmt.Fprintln(os.Stderr, "no agent")
+			os.Exit(9)
+		}
+		for {
+			a.ServerStart("GET /x")
+			cpuwork.Spin(20 * time.Microsecond)
+			a.ServerEnd()
+			time.Sleep(100 * time.Microsecond)
+		}
+	case "controller": // a controller process whose child spins
+		code, err := Run(context.Background(), Config{
+			Name: "ctl", Command: []string{os.Args[0]}, Env: append(os.Environ(), roleEnv+"="+os.Getenv("CHILD_ROLE")),
+			Secret: testSecret, MaxPause: 30 * time.Second, StopTimeout: 5 * time.Second, AddrFile: os.Getenv("ADDR_FILE"),
+			Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+		os.Exit(code)
+	}
+	os.Exit(100)
+}
+
+func childEnv(role string) []string { return append(os.Environ(), roleEnv+"="+role) }
+
+func startCtl(t *testing.T, name, role string, maxPause time.Duration) *Controller {
+	t.Helper()
+	c, err := Start(Config{
+		Name: name, Command: []string{os.Args[0]}, Env: childEnv(role), Secret: testSecret,
+		MaxPause: maxPause, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Signal(syscall.SIGKILL)
+		c.Wait()
+	})
+	return c
+}
+
+// procState returns the state letter of pid from /proc (R, S, T, Z, ...).
+func procState(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[0]
+}
+
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestPauseStopsChildCPU(t *testing.T) {
+	c := startCtl(t, "spin", "spin", 10*time.Second)
+	waitFor(t, "child to use CPU", 5*time.Second, func() bool { return groupCPU(c.PID()) > 50e6 })
+
+	const window = 600 * time.Millisecond
+	before := threadsCPU(c.PID())
+	time.Sleep(window)
+	running := threadsCPU(c.PID()) - before
+
+	c.pauser.Pause(window + 200*time.Millisecond)
+	waitFor(t, "child to stop", time.Second, func() bool { return procState(c.PID()) == "T" })
+	before = threadsCPU(c.PID())
+	time.Sleep(window)
+	paused := threadsCPU(c.PID()) - before
+	waitFor(t, "child to resume", 2*time.Second, func() bool { return procState(c.PID()) != "T" })
+
+	t.Logf("CPU over %v: running %v, paused %v", window, time.Duration(running), time.Duration(paused))
+	if running < int64(window)/10 {
+		t.Fatalf("child used only %v of CPU while running; cannot judge the pause", time.Duration(running))
+	}
+	if paused > running/5 {
+		t.Fatalf("child used %v of CPU while paused (vs %v running)", time.Duration(paused), time.Duration(running))
+	}
+	st := c.pauser.stats()
+	if st.pauses != 1 || st.actual < window {
+		t.Fatalf("pause stats %+v", st)
+	}
+}
+
+func TestHardCapResumes(t *testing.T) {
+	c := startCtl(t, "spin", "spin", 150*time.Millisecond)
+	c.pauser.Pause(10 * time.Second)
+	waitFor(t, "child to stop", time.Second, func() bool { return procState(c.PID()) == "T" })
+	start := time.Now()
+	waitFor(t, "hard cap to resume the child", 3*time.Second, func() bool { return procState(c.PID()) != "T" })
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("resumed after %v, cap is 150ms", took)
+	}
+	waitFor(t, "pause accounted", time.Second, func() bool { return c.pauser.stats().pauses == 1 })
+	if st := c.pauser.stats(); st.clipped < 9*time.Second || st.longest > time.Second {
+		t.Fatalf("stats %+v: want most of the 10s clipped and no stop over 1s", st)
+	}
+}
+
+func TestPauseCompensatesOverrun(t *testing.T) {
+	// Many short pauses: total stopped time tracks total asked time even
+	// though each timer wake-up is late.
+	c := startCtl(t, "spin", "spin", time.Second)
+	for i := 0; i < 100; i++ {
+		c.pauser.Pause(2 * time.Millisecond)
+		time.Sleep(4 * time.Millisecond)
+	}
+	waitFor(t, "pauses to finish", 2*time.Second, func() bool { return procState(c.PID()) != "T" })
+	time.Sleep(50 * time.Millisecond)
+	st := c.pauser.stats()
+	ratio := float64(st.actual) / float64(st.requested)
+	t.Logf("asked %v, stopped %v in %d stops (ratio %.3f)", st.requested, st.actual, st.pauses, ratio)
+	if ratio < 0.8 || ratio > 1.25 {
+		t.Fatalf("stopped/asked = %.3f, want about 1", ratio)
+	}
+}
+
+// startCtlProcess runs a controller as its own process (the test binary in
+// the controller role) and returns it with its control address.
+func startCtlProcess(t *testing.T, childRole string) (*exec.Cmd, string) {
+	t.Helper()
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), roleEnv+"=controller", "CHILD_ROLE="+childRole, "ADDR_FILE="+addrFile)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	var addr string
+	waitFor(t, "controller address", 10*time.Second, func() bool {
+		b, err := os.ReadFile(addrFile)
+		addr = strings.TrimSpace(string(b))
+		return err == nil && addr != ""
+	})
+	return cmd, addr
+}
+
+func sendRound(t *testing.T, addr string, r wire.Round) {
+	t.Helper()
+	w, err := wire.Dial(addr, testSecret, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Send(wire.TRound, r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func killChildOnCleanup(t *testing.T, pid int) {
+	// The child is ours (started by our controller process); make sure it
+	// does not outlive the test if the controller is gone.
+	t.Cleanup(func() {
+		syscall.Kill(pid, syscall.SIGCONT)
+		syscall.Kill(pid, syscall.SIGKILL)
+	})
+}
+
+func TestChildResumedWhenControllerKilled(t *testing.T) {
+	cmd, addr := startCtlProcess(t, "spin")
+	cl := NewClient(addr, testSecret)
+	defer cl.Close()
+	st, err := cl.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	killChildOnCleanup(t, st.PID)
+	if err := cl.Configure(wire.Configure{Epoch: 1, PausePerRoundNS: int64(20 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sendRound(t, addr, wire.Round{Epoch: 1, Round: 1, Count: 1, Origin: "test", Via: "test"})
+	waitFor(t, "child to stop", 2*time.Second, func() bool { return procState(st.PID) == "T" })
+
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	waitFor(t, "child to be continued after the controller's death", 2*time.Second, func() bool {
+		s := procState(st.PID)
+		return s != "T" && s != ""
+	})
+}
+
+func TestSignalForwardedToPausedChild(t *testing.T) {
+	cmd, addr := startCtlProcess(t, "spin")
+	cl := NewClient(addr, testSecret)
+	defer cl.Close()
+	st, err := cl.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	killChildOnCleanup(t, st.PID)
+	cl.Configure(wire.Configure{Epoch: 1, PausePerRoundNS: int64(20 * time.Second)})
+	cl.Start()
+	sendRound(t, addr, wire.Round{Epoch: 1, Round: 1, Count: 1})
+	waitFor(t, "child to stop", 2*time.Second, func() bool { return procState(st.PID) == "T" })
+
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		// The spinning child exits 3 on SIGTERM; the controller passes it on.
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+			t.Fatalf("controller exit: %v, want status 3", err)
+		}
+	case <-time.After(4 * time.Second):
+		t.Fatal("controller did not exit after SIGTERM while its child was paused")
+	}
+	if s := procState(st.PID); s != "" && s != "Z" {
+		t.Fatalf("child still alive in state %s", s)
+	}
+}
+
+func TestExitCodesAndEarlyExit(t *testing.T) {
+	for _, code := range []int{0, 7} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			start := time.Now()
+			got, err := Run(context.Background(), Config{
+				Name: "exit", Command: []string{os.Args[0]}, Env: append(childEnv("exit"), "EXIT_CODE="+strconv.Itoa(code)),
+				Secret: testSecret, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			})
+			if err != nil || got != code {
+				t.Fatalf("Run = %d, %v; want %d", got, err, code)
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatal("controller hung after its child exited")
+			}
+		})
+	}
+	if _, err := Run(context.Background(), Config{Command: []string{"/nonexistent/binary"}, Secret: testSecret}); err == nil {
+		t.Fatal("want an error for a command that cannot start")
+	}
+	if _, err := Start(Config{Command: []string{os.Args[0]}, Secret: []byte("short")}); err == nil {
+		t.Fatal("want an error for a short secret")
+	}
+}
+
+func TestRoundsReachEachControllerOnce(t *testing.T) {
+	// Triangle: every controller hears each round twice (directly and
+	// forwarded) and must pause once.
+	a := startCtl(t, "a", "calls", time.Second)
+	b := startCtl(t, "b", "spin", time.Second)
+	c := startCtl(t, "c", "spin", time.Second)
+	n := func(x *Controller) wire.Neighbour { return wire.Neighbour{Name: x.cfg.Name, Addr: x.Addr()} }
+	waitFor(t, "instrumentation to connect", 5*time.Second, func() bool { return a.Stats().AgentConnected })
+	pause := int64(time.Millisecond)
+	must(t, a.Configure(wire.Configure{Epoch: 5, Target: true, Batch: 20, PausePerRoundNS: pause, Neighbours: []wire.Neighbour{n(b), n(c)}}))
+	must(t, b.Configure(wire.Configure{Epoch: 5, PausePerRoundNS: pause, Neighbours: []wire.Neighbour{n(a), n(c)}}))
+	must(t, c.Configure(wire.Configure{Epoch: 5, PausePerRoundNS: pause, Neighbours: []wire.Neighbour{n(a), n(b)}}))
+	must(t, c.StartSlowdown())
+	must(t, b.StartSlowdown())
+	must(t, a.StartSlowdown())
+	waitFor(t, "rounds", 10*time.Second, func() bool { return a.Stats().RoundsStarted >= 30 })
+	a.stopSlowdown()
+	started := a.Stats().RoundsStarted
+	waitFor(t, "rounds to arrive", 3*time.Second, func() bool {
+		return b.Stats().RoundsReceived == started && c.Stats().RoundsReceived == started
+	})
+	time.Sleep(100 * time.Millisecond)
+	for _, x := range []*Controller{b, c} {
+		st := x.Stats()
+		if st.RoundsReceived != started || st.RoundsDuplicate == 0 || st.Pauses == 0 || st.ForwardErrors != 0 {
+			t.Errorf("%s: %+v (target started %d rounds)", st.Service, st, started)
+		}
+	}
+	if st := a.Stats(); st.Pauses != 0 {
+		t.Errorf("the target was paused %d times", st.Pauses)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUnreachableNeighbourIsCountedNotFatal(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := ln.Addr().String()
+	ln.Close()
+	a := startCtl(t, "a", "calls", time.Second)
+	waitFor(t, "instrumentation to connect", 5*time.Second, func() bool { return a.Stats().AgentConnected })
+	must(t, a.Configure(wire.Configure{Epoch: 1, Target: true, Batch: 10, Neighbours: []wire.Neighbour{{Name: "gone", Addr: dead}}}))
+	must(t, a.StartSlowdown())
+	waitFor(t, "forward errors", 10*time.Second, func() bool { return a.Stats().ForwardErrors >= 2 })
+	if st := a.Stats(); st.RoundsStarted < 2 {
+		t.Fatalf("rounds stopped after the neighbour failed: %+v", st)
+	}
+}
+
+func TestUnauthenticatedRejected(t *testing.T) {
+	c := startCtl(t, "spin", "spin", time.Second)
+	if _, err := wire.Dial(c.Addr(), []byte("wrong-secret-wrong-secret-wrong!"), time.Second); err == nil {
+		t.Fatal("handshake with the wrong secret succeeded")
+	}
+	// A peer that skips authentication entirely: raw bytes after the hello.
+	conn, err := net.Dial("tcp", c.Addr())
+	must(t, err)
+	defer conn.Close()
+	conn.Write([]byte("SP\x01\x06\x00\x00\x00\x00" + strings.Repeat("\x00", 32))) // a TStop with a zero MAC
+	waitFor(t, "auth failure to be counted", 2*time.Second, func() bool { return c.Stats().AuthFailures >= 1 })
+	// The connection is closed on the peer.
+	conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+	buf := make([]byte, 4096)
+	for {
+		if _, err := conn.Read(buf); err != nil {
+			break
+		}
+	}
+	// And a configure with a bad payload is refused, not applied.
+	cl := NewClient(c.Addr(), testSecret)
+	defer cl.Close()
+	if err := cl.Configure(wire.Configure{Target: true, Batch: 0}); err == nil {
+		t.Fatal("batch 0 for a target accepted")
+	}
+	if err := cl.Configure(wire.Configure{PausePerRoundNS: int64(time.Hour)}); err == nil {
+		t.Fatal("a pause over the hard cap accepted")
+	}
+}
+
+func TestSecretNotPassedToChild(t *testing.T) {
+	env := withoutSecret([]string{"A=1", EnvSecret + "=" + hex.EncodeToString(testSecret), agent.EnvSocket + "=/x"})
+	if len(env) != 1 || env[0] != "A=1" {
+		t.Fatalf("env = %v", env)
+	}
+}

@@ -1,0 +1,188 @@
+package controller
+
+import (
+	"sync"
+	"time"
+)
+
+// pauser stops and continues the service's process group. It keeps the
+// total stopped time equal to the total requested time: a stop that overran
+// (late timer, busy machine) shortens the next one, so oversleeping does not
+// bias the measurement. A single stop never exceeds max; what a stop cannot
+// take within max is dropped and counted as clipped.
+type pauser struct {
+	max    time.Duration
+	signal func(stop bool) error // stop or continue the group
+
+	add  chan time.Duration
+	halt chan struct{}
+	done chan struct{}
+
+	mu        sync.Mutex
+	asked     time.Duration // all pause asked for since reset
+	requested time.Duration // what the stops owe: asked, less clipped and forgiven
+	actual    time.Duration
+	clipped   time.Duration
+	longest   time.Duration
+	pauses    uint64
+	stopped   bool
+}
+
+func newPauser(max time.Duration, signal func(stop bool) error) *pauser {
+	p := &pauser{
+		max:    max,
+		signal: signal,
+		add:    make(chan time.Duration, 1024),
+		halt:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
+	}
+	go p.loop()
+	return p
+}
+
+// Pause asks for d more of pause. It never blocks; a full queue drops the
+// request (counted as clipped).
+func (p *pauser) Pause(d time.Duration) {
+	select {
+	case p.add <- d:
+	default:
+		p.mu.Lock()
+		p.asked += d
+		p.clipped += d
+		p.mu.Unlock()
+	}
+}
+
+// Halt ends any stop now and forgets pauses still owed.
+func (p *pauser) Halt() {
+	select {
+	case p.halt <- struct{}{}:
+	default:
+	}
+}
+
+// Close ends the loop, leaving the group continued.
+func (p *pauser) Close() { close(p.done) }
+
+func (p *pauser) loop() {
+	var timer *time.Timer
+	for {
+		var d time.Duration
+		select {
+		case d = <-p.add:
+		case <-p.halt:
+			p.forgive()
+			continue
+		case <-p.done:
+			return
+		}
+		p.mu.Lock()
+		p.asked += d
+		p.requested += d
+		p.mu.Unlock()
+		halted, closed := p.stopOnce(&timer)
+		if halted {
+			p.forgive()
+		}
+		if closed {
+			return
+		}
+	}
+}
+
+// stopOnce stops the group, waits until the owed pause has passed (new
+// requests extend it), and continues the group.
+func (p *pauser) stopOnce(timer **time.Timer) (halted, closed bool) {
+	start := time.Now()
+	if err := p.signal(true); err != nil {
+		return false, false
+	}
+	// Independent hard cap: whatever happens to this loop, the group is
+	// continued once max has passed.
+	guard := time.AfterFunc(p.max, func() { p.signal(false) })
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
+wait:
+	for {
+		p.mu.Lock()
+		owed := p.requested - p.actual
+		if owed > p.max {
+			p.clipped += owed - p.max
+			p.requested -= owed - p.max
+			owed = p.max
+		}
+		p.mu.Unlock()
+		left := owed - time.Since(start)
+		if left <= 0 {
+			break
+		}
+		if *timer == nil {
+			*timer = time.NewTimer(left)
+		} else {
+			(*timer).Reset(left)
+		}
+		select {
+		case d := <-p.add:
+			(*timer).Stop()
+			p.mu.Lock()
+			p.asked += d
+			p.requested += d
+			p.mu.Unlock()
+		case <-(*timer).C:
+			break wait
+		case <-p.halt:
+			(*timer).Stop()
+			halted = true
+			break wait
+		case <-p.done:
+			(*timer).Stop()
+			closed = true
+			break wait
+		}
+	}
+	p.signal(false)
+	guard.Stop()
+	took := time.Since(start)
+	p.mu.Lock()
+	p.stopped = false
+	p.actual += took
+	p.pauses++
+	if took > p.longest {
+		p.longest = took
+	}
+	p.mu.Unlock()
+	return halted, closed
+}
+
+// forgive drops pause still owed (or credit from overruns) at the end of a
+// slowdown run.
+func (p *pauser) forgive() {
+	p.mu.Lock()
+	p.requested = p.actual
+	p.mu.Unlock()
+	for {
+		select {
+		case <-p.add:
+		default:
+			return
+		}
+	}
+}
+
+type pauseStats struct {
+	requested, actual, clipped, longest time.Duration
+	pauses                              uint64
+}
+
+func (p *pauser) stats() pauseStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return pauseStats{p.asked, p.actual, p.clipped, p.longest, p.pauses}
+}
+
+func (p *pauser) reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.asked, p.requested, p.actual, p.clipped, p.longest, p.pauses = 0, 0, 0, 0, 0, 0
+}

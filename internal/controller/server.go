@@ -1,0 +1,537 @@
+package controller
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+)
+
+// ---- control channel ----
+
+func (c *Controller) acceptControl() {
+	for {
+		conn, err := c.ln.Accept()
+		if err != nil {
+			return
+		}
+		go c.serveControl(conn)
+	}
+}
+
+func (c *Controller) serveControl(conn net.Conn) {
+	defer conn.Close()
+	w, err := wire.Server(conn, c.cfg.Secret)
+	if err != nil {
+		return
+	}
+	for {
+		t, payload, err := w.Recv(idleTimeout)
+		if err != nil {
+			if errors.Is(err, wire.ErrAuth) || errors.Is(err, wire.ErrBadMagic) || errors.Is(err, wire.ErrVersion) ||
+				errors.Is(err, wire.ErrType) || errors.Is(err, wire.ErrTooLarge) {
+				c.mu.Lock()
+				c.c.authFailures++
+				c.mu.Unlock()
+				c.log.Warn("rejected control message", "peer", conn.RemoteAddr(), "err", err)
+			}
+			return
+		}
+		if t == wire.TRound {
+			var r wire.Round
+			if decode(payload, &r) == nil && r.Count >= 1 && r.Count <= maxBatch {
+				c.onRound(r, time.Now())
+			}
+			continue
+		}
+		reply, rerr := c.handle(t, payload)
+		if rerr != nil {
+			err = w.Send(wire.TError, wire.ErrorMsg{Error: rerr.Error()})
+		} else if st, ok := reply.(*wire.Stats); ok {
+			err = w.Send(wire.TStatsReply, st)
+		} else {
+			err = w.Send(wire.TOK, nil)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func decode(p []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(p))
+	d.DisallowUnknownFields()
+	return d.Decode(v)
+}
+
+func (c *Controller) handle(t wire.Type, p []byte) (any, error) {
+	switch t {
+	case wire.TStats:
+		return c.Stats(), nil
+	case wire.TConfigure:
+		var cf wire.Configure
+		if err := decode(p, &cf); err != nil {
+			return nil, fmt.Errorf("malformed configure: %v", err)
+		}
+		return nil, c.Configure(cf)
+	case wire.TStart:
+		return nil, c.StartSlowdown()
+	case wire.TStop:
+		c.stopSlowdown()
+		return nil, nil
+	case wire.TReset:
+		c.Reset()
+		return nil, nil
+	}
+	return nil, fmt.Errorf("unexpected message %v", t)
+}
+
+// Configure validates and stores slowdown parameters for the next start.
+func (c *Controller) Configure(cf wire.Configure) error {
+	switch {
+	case cf.Target && (cf.Batch < 1 || cf.Batch > maxBatch):
+		return fmt.Errorf("batch must be in [1, %d], got %d", maxBatch, cf.Batch)
+	case cf.PausePerRoundNS < 0:
+		return fmt.Errorf("pause per round must be >= 0, got %d", cf.PausePerRoundNS)
+	case time.Duration(cf.PausePerRoundNS) > c.cfg.MaxPause:
+		return fmt.Errorf("pause per round %v exceeds this controller's hard cap %v", time.Duration(cf.PausePerRoundNS), c.cfg.MaxPause)
+	case len(cf.Neighbours) > maxNeighbours:
+		return fmt.Errorf("at most %d neighbours, got %d", maxNeighbours, len(cf.Neighbours))
+	}
+	for _, n := range cf.Neighbours {
+		if _, _, err := net.SplitHostPort(n.Addr); err != nil || n.Name == "" || len(n.Name) > 253 {
+			return fmt.Errorf("bad neighbour %q at %q", n.Name, n.Addr)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.active {
+		return errors.New("slowdown is running: stop it before configuring")
+	}
+	c.conf = cf
+	keep := map[string]bool{}
+	for _, n := range cf.Neighbours {
+		keep[n.Addr] = true
+		if c.peers[n.Addr] == nil {
+			c.peers[n.Addr] = newPeer(n, c.cfg.Secret, c.noteForwardError)
+		}
+	}
+	for addr, p := range c.peers {
+		if !keep[addr] {
+			p.close()
+			delete(c.peers, addr)
+		}
+	}
+	return nil
+}
+
+// StartSlowdown begins a slowdown run with the current configuration.
+func (c *Controller) StartSlowdown() error {
+	c.mu.Lock()
+	if c.active {
+		c.mu.Unlock()
+		return errors.New("slowdown already running")
+	}
+	conf := c.conf
+	c.mu.Unlock()
+	var total uint64
+	if conf.Target {
+		// The first round comes Batch calls from now: learn where the
+		// call counter stands.
+		rep, ok := c.flushAgents(time.Second)
+		if !ok {
+			return errors.New("the target's instrumentation is not connected: is the service wrapped with slowhttp/slowgrpc?")
+		}
+		total = rep.Calls
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.active = true
+	c.seen = window{}
+	if conf.Target {
+		c.roundMark = total / uint64(conf.Batch)
+		c.sendAgentsLocked(agent.Message{Type: "config", Batch: uint64(conf.Batch)})
+	}
+	return nil
+}
+
+func (c *Controller) stopSlowdown() {
+	c.mu.Lock()
+	c.active = false
+	c.sendAgentsLocked(agent.Message{Type: "config", Batch: 0})
+	c.mu.Unlock()
+	c.pauser.Halt()
+}
+
+// Reset stops any slowdown and zeroes round and pause counters.
+func (c *Controller) Reset() {
+	c.stopSlowdown()
+	c.mu.Lock()
+	c.c = counters{}
+	c.recent = nil
+	c.roundSeq = 0
+	c.mu.Unlock()
+	c.pauser.reset()
+}
+
+// ---- rounds ----
+
+// onTick runs on the target's controller when its service crossed a batch
+// boundary.
+func (c *Controller) onTick(total uint64) {
+	c.mu.Lock()
+	if !c.active || !c.conf.Target || c.conf.Batch <= 0 {
+		c.mu.Unlock()
+		return
+	}
+	due := total / uint64(c.conf.Batch)
+	if due <= c.roundMark {
+		c.mu.Unlock()
+		return
+	}
+	count := due - c.roundMark
+	c.roundMark = due
+	c.roundSeq++
+	c.c.started += count
+	r := wire.Round{Epoch: c.conf.Epoch, Round: c.roundSeq, Count: int(count), Origin: c.cfg.Name, Via: c.cfg.Name, SentUnixNS: time.Now().UnixNano()}
+	c.seen.add(r.Round)
+	pause := time.Duration(c.conf.PausePerRoundNS) * time.Duration(count)
+	measure := !c.busyMeasured
+	c.busyMeasured = true
+	c.forwardLocked(r, "")
+	c.mu.Unlock()
+	if measure {
+		go c.measureBusy(pause)
+	}
+}
+
+// measureBusy records how much CPU the target used during a pause it
+// triggered: a target that idles while its callers are stopped is starved.
+func (c *Controller) measureBusy(pause time.Duration) {
+	defer func() {
+		c.mu.Lock()
+		c.busyMeasured = false
+		c.mu.Unlock()
+	}()
+	if pause <= 0 {
+		return
+	}
+	before := threadsCPU(c.pgid)
+	time.Sleep(pause)
+	used := threadsCPU(c.pgid) - before
+	c.mu.Lock()
+	c.c.pauseBusy += used
+	c.c.pauseWindow += int64(pause)
+	c.mu.Unlock()
+}
+
+func (c *Controller) onRound(r wire.Round, now time.Time) {
+	c.mu.Lock()
+	if !c.active || r.Epoch != c.conf.Epoch {
+		c.c.stale++
+		c.mu.Unlock()
+		return
+	}
+	if !c.seen.add(r.Round) {
+		c.c.duplicate++
+		c.mu.Unlock()
+		return
+	}
+	c.c.received += uint64(r.Count)
+	delay := now.UnixNano() - r.SentUnixNS
+	c.c.delaySum += delay
+	c.c.delayMax = max(c.c.delayMax, delay)
+	c.c.hopsMax = max(c.c.hopsMax, r.Hops+1)
+	pause := time.Duration(c.conf.PausePerRoundNS) * time.Duration(r.Count)
+	if c.conf.Target {
+		pause = 0
+	}
+	c.recent = append(c.recent, wire.RoundRecord{Round: r.Round, Hops: r.Hops + 1, DelayNS: delay, RequestedNS: int64(pause)})
+	if len(c.recent) > recentRounds {
+		c.recent = c.recent[len(c.recent)-recentRounds:]
+	}
+	from := r.Via
+	r.Via = c.cfg.Name
+	r.Hops++
+	c.forwardLocked(r, from)
+	target := c.conf.Target
+	c.mu.Unlock()
+	if !target {
+		c.pauser.Pause(pause)
+	}
+}
+
+func (c *Controller) forwardLocked(r wire.Round, from string) {
+	for _, p := range c.peers {
+		if p.n.Name == from {
+			continue
+		}
+		if p.send(r) {
+			c.c.forwarded++
+		} else {
+			c.c.forwardErrors++
+		}
+	}
+}
+
+func (c *Controller) noteForwardError(n wire.Neighbour, err error) {
+	c.mu.Lock()
+	c.c.forwardErrors++
+	first := c.c.forwardErrors == 1
+	c.mu.Unlock()
+	if first {
+		c.log.Warn("neighbour unreachable; rounds to it are dropped and counted", "neighbour", n.Name, "addr", n.Addr, "err", err)
+	}
+}
+
+// window de-duplicates round numbers: everything at or below low has been
+// seen or is too old; above it a set of recent rounds.
+type window struct {
+	low  uint64
+	seen map[uint64]bool
+}
+
+func (w *window) add(r uint64) bool {
+	if r <= w.low || w.seen[r] {
+		return false
+	}
+	if w.seen == nil {
+		w.seen = map[uint64]bool{}
+	}
+	w.seen[r] = true
+	if len(w.seen) > 4096 {
+		// Forget the oldest half; anything that old is a straggler.
+		var hi uint64
+		for k := range w.seen {
+			hi = max(hi, k)
+		}
+		w.low = hi - 2048
+		for k := range w.seen {
+			if k <= w.low {
+				delete(w.seen, k)
+			}
+		}
+	}
+	return true
+}
+
+// ---- neighbours ----
+
+// peer is a persistent connection to a neighbouring controller. Sends are
+// queued so that a slow or dead neighbour never delays a pause.
+type peer struct {
+	n      wire.Neighbour
+	secret []byte
+	q      chan wire.Round
+	done   chan struct{}
+	once   sync.Once
+	onErr  func(wire.Neighbour, error)
+}
+
+func newPeer(n wire.Neighbour, secret []byte, onErr func(wire.Neighbour, error)) *peer {
+	p := &peer{n: n, secret: secret, q: make(chan wire.Round, 256), done: make(chan struct{}), onErr: onErr}
+	go p.loop()
+	return p
+}
+
+func (p *peer) send(r wire.Round) bool {
+	select {
+	case p.q <- r:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *peer) close() { p.once.Do(func() { close(p.done) }) }
+
+func (p *peer) loop() {
+	var conn *wire.Conn
+	var retryAt time.Time
+	defer func() {
+		if conn != nil {
+			conn.Close()
+		}
+	}()
+	for {
+		select {
+		case <-p.done:
+			return
+		case r := <-p.q:
+			if conn == nil {
+				if time.Now().Before(retryAt) {
+					p.onErr(p.n, errors.New("still unreachable"))
+					continue
+				}
+				var err error
+				if conn, err = wire.Dial(p.n.Addr, p.secret, time.Second); err != nil {
+					conn = nil
+					retryAt = time.Now().Add(time.Second)
+					p.onErr(p.n, err)
+					continue
+				}
+				conn.Timeout = time.Second
+			}
+			if err := conn.Send(wire.TRound, r); err != nil {
+				conn.Close()
+				conn = nil
+				p.onErr(p.n, err)
+			}
+		}
+	}
+}
+
+// ---- agent channel ----
+
+type agentConn struct {
+	conn   net.Conn
+	wmu    sync.Mutex
+	last   agent.Message
+	gotRep chan uint64
+}
+
+func (c *Controller) acceptAgents() {
+	for {
+		conn, err := c.agentLn.Accept()
+		if err != nil {
+			return
+		}
+		a := &agentConn{conn: conn, gotRep: make(chan uint64, 16)}
+		c.mu.Lock()
+		c.agents[a] = struct{}{}
+		if c.active && c.conf.Target {
+			a.send(agent.Message{Type: "config", Batch: uint64(c.conf.Batch)})
+		}
+		c.mu.Unlock()
+		go c.serveAgent(a)
+	}
+}
+
+func (a *agentConn) send(m agent.Message) {
+	b, _ := json.Marshal(m)
+	a.wmu.Lock()
+	defer a.wmu.Unlock()
+	a.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	a.conn.Write(append(b, '\n'))
+}
+
+func (c *Controller) sendAgentsLocked(m agent.Message) {
+	// Synchronous, so a stop's config can never overtake the next start's.
+	for a := range c.agents {
+		a.send(m)
+	}
+}
+
+// serveAgent reads the agent's newline-delimited messages; one read may
+// return many coalesced messages or part of one, the scanner reassembles.
+func (c *Controller) serveAgent(a *agentConn) {
+	defer func() {
+		c.mu.Lock()
+		delete(c.agents, a)
+		c.mu.Unlock()
+		a.conn.Close()
+	}()
+	sc := bufio.NewScanner(a.conn)
+	sc.Buffer(make([]byte, 0, 64<<10), agent.MaxLine)
+	for sc.Scan() {
+		var m agent.Message
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			c.log.Warn("malformed message from instrumentation", "err", err)
+			continue
+		}
+		switch m.Type {
+		case "tick":
+			c.onTick(m.Total)
+		case "report":
+			c.mu.Lock()
+			a.last = m
+			c.mu.Unlock()
+			if m.ID != 0 {
+				select {
+				case a.gotRep <- m.ID:
+				default:
+				}
+			}
+		case "hello":
+			c.log.Info("instrumentation connected", "pid", m.PID)
+		}
+	}
+}
+
+// flushAgents asks every agent for a fresh report and waits up to timeout.
+func (c *Controller) flushAgents(timeout time.Duration) (wire.Stats, bool) {
+	c.mu.Lock()
+	c.flushSeq++
+	id := c.flushSeq
+	agents := make([]*agentConn, 0, len(c.agents))
+	for a := range c.agents {
+		agents = append(agents, a)
+	}
+	c.mu.Unlock()
+	deadline := time.After(timeout)
+	for _, a := range agents {
+		a.send(agent.Message{Type: "flush", ID: id})
+	}
+wait:
+	for _, a := range agents {
+		for {
+			select {
+			case got := <-a.gotRep:
+				if got >= id {
+					continue wait
+				}
+			case <-deadline:
+				break wait
+			}
+		}
+	}
+	var st wire.Stats
+	st.Endpoints, st.Downstream = map[string]uint64{}, map[string]uint64{}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for a := range c.agents {
+		st.Calls += a.last.Total
+		st.InFlight += a.last.InFlight
+		for k, v := range a.last.Endpoints {
+			st.Endpoints[k] += v
+		}
+		for k, v := range a.last.Downstream {
+			st.Downstream[k] += v
+		}
+	}
+	return st, len(c.agents) > 0
+}
+
+// Stats returns a fresh snapshot of the controller's counters.
+func (c *Controller) Stats() *wire.Stats {
+	st, connected := c.flushAgents(500 * time.Millisecond)
+	st.Service = c.cfg.Name
+	st.PID = c.pgid
+	st.AgentConnected = connected
+	st.CPUNS = groupCPU(c.pgid)
+	st.TakenUnixNS = time.Now().UnixNano()
+	ps := c.pauser.stats()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st.Active, st.Target, st.Epoch, st.Batch = c.active, c.conf.Target, c.conf.Epoch, c.conf.Batch
+	st.PausePerRoundNS, st.MaxPauseNS = c.conf.PausePerRoundNS, int64(c.cfg.MaxPause)
+	st.RoundsStarted, st.RoundsReceived, st.RoundsDuplicate = c.c.started, c.c.received, c.c.duplicate
+	st.RoundsStale, st.RoundsForwarded, st.ForwardErrors = c.c.stale, c.c.forwarded, c.c.forwardErrors
+	st.AuthFailures = c.c.authFailures
+	st.Pauses, st.PauseRequestedNS, st.PauseActualNS = ps.pauses, int64(ps.requested), int64(ps.actual)
+	st.PauseClippedNS, st.PauseMaxNS = int64(ps.clipped), int64(ps.longest)
+	if c.c.received > 0 {
+		st.DelayMeanNS = c.c.delaySum / int64(c.c.received)
+	}
+	st.DelayMaxNS, st.HopsMax = c.c.delayMax, c.c.hopsMax
+	st.PauseBusyNS, st.PauseWindowNS = c.c.pauseBusy, c.c.pauseWindow
+	st.Recent = append([]wire.RoundRecord(nil), c.recent...)
+	return &st
+}

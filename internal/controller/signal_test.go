@@ -1,0 +1,9 @@
+package controller
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func signalNotify(c chan os.Signal) { signal.Notify(c, syscall.SIGTERM) }

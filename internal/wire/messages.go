@@ -1,0 +1,85 @@
+package wire
+
+// Payloads of the control messages. All durations are nanoseconds.
+
+// Neighbour is another controller this one forwards rounds to.
+type Neighbour struct {
+	Name string `json:"name"`
+	Addr string `json:"addr"`
+}
+
+// Configure sets the slowdown parameters (TConfigure). It takes effect at the
+// next TStart; configuring while active is refused.
+type Configure struct {
+	Epoch           uint64      `json:"epoch"`              // identifies one slowdown run; rounds of other epochs are ignored
+	Target          bool        `json:"target"`             // this service is the virtually sped-up target
+	Batch           int         `json:"batch"`              // target: start a round every Batch calls
+	PausePerRoundNS int64       `json:"pause_per_round_ns"` // non-target: pause this long per round
+	Neighbours      []Neighbour `json:"neighbours"`
+}
+
+// Round tells a controller to pause for Count rounds (TRound). Sent by the
+// target's controller and forwarded once by each controller that sees it.
+type Round struct {
+	Epoch      uint64 `json:"epoch"`
+	Round      uint64 `json:"round"`
+	Count      int    `json:"count"` // rounds coalesced into this one (>= 1)
+	Origin     string `json:"origin"`
+	Via        string `json:"via"`
+	Hops       int    `json:"hops"`
+	SentUnixNS int64  `json:"sent_unix_ns"` // when the origin triggered it
+}
+
+// RoundRecord is what a controller remembers of one round.
+type RoundRecord struct {
+	Round       uint64 `json:"round"`
+	Hops        int    `json:"hops"`
+	DelayNS     int64  `json:"delay_ns"` // receipt minus trigger
+	RequestedNS int64  `json:"requested_ns"`
+}
+
+// Stats is the reply to TStats: cumulative counters since the controller
+// started (agent counts) or since the last TReset (round and pause counts).
+type Stats struct {
+	Service        string            `json:"service"`
+	PID            int               `json:"pid"`
+	AgentConnected bool              `json:"agent_connected"`
+	Calls          uint64            `json:"calls"`
+	InFlight       int64             `json:"inflight"`
+	Endpoints      map[string]uint64 `json:"endpoints"`
+	Downstream     map[string]uint64 `json:"downstream"`
+	CPUNS          int64             `json:"cpu_ns"` // CPU time of the service's process group
+	TakenUnixNS    int64             `json:"taken_unix_ns"`
+
+	Active          bool   `json:"active"`
+	Target          bool   `json:"target"`
+	Epoch           uint64 `json:"epoch"`
+	Batch           int    `json:"batch"`
+	PausePerRoundNS int64  `json:"pause_per_round_ns"`
+	MaxPauseNS      int64  `json:"max_pause_ns"`
+
+	RoundsStarted   uint64 `json:"rounds_started"`   // target: rounds triggered
+	RoundsReceived  uint64 `json:"rounds_received"`  // new rounds received (coalesced rounds counted each)
+	RoundsDuplicate uint64 `json:"rounds_duplicate"` // already seen, dropped
+	RoundsStale     uint64 `json:"rounds_stale"`     // other epoch or not active
+	RoundsForwarded uint64 `json:"rounds_forwarded"` // messages sent to neighbours
+	ForwardErrors   uint64 `json:"forward_errors"`   // neighbour unreachable or send failed
+	AuthFailures    uint64 `json:"auth_failures"`    // control connections dropped for a bad frame
+
+	Pauses           uint64 `json:"pauses"` // stop/continue cycles
+	PauseRequestedNS int64  `json:"pause_requested_ns"`
+	PauseActualNS    int64  `json:"pause_actual_ns"`
+	PauseClippedNS   int64  `json:"pause_clipped_ns"` // dropped to honour the hard cap
+	PauseMaxNS       int64  `json:"pause_max_ns"`     // longest single stop
+
+	DelayMeanNS int64 `json:"delay_mean_ns"` // trigger-to-receipt, mean over received rounds
+	DelayMaxNS  int64 `json:"delay_max_ns"`
+	HopsMax     int   `json:"hops_max"`
+
+	// Target only: CPU time the target used during the pauses it triggered,
+	// and the length of those pause windows, to detect a starved target.
+	PauseBusyNS   int64 `json:"pause_busy_ns"`
+	PauseWindowNS int64 `json:"pause_window_ns"`
+
+	Recent []RoundRecord `json:"recent,omitempty"` // last rounds, newest last
+}
