@@ -1,0 +1,298 @@
+package report
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Version is the results schema version written by this package.
+const Version = 1
+
+// Kinds of experiment.
+const (
+	KindPredict  = "predict"
+	KindValidate = "validate"
+)
+
+// Flags a point may carry; see docs/results.md for what to do about each.
+const (
+	FlagInfeasible           = "infeasible"
+	FlagErrors               = "errors"
+	FlagTargetStarved        = "target-starved"
+	FlagPauseShortfall       = "pause-shortfall"
+	FlagNeighbourUnreachable = "neighbour-unreachable"
+	FlagNoisy                = "noisy"
+)
+
+// Results is the outcome of one experiment, stored as results.json.
+type Results struct {
+	Version   int       `json:"version"` // Version
+	Kind      string    `json:"kind"`    // KindPredict or KindValidate
+	App       string    `json:"app"`
+	Target    string    `json:"target"`
+	CreatedAt time.Time `json:"created_at"`
+	Settings  Settings  `json:"settings"`
+	Baseline  Baseline  `json:"baseline"`
+	C1        float64   `json:"c1"`    // target calls per completed user request
+	Q1        float64   `json:"q1"`    // target's cores
+	U1US      float64   `json:"u1_us"` // target CPU µs per call (kernel accounting)
+	// Neighbours is the undirected call graph seen by the instrumentation.
+	Neighbours     map[string][]string `json:"neighbours"`
+	Points         []Point             `json:"points"`
+	RMSEPct        *float64            `json:"rmse_pct,omitempty"`          // validate only
+	MaxAbsErrorPct *float64            `json:"max_abs_error_pct,omitempty"` // validate only
+	Warnings       []string            `json:"warnings,omitempty"`
+}
+
+// Settings records how the experiment was run.
+type Settings struct {
+	Spec        string   `json:"spec"`
+	Reductions  []string `json:"reductions"`
+	Batch       int      `json:"batch"`
+	Connections int      `json:"connections"`
+	WarmupS     float64  `json:"warmup_s"`
+	DurationS   float64  `json:"duration_s"`
+	Repetitions int      `json:"repetitions"`
+	MaxPauseMS  float64  `json:"max_pause_ms"`
+	// Placement maps each service to the CPU ids it was pinned to.
+	Placement map[string][]int `json:"placement"`
+	LoadCPUs  []int            `json:"load_cpus"`
+	Host      string           `json:"host"`
+	NumCPU    int              `json:"num_cpu"`
+}
+
+// Baseline is the unmodified application's throughput.
+type Baseline struct {
+	RPS       float64   `json:"rps"`
+	Runs      []float64 `json:"runs"`
+	SpreadPct float64   `json:"spread_pct"`
+	Errors    uint64    `json:"errors"`
+	Non2xx    uint64    `json:"non_2xx"`
+	P50MS     float64   `json:"p50_ms"`
+	P99MS     float64   `json:"p99_ms"`
+}
+
+// Point is the prediction (and, for validate, the truth) for one reduction
+// of the target's per-call CPU time.
+type Point struct {
+	ReductionPct      float64   `json:"reduction_pct"` // of u1
+	ReductionUS       float64   `json:"reduction_us"`  // d
+	PausePerRoundUS   float64   `json:"pause_per_round_us"`
+	SlowdownRPS       float64   `json:"slowdown_rps"` // median measured throughput with pauses
+	SlowdownRuns      []float64 `json:"slowdown_runs"`
+	PredictedRPS      float64   `json:"predicted_rps"` // median of per-run predictions; 0 when infeasible
+	PredictedRuns     []float64 `json:"predicted_runs"`
+	SpreadPct         float64   `json:"spread_pct"` // (max-min)/median of predicted runs, %
+	Rounds            uint64    `json:"rounds"`
+	PauseRequestedMS  float64   `json:"pause_requested_ms"`
+	PauseActualMS     float64   `json:"pause_actual_ms"`
+	TargetBusyInPause float64   `json:"target_busy_in_pause"` // 0..1
+	TargetBusyOverall float64   `json:"target_busy_overall"`  // 0..1
+	Errors            uint64    `json:"errors"`
+	Non2xx            uint64    `json:"non_2xx"`
+	Flags             []string  `json:"flags"`
+	TrueRPS           *float64  `json:"true_rps,omitempty"` // validate only: median with the target really optimized
+	TrueRuns          []float64 `json:"true_runs,omitempty"`
+	ErrorPct          *float64  `json:"error_pct,omitempty"` // validate only: (predicted-true)/true*100
+}
+
+// Infeasible reports whether the point has no prediction.
+func (p *Point) Infeasible() bool {
+	return p.PredictedRPS <= 0 || slices.Contains(p.Flags, FlagInfeasible)
+}
+
+// Median returns the median of xs, or 0 for none. xs is not modified.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// SpreadPct returns (max-min)/median*100, the spread of repeated runs; 0 for
+// fewer than two values or a zero median.
+func SpreadPct(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	m := Median(xs)
+	if m == 0 {
+		return 0
+	}
+	return (slices.Max(xs) - slices.Min(xs)) / math.Abs(m) * 100
+}
+
+// WriteJSON writes r to path as indented JSON, atomically: readers see the
+// old file or the new one, never half of one. Nil lists are written as []
+// and non-finite numbers, which JSON cannot hold, as 0 with a warning, so
+// that an experiment's results are never lost to one bad value. A zero
+// Version is written as the current one.
+func WriteJSON(path string, r *Results) error {
+	c := r.clone()
+	if c.Version == 0 {
+		c.Version = Version
+	}
+	fixNonFinite(reflect.ValueOf(c).Elem(), "", &c.Warnings)
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	return writeFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// ReadJSON reads results written by WriteJSON.
+func ReadJSON(path string) (*Results, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Results
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	switch {
+	case r.Version == 0:
+		return nil, fmt.Errorf("%s: not a slowpoke results file (no version)", path)
+	case r.Version > Version:
+		return nil, fmt.Errorf("%s: results version %d is newer than this slowpoke understands (%d)", path, r.Version, Version)
+	}
+	return &r, nil
+}
+
+// clone deep-copies everything WriteJSON may change and turns nil lists into
+// empty ones, so the file has [] rather than null and the caller's data is
+// left alone.
+func (r *Results) clone() *Results {
+	c := *r
+	c.Settings.Reductions = cloneList(r.Settings.Reductions)
+	c.Settings.LoadCPUs = cloneList(r.Settings.LoadCPUs)
+	c.Settings.Placement = cloneMap(r.Settings.Placement)
+	c.Baseline.Runs = cloneList(r.Baseline.Runs)
+	c.Neighbours = cloneMap(r.Neighbours)
+	c.RMSEPct = clonePtr(r.RMSEPct)
+	c.MaxAbsErrorPct = clonePtr(r.MaxAbsErrorPct)
+	c.Warnings = slices.Clone(r.Warnings)
+	c.Points = cloneList(r.Points)
+	for i := range c.Points {
+		p := &c.Points[i]
+		p.SlowdownRuns = cloneList(p.SlowdownRuns)
+		p.PredictedRuns = cloneList(p.PredictedRuns)
+		p.Flags = cloneList(p.Flags)
+		p.TrueRuns = slices.Clone(p.TrueRuns)
+		p.TrueRPS = clonePtr(p.TrueRPS)
+		p.ErrorPct = clonePtr(p.ErrorPct)
+	}
+	return &c
+}
+
+func cloneList[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return slices.Clone(s)
+}
+
+func cloneMap[T any](m map[string][]T) map[string][]T {
+	c := make(map[string][]T, len(m))
+	for k, v := range m {
+		c[k] = cloneList(v)
+	}
+	return c
+}
+
+func clonePtr(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// fixNonFinite zeroes NaN and ±Inf floats under v, noting each by its JSON
+// path in warnings. It only descends into what clone copied.
+func fixNonFinite(v reflect.Value, path string, warnings *[]string) {
+	switch v.Kind() {
+	case reflect.Float64:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			*warnings = append(*warnings, fmt.Sprintf("non-finite %s (%v) written as 0", path, f))
+			v.SetFloat(0)
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			fixNonFinite(v.Elem(), path, warnings)
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			fixNonFinite(v.Index(i), fmt.Sprintf("%s[%d]", path, i), warnings)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			if path != "" {
+				name = path + "." + name
+			}
+			fixNonFinite(v.Field(i), name, warnings)
+		}
+	}
+}
+
+// writeFileAtomic writes a file through a temporary one in the same
+// directory and renames it into place.
+func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := write(f); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	// CreateTemp makes the file 0600; results are meant to be shared.
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// sortedPoints returns the points ordered by reduction.
+func sortedPoints(r *Results) []Point {
+	ps := slices.Clone(r.Points)
+	slices.SortStableFunc(ps, func(a, b Point) int {
+		return cmp.Compare(a.ReductionPct, b.ReductionPct)
+	})
+	return ps
+}

@@ -1,0 +1,115 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable writes r as a human-readable table: a header with the baseline
+// and the target's parameters, one row per point (ordered by reduction), and
+// for validate the true throughput, the error and the summary errors.
+func WriteTable(w io.Writer, r *Results) error {
+	validate := r.Kind == KindValidate
+	ew := &errWriter{w: w}
+
+	hw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(hw, "app\t%s\n", r.App)
+	fmt.Fprintf(hw, "target\t%s\n", r.Target)
+	b := r.Baseline
+	fmt.Fprintf(hw, "baseline\t%.1f req/s ± %.1f%% over %s%s\n",
+		b.RPS, b.SpreadPct, plural(len(b.Runs), "run"), latencies(b))
+	if b.Errors > 0 || b.Non2xx > 0 {
+		fmt.Fprintf(hw, "\t%d errors, %d non-2xx responses\n", b.Errors, b.Non2xx)
+	}
+	fmt.Fprintf(hw, "c1\t%.3g calls to %s per request\n", r.C1, r.Target)
+	fmt.Fprintf(hw, "q1\t%g cores\n", r.Q1)
+	fmt.Fprintf(hw, "u1\t%.1f µs CPU per call\n", r.U1US)
+	hw.Flush()
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(ew, "warning: %s\n", warn)
+	}
+	fmt.Fprintln(ew)
+
+	// Numbers read best right-aligned; flags, the last cell, stay ragged.
+	tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', tabwriter.AlignRight)
+	cols := []string{"reduction", "d (µs)", "slowdown req/s", "predicted req/s", "speedup", "spread"}
+	if validate {
+		cols = append(cols, "true req/s", "error")
+	}
+	fmt.Fprintf(tw, "%s\t  flags\n", strings.Join(cols, "\t"))
+	for _, p := range sortedPoints(r) {
+		row := []string{
+			trimFloat(p.ReductionPct) + "%",
+			fmt.Sprintf("%.1f", p.ReductionUS),
+			fmt.Sprintf("%.1f", p.SlowdownRPS),
+		}
+		if p.Infeasible() {
+			row = append(row, "-", "-", "-")
+		} else {
+			speedup := "-"
+			if b.RPS > 0 {
+				speedup = fmt.Sprintf("%.2fx", p.PredictedRPS/b.RPS)
+			}
+			row = append(row, fmt.Sprintf("%.1f", p.PredictedRPS), speedup, fmt.Sprintf("%.1f%%", p.SpreadPct))
+		}
+		if validate {
+			row = append(row, optional(p.TrueRPS, "%.1f"), optional(p.ErrorPct, "%+.1f%%"))
+		}
+		flags := "-"
+		if len(p.Flags) > 0 {
+			flags = strings.Join(p.Flags, ",")
+		}
+		fmt.Fprintf(tw, "%s\t  %s\n", strings.Join(row, "\t"), flags)
+	}
+	tw.Flush()
+
+	if r.RMSEPct != nil || r.MaxAbsErrorPct != nil {
+		fmt.Fprintf(ew, "\nRMSE %s, max |error| %s\n", optional(r.RMSEPct, "%.1f%%"), optional(r.MaxAbsErrorPct, "%.1f%%"))
+	}
+	return ew.err
+}
+
+func latencies(b Baseline) string {
+	if b.P50MS == 0 && b.P99MS == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", latency p50 %.2f ms, p99 %.2f ms", b.P50MS, b.P99MS)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func optional(p *float64, format string) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf(format, *p)
+}
+
+// trimFloat formats with at most two decimals and no trailing zeros: 10, 12.5.
+func trimFloat(f float64) string {
+	return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64)
+}
+
+// errWriter remembers the first write error so the rendering code can stay
+// linear; tabwriter would otherwise hide it until Flush.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err == nil {
+		// io.Writer promises an error whenever n < len(p).
+		_, e.err = e.w.Write(p)
+	}
+	return len(p), e.err
+}

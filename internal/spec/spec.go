@@ -1,0 +1,420 @@
+package spec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults for fields the user may leave out.
+const (
+	DefaultProtocol     = ProtocolHTTP
+	DefaultCPUs         = 1
+	DefaultReadyTimeout = 20 * time.Second
+	DefaultConnections  = 64
+	DefaultWarmup       = time.Second
+	DefaultDuration     = 5 * time.Second
+	DefaultMethod       = "GET"
+	DefaultWeight       = 1.0
+)
+
+// Protocols a service may speak.
+const (
+	ProtocolHTTP = "http"
+	ProtocolGRPC = "grpc"
+)
+
+// Spec describes an application: its services, its entry point and the
+// workload to drive through it.
+type Spec struct {
+	Name     string    `yaml:"name"`
+	Services []Service `yaml:"services"`
+	Entry    string    `yaml:"entry"`
+	Workload Workload  `yaml:"workload"`
+	// Dir is the absolute directory of the spec file; relative paths in the
+	// spec are resolved against it.
+	Dir string `yaml:"-"`
+}
+
+// Service is one process of the application.
+type Service struct {
+	Name        string            `yaml:"name"`
+	Command     string            `yaml:"command"`
+	Args        []string          `yaml:"args,omitempty"`
+	Env         map[string]string `yaml:"env,omitempty"`
+	Dir         string            `yaml:"dir,omitempty"`
+	Port        int               `yaml:"port"`
+	Protocol    string            `yaml:"protocol"`
+	CPUs        int               `yaml:"cpus"`
+	Ready       Ready             `yaml:"ready"`
+	GroundTruth *GroundTruth      `yaml:"ground_truth,omitempty"`
+
+	// specDir is Spec.Dir, remembered so that CommandPath needs no argument.
+	specDir string
+}
+
+// Ready is a service's readiness probe. With HTTPPath empty the probe is a
+// TCP connect to the service's port.
+type Ready struct {
+	HTTPPath string   `yaml:"http_path,omitempty"`
+	Timeout  Duration `yaml:"timeout"`
+}
+
+// GroundTruth says how to really reduce a service's per-call CPU work, which
+// `slowpoke validate` uses to check predictions against reality.
+type GroundTruth struct {
+	// Env is the environment variable that controls the work.
+	Env string `yaml:"env"`
+	// BaseUS is its value in the unmodified application; a reduction of
+	// d µs sets Env to BaseUS - d.
+	BaseUS float64 `yaml:"base_us"`
+}
+
+// Workload is the closed-loop load driven through the entry point.
+type Workload struct {
+	Connections int       `yaml:"connections"`
+	Warmup      Duration  `yaml:"warmup"`
+	Duration    Duration  `yaml:"duration"`
+	Requests    []Request `yaml:"requests"`
+}
+
+// Request is one kind of user request, picked with probability proportional
+// to its weight.
+type Request struct {
+	Name    string            `yaml:"name"`
+	Method  string            `yaml:"method"`
+	Path    string            `yaml:"path"`
+	Headers map[string]string `yaml:"headers,omitempty"`
+	Body    string            `yaml:"body,omitempty"`
+	Weight  float64           `yaml:"weight"`
+}
+
+// The raw* types mirror the file format with pointers wherever a default
+// applies, so that an explicit zero ("cpus: 0") is rejected rather than
+// mistaken for an absent field.
+type rawSpec struct {
+	Name     string       `yaml:"name"`
+	Services []rawService `yaml:"services"`
+	Entry    string       `yaml:"entry"`
+	Workload rawWorkload  `yaml:"workload"`
+}
+
+type rawService struct {
+	Name        string            `yaml:"name"`
+	Command     string            `yaml:"command"`
+	Args        []string          `yaml:"args"`
+	Env         map[string]string `yaml:"env"`
+	Dir         string            `yaml:"dir"`
+	Port        int               `yaml:"port"`
+	Protocol    *string           `yaml:"protocol"`
+	CPUs        *int              `yaml:"cpus"`
+	Ready       rawReady          `yaml:"ready"`
+	GroundTruth *GroundTruth      `yaml:"ground_truth"`
+}
+
+type rawReady struct {
+	HTTPPath string    `yaml:"http_path"`
+	Timeout  *Duration `yaml:"timeout"`
+}
+
+type rawWorkload struct {
+	Connections *int         `yaml:"connections"`
+	Warmup      *Duration    `yaml:"warmup"`
+	Duration    *Duration    `yaml:"duration"`
+	Requests    []rawRequest `yaml:"requests"`
+}
+
+type rawRequest struct {
+	Name    string            `yaml:"name"`
+	Method  *string           `yaml:"method"`
+	Path    string            `yaml:"path"`
+	Headers map[string]string `yaml:"headers"`
+	Body    string            `yaml:"body"`
+	Weight  *float64          `yaml:"weight"`
+}
+
+// Load reads, parses, defaults and validates the spec at path.
+func Load(path string) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	s, err := Parse(data, dir)
+	if err != nil {
+		return nil, &fileError{path: path, err: err}
+	}
+	return s, nil
+}
+
+// Parse decodes a spec strictly, applies defaults for absent fields and
+// validates it. dir is the directory relative paths are resolved against
+// (normally the spec file's); it is made absolute.
+func Parse(data []byte, dir string) (*Spec, error) {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var raw rawSpec
+	if err := dec.Decode(&raw); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("spec is empty")
+		}
+		return nil, yamlError(err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, errors.New("spec must be a single YAML document")
+	}
+	s := raw.spec(absDir)
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (r *rawSpec) spec(dir string) *Spec {
+	s := &Spec{Name: r.Name, Entry: r.Entry, Dir: dir}
+	for _, rs := range r.Services {
+		s.Services = append(s.Services, Service{
+			Name:        rs.Name,
+			Command:     rs.Command,
+			Args:        rs.Args,
+			Env:         rs.Env,
+			Dir:         rs.Dir,
+			Port:        rs.Port,
+			Protocol:    deref(rs.Protocol, DefaultProtocol),
+			CPUs:        deref(rs.CPUs, DefaultCPUs),
+			Ready:       Ready{HTTPPath: rs.Ready.HTTPPath, Timeout: deref(rs.Ready.Timeout, Duration{DefaultReadyTimeout})},
+			GroundTruth: rs.GroundTruth,
+			specDir:     dir,
+		})
+	}
+	w := r.Workload
+	s.Workload = Workload{
+		Connections: deref(w.Connections, DefaultConnections),
+		Warmup:      deref(w.Warmup, Duration{DefaultWarmup}),
+		Duration:    deref(w.Duration, Duration{DefaultDuration}),
+	}
+	for _, rr := range w.Requests {
+		s.Workload.Requests = append(s.Workload.Requests, Request{
+			Name: rr.Name,
+			// Methods are case-sensitive on the wire; users write "get".
+			Method:  strings.ToUpper(deref(rr.Method, DefaultMethod)),
+			Path:    rr.Path,
+			Headers: rr.Headers,
+			Body:    rr.Body,
+			Weight:  deref(rr.Weight, DefaultWeight),
+		})
+	}
+	return s
+}
+
+func deref[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// SetDefaults fills zero-valued defaultable fields of a spec built in code.
+// Parse and Load apply defaults themselves (and, unlike SetDefaults, reject
+// explicit zeros).
+func (s *Spec) SetDefaults() {
+	for i := range s.Services {
+		sv := &s.Services[i]
+		if sv.Protocol == "" {
+			sv.Protocol = DefaultProtocol
+		}
+		if sv.CPUs == 0 {
+			sv.CPUs = DefaultCPUs
+		}
+		if sv.Ready.Timeout.Duration == 0 {
+			sv.Ready.Timeout.Duration = DefaultReadyTimeout
+		}
+		if sv.specDir == "" {
+			sv.specDir = s.Dir
+		}
+	}
+	w := &s.Workload
+	if w.Connections == 0 {
+		w.Connections = DefaultConnections
+	}
+	if w.Warmup.Duration == 0 {
+		w.Warmup.Duration = DefaultWarmup
+	}
+	if w.Duration.Duration == 0 {
+		w.Duration.Duration = DefaultDuration
+	}
+	for i := range w.Requests {
+		r := &w.Requests[i]
+		if r.Method == "" {
+			r.Method = DefaultMethod
+		}
+		if r.Weight == 0 {
+			r.Weight = DefaultWeight
+		}
+	}
+}
+
+// Service returns the service called name.
+func (s *Spec) Service(name string) (*Service, bool) {
+	for i := range s.Services {
+		if s.Services[i].Name == name {
+			return &s.Services[i], true
+		}
+	}
+	return nil, false
+}
+
+// ServiceNames returns the service names in spec order.
+func (s *Spec) ServiceNames() []string {
+	names := make([]string, len(s.Services))
+	for i, sv := range s.Services {
+		names[i] = sv.Name
+	}
+	return names
+}
+
+// CheckTarget reports whether name is a service of the spec, listing the
+// known services if it is not.
+func (s *Spec) CheckTarget(name string) error {
+	known := strings.Join(s.ServiceNames(), ", ")
+	if name == "" {
+		return fmt.Errorf("no target service given; services of %q: %s", s.Name, known)
+	}
+	if _, ok := s.Service(name); !ok {
+		return fmt.Errorf("unknown target service %q; services of %q: %s", name, s.Name, known)
+	}
+	return nil
+}
+
+// URL returns the absolute URL of a request: the entry with the request's
+// path appended.
+func (s *Spec) URL(r Request) string {
+	return strings.TrimSuffix(s.Entry, "/") + r.Path
+}
+
+// CommandPath returns the command to execute. A relative command containing
+// a '/' is resolved against the spec file's directory; a bare name is
+// returned as is, to be looked up in PATH when the service is started.
+func (s *Service) CommandPath() string {
+	c := s.Command
+	if filepath.IsAbs(c) || !strings.ContainsRune(c, '/') || s.specDir == "" {
+		return c
+	}
+	return filepath.Join(s.specDir, c)
+}
+
+// WorkDir returns the directory the service runs in: Dir resolved against
+// specDir, or specDir itself when Dir is empty.
+func (s *Service) WorkDir(specDir string) string {
+	switch {
+	case s.Dir == "":
+		return specDir
+	case filepath.IsAbs(s.Dir):
+		return filepath.Clean(s.Dir)
+	default:
+		return filepath.Join(specDir, s.Dir)
+	}
+}
+
+// Value returns the ground-truth environment value that reduces the
+// service's per-call CPU work by reductionUS microseconds.
+func (g *GroundTruth) Value(reductionUS float64) string {
+	return strconv.FormatFloat(g.BaseUS-reductionUS, 'f', -1, 64)
+}
+
+// fileError prefixes a spec error with the file name and, when there are
+// several problems, puts each on its own line.
+type fileError struct {
+	path string
+	err  error
+}
+
+func (e *fileError) Error() string {
+	var list interface{ Unwrap() []error }
+	if errors.As(e.err, &list) && len(list.Unwrap()) > 1 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s: %d problems:", e.path, len(list.Unwrap()))
+		for _, err := range list.Unwrap() {
+			b.WriteString("\n  ")
+			b.WriteString(err.Error())
+		}
+		return b.String()
+	}
+	return e.path + ": " + e.err.Error()
+}
+
+func (e *fileError) Unwrap() error { return e.err }
+
+var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type spec\.(\w+)$`)
+
+// rawTypes names the raw types in the words of the format, for messages.
+var rawTypes = map[string]struct {
+	where string
+	typ   reflect.Type
+}{
+	"rawSpec":     {"the spec", reflect.TypeFor[rawSpec]()},
+	"rawService":  {"a service", reflect.TypeFor[rawService]()},
+	"rawReady":    {"ready", reflect.TypeFor[rawReady]()},
+	"rawWorkload": {"workload", reflect.TypeFor[rawWorkload]()},
+	"rawRequest":  {"a request", reflect.TypeFor[rawRequest]()},
+	"GroundTruth": {"ground_truth", reflect.TypeFor[GroundTruth]()},
+}
+
+// yamlError turns a yaml.v3 error into one error per problem, each with its
+// line, in the vocabulary of the file format rather than of Go types.
+func yamlError(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	errs := make([]error, 0, len(te.Errors))
+	for _, msg := range te.Errors {
+		errs = append(errs, errors.New(rewriteYAMLMessage(msg)))
+	}
+	return errors.Join(errs...)
+}
+
+func rewriteYAMLMessage(msg string) string {
+	if m := unknownFieldRE.FindStringSubmatch(msg); m != nil {
+		if t, ok := rawTypes[m[3]]; ok {
+			return fmt.Sprintf("line %s: unknown field %q in %s; known fields: %s",
+				m[1], m[2], t.where, strings.Join(yamlFields(t.typ), ", "))
+		}
+	}
+	// "cannot unmarshal !!str `x` into spec.rawSpec" and the like.
+	msg = strings.ReplaceAll(msg, "[]spec.rawService", "a list of services")
+	msg = strings.ReplaceAll(msg, "[]spec.rawRequest", "a list of requests")
+	for name, t := range rawTypes {
+		msg = strings.ReplaceAll(msg, "spec."+name, t.where)
+	}
+	msg = strings.ReplaceAll(msg, "spec.Duration", "a duration")
+	return msg
+}
+
+func yamlFields(t reflect.Type) []string {
+	var names []string
+	for f := range t.Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
