@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/experiment"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+	"github.com/slowpoke-dev/slowpoke/model"
+)
+
+// predictConfig is what predict and demo share.
+type predictConfig struct {
+	specPath  string
+	target    string
+	reduce    string
+	batch     int
+	conns     int
+	warmup    time.Duration
+	duration  time.Duration
+	reps      int
+	maxPause  time.Duration
+	outDir    string
+	extraPath []string
+}
+
+func predictFlags(fs *flag.FlagSet, c *predictConfig) {
+	fs.StringVar(&c.target, "target", "", "service to virtually speed up (required)")
+	fs.StringVar(&c.reduce, "reduce", "0,10,...,90%", "reductions of the target's per-call cost: 0,10,...,90% | 10%,20% | 300us | 2x | 1->2")
+	fs.IntVar(&c.batch, "batch", 0, "target calls per pause round (0: chosen per point so the target stays busy)")
+	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections (default: the spec's workload.connections)")
+	fs.DurationVar(&c.warmup, "warmup", 0, "warm-up before each measurement (default: the spec's)")
+	fs.DurationVar(&c.duration, "duration", 0, "measurement window (default: the spec's)")
+	fs.IntVar(&c.reps, "reps", 3, "repetitions of the baseline and of every point")
+	fs.DurationVar(&c.maxPause, "max-pause", controller.DefaultMaxPause, "hard cap on any single pause of a service")
+	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-<target>-<time>)")
+}
+
+func runPredict(args []string) int {
+	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
+	var c predictConfig
+	fs.StringVar(&c.specPath, "f", "", "application spec (YAML, see docs/spec.md) (required)")
+	predictFlags(fs, &c)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: slowpoke predict -f app.yaml --target SERVICE [--reduce LIST] [flags]\n\n"+
+			"Starts the application on this machine, measures it, and predicts its throughput\n"+
+			"if SERVICE's per-call cost were reduced, by virtual speedup. Writes results.json,\n"+
+			"plot.png and plot.svg to the output directory and prints a table.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "slowpoke predict: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if c.specPath == "" || c.target == "" {
+		fmt.Fprintln(os.Stderr, "slowpoke predict: -f and --target are required (see -h)")
+		return 2
+	}
+	if err := predict(c); err != nil {
+		fmt.Fprintln(os.Stderr, "slowpoke predict:", err)
+		if errors.Is(err, context.Canceled) {
+			return 130
+		}
+		return 1
+	}
+	return 0
+}
+
+func predict(c predictConfig) error {
+	s, err := spec.Load(c.specPath)
+	if err != nil {
+		return err
+	}
+	if err := s.CheckTarget(c.target); err != nil {
+		return err
+	}
+	reds, err := model.ParseReductions(c.reduce)
+	if err != nil {
+		return fmt.Errorf("--reduce: %w", err)
+	}
+	if c.reps < 1 {
+		return errors.New("--reps must be at least 1")
+	}
+	if c.outDir == "" {
+		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-%s-%s", s.Name, c.target, time.Now().Format("20060102-150405")))
+	}
+	if err := os.MkdirAll(c.outDir, 0o755); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+	logf("starting %d services of %q (logs in %s)", len(s.Services), s.Name, filepath.Join(c.outDir, "logs"))
+	d, err := local.Start(ctx, s, local.Options{
+		Target: c.target, LogDir: filepath.Join(c.outDir, "logs"), MaxPause: c.maxPause, ExtraPath: c.extraPath, Logf: logf,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		logf("stopping services")
+		d.Stop()
+	}()
+	p := d.Placement
+	logf("placement: %s on CPUs %v; other services, load and controllers on CPUs %v", c.target, p.TargetCPUs, p.OtherCPUs)
+
+	var texts []string
+	for _, r := range reds {
+		texts = append(texts, r.Text)
+	}
+	runner, err := experiment.New(d, experiment.Options{
+		Target: c.target, Reductions: reds, ReductionsText: texts, Batch: c.batch, Connections: c.conns,
+		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxPause: c.maxPause,
+		SpecPath: c.specPath, Progress: os.Stderr,
+	})
+	if err != nil {
+		return err
+	}
+	res, err := runner.Run(ctx)
+	if err != nil {
+		return err
+	}
+	return writeOutputs(res, c.outDir)
+}
+
+func writeOutputs(res *report.Results, dir string) error {
+	jsonPath := filepath.Join(dir, "results.json")
+	pngPath, svgPath := filepath.Join(dir, "plot.png"), filepath.Join(dir, "plot.svg")
+	if err := report.WriteJSON(jsonPath, res); err != nil {
+		return err
+	}
+	if err := report.Plot(res, pngPath, svgPath); err != nil {
+		return err
+	}
+	fmt.Println()
+	if err := report.WriteTable(os.Stdout, res); err != nil {
+		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Println("warning:", w)
+	}
+	fmt.Printf("\nwrote %s\n", strings.Join([]string{jsonPath, pngPath, svgPath}, "\n      "))
+	return nil
+}

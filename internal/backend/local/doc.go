@@ -1,0 +1,16 @@
+// Package local runs an application on this machine: every service as a
+// process under its own slowpoke controller, pinned to CPUs so that the
+// target has cores of its own.
+//
+// Placement: the target gets its spec'd number of cores (the highest
+// numbered ones); every other service, the controllers, the load generator
+// and the orchestrator share the remaining cores. Sharing is safe for the
+// non-target services because they are paused together. When the machine is
+// too small to give the target cores of its own, everything shares all cores
+// and Placement.Warning says so.
+//
+// Teardown stops every controller it started (by recorded PID, SIGTERM then
+// SIGKILL), then makes sure no service process it started is left, running
+// or stopped. Controllers get SIGTERM if the orchestrator dies, and services
+// get SIGCONT if their controller dies.
+package local

@@ -1,0 +1,396 @@
+package local
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+)
+
+// Options configure Start.
+type Options struct {
+	Target     string                       // service that gets cores of its own ("" for none)
+	Executable string                       // slowpoke binary that runs the controllers; default os.Executable()
+	LogDir     string                       // per-service logs; required
+	MaxPause   time.Duration                // controllers' hard cap on one pause
+	ExtraPath  []string                     // directories put in front of PATH for service commands
+	Env        map[string]map[string]string // extra environment per service, over the spec's
+	// NoController starts the services directly, without controllers (the
+	// uninstrumented baseline of the overhead benchmark).
+	NoController bool
+	Secret       []byte               // experiment secret; generated when nil
+	Logf         func(string, ...any) // progress and warnings; default: discard
+}
+
+// Deployment is a running application.
+type Deployment struct {
+	Spec      *spec.Spec
+	Placement Placement
+	Secret    []byte
+
+	opts     Options
+	mu       sync.Mutex
+	services map[string]*Service
+}
+
+// Service is one running service.
+type Service struct {
+	Name    string
+	Port    int
+	Control *controller.Client // nil with NoController
+	PID     int                // the service process (its process group id)
+	LogPath string
+
+	cmd       *exec.Cmd // controller (or the service itself with NoController)
+	exited    chan struct{}
+	startTick string // the service's start time in /proc, to recognise it later
+}
+
+// Start starts every service of s and waits until all are ready. On error
+// everything started so far is stopped.
+func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error) {
+	if opts.LogDir == "" {
+		return nil, errors.New("local: LogDir is required")
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	if opts.Executable == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		opts.Executable = exe
+	}
+	if opts.MaxPause <= 0 {
+		opts.MaxPause = controller.DefaultMaxPause
+	}
+	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
+		return nil, err
+	}
+	secret := opts.Secret
+	if secret == nil {
+		secret = make([]byte, 32)
+		if _, err := randRead(secret); err != nil {
+			return nil, err
+		}
+	}
+	avail, err := AvailableCPUs()
+	if err != nil {
+		return nil, err
+	}
+	targetCPUs := 1
+	if svc, ok := s.Service(opts.Target); ok {
+		targetCPUs = svc.CPUs
+	}
+	d := &Deployment{Spec: s, Placement: Place(avail, opts.Target, targetCPUs), Secret: secret, opts: opts, services: map[string]*Service{}}
+	if w := d.Placement.Warning; w != "" {
+		opts.Logf("warning: %s", w)
+	}
+	// The orchestrator and the load generator stay off the target's cores.
+	if err := PinProcess(d.Placement.OtherCPUs); err != nil {
+		return nil, err
+	}
+	for i := range s.Services {
+		if err := d.launch(&s.Services[i]); err != nil {
+			d.Stop()
+			return nil, err
+		}
+	}
+	for _, svc := range s.Services {
+		if err := d.waitReady(ctx, &svc); err != nil {
+			d.Stop()
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// Services returns the running services in spec order.
+func (d *Deployment) Services() []*Service {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]*Service, 0, len(d.services))
+	for _, s := range d.Spec.Services {
+		if svc := d.services[s.Name]; svc != nil {
+			out = append(out, svc)
+		}
+	}
+	return out
+}
+
+// Service returns a running service by name.
+func (d *Deployment) Service(name string) *Service {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.services[name]
+}
+
+func (d *Deployment) launch(s *spec.Service) error {
+	logPath := filepath.Join(d.opts.LogDir, s.Name+".log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close() // the child keeps its own descriptor
+	fmt.Fprintf(logf, "---- %s starting %s\n", time.Now().Format(time.RFC3339), s.Name)
+
+	env := d.environ(s)
+	cpus := d.Placement.CPUs(s.Name)
+	var cmd *exec.Cmd
+	addrFile := ""
+	spawnCPUs := cpus
+	if d.opts.NoController {
+		cmd = exec.Command(s.CommandPath(), s.Args...)
+	} else {
+		addrFile = filepath.Join(d.opts.LogDir, "."+s.Name+".addr")
+		os.Remove(addrFile)
+		args := []string{"controller", "--name", s.Name, "--addr-file", addrFile,
+			"--max-pause", d.opts.MaxPause.String(), "--cpus", FormatCPUs(cpus), "--", s.CommandPath()}
+		cmd = exec.Command(d.opts.Executable, append(args, s.Args...)...)
+		env = append(env, controller.EnvSecret+"="+hex.EncodeToString(d.Secret))
+		spawnCPUs = d.Placement.OtherCPUs // the controller itself stays off the target's cores
+	}
+	cmd.Env = env
+	cmd.Dir = s.WorkDir(d.Spec.Dir)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Its own process group (Ctrl-C reaches only the orchestrator, which
+	// tears down in order) and SIGTERM if the orchestrator dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := theSpawner.start(cmd, spawnCPUs); err != nil {
+		return fmt.Errorf("start service %q: %w", s.Name, err)
+	}
+	svc := &Service{Name: s.Name, Port: s.Port, LogPath: logPath, cmd: cmd, exited: make(chan struct{})}
+	go func() { cmd.Wait(); close(svc.exited) }()
+	if d.opts.NoController {
+		svc.PID = cmd.Process.Pid
+		svc.startTick = startTime(svc.PID)
+	}
+	d.mu.Lock()
+	d.services[s.Name] = svc
+	d.mu.Unlock()
+	if addrFile != "" {
+		addr, err := waitAddr(addrFile, svc.exited, 10*time.Second)
+		if err != nil {
+			return fmt.Errorf("service %q: controller did not come up: %v\n%s", s.Name, err, logTail(logPath))
+		}
+		svc.Control = controller.NewClient(addr, d.Secret)
+	}
+	return nil
+}
+
+func (d *Deployment) environ(s *spec.Service) []string {
+	env := make([]string, 0, len(os.Environ())+len(s.Env)+2)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, controller.EnvSecret+"=") {
+			env = append(env, kv)
+		}
+	}
+	if len(d.opts.ExtraPath) > 0 {
+		env = append(env, "PATH="+strings.Join(d.opts.ExtraPath, ":")+":"+os.Getenv("PATH"))
+	}
+	keys := make([]string, 0, len(s.Env))
+	for k := range s.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+s.Env[k])
+	}
+	for k, v := range d.opts.Env[s.Name] {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+func waitAddr(path string, exited <-chan struct{}, timeout time.Duration) (string, error) {
+	deadline := time.After(timeout)
+	for {
+		if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			return strings.TrimSpace(string(b)), nil
+		}
+		select {
+		case <-exited:
+			return "", errors.New("it exited")
+		case <-deadline:
+			return "", fmt.Errorf("no control address after %v", timeout)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// waitReady probes the service, then checks its instrumentation.
+func (d *Deployment) waitReady(ctx context.Context, s *spec.Service) error {
+	svc := d.Service(s.Name)
+	timeout := s.Ready.Timeout.Duration
+	if timeout <= 0 {
+		timeout = 20 * time.Second
+	}
+	deadline := time.Now().Add(timeout)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
+	client := &http.Client{Timeout: time.Second}
+	for {
+		var err error
+		if s.Ready.HTTPPath != "" {
+			var resp *http.Response
+			if resp, err = client.Get("http://" + addr + s.Ready.HTTPPath); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode/100 != 2 {
+					err = fmt.Errorf("GET %s: %s", s.Ready.HTTPPath, resp.Status)
+				}
+			}
+		} else {
+			var c net.Conn
+			if c, err = net.DialTimeout("tcp", addr, time.Second); err == nil {
+				c.Close()
+			}
+		}
+		if err == nil {
+			break
+		}
+		select {
+		case <-svc.exited:
+			return fmt.Errorf("service %q exited during start-up\n%s", s.Name, logTail(svc.LogPath))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("service %q not ready after %v: %v\n%s", s.Name, timeout, err, logTail(svc.LogPath))
+		}
+	}
+	if svc.Control == nil {
+		return nil
+	}
+	st, err := svc.Control.Stats()
+	if err != nil {
+		return fmt.Errorf("service %q: controller: %w", s.Name, err)
+	}
+	svc.PID = st.PID
+	svc.startTick = startTime(st.PID)
+	// The instrumentation connects when the service first wraps a handler
+	// or client; give it a moment.
+	for wait := time.Now().Add(3 * time.Second); !st.AgentConnected && time.Now().Before(wait); {
+		time.Sleep(50 * time.Millisecond)
+		if st, err = svc.Control.Stats(); err != nil {
+			return fmt.Errorf("service %q: controller: %w", s.Name, err)
+		}
+	}
+	if !st.AgentConnected {
+		if s.Name == d.Placement.Target {
+			return fmt.Errorf("service %q is the target but is not instrumented: wrap its handlers with instrument/slowhttp or instrument/slowgrpc", s.Name)
+		}
+		d.opts.Logf("warning: service %q is not instrumented; its calls are not counted and it is not in the call graph", s.Name)
+	}
+	return nil
+}
+
+// Restart stops one service and starts it again with extra environment
+// (e.g. a ground-truth knob), waiting until it is ready.
+func (d *Deployment) Restart(ctx context.Context, name string, env map[string]string) error {
+	s, ok := d.Spec.Service(name)
+	if !ok {
+		return fmt.Errorf("unknown service %q", name)
+	}
+	svc := d.Service(name)
+	if svc != nil {
+		d.stopOne(svc, 10*time.Second)
+	}
+	if d.opts.Env == nil {
+		d.opts.Env = map[string]map[string]string{}
+	}
+	d.opts.Env[name] = env
+	if err := d.launch(s); err != nil {
+		return err
+	}
+	return d.waitReady(ctx, s)
+}
+
+// Stop stops every service: SIGTERM to each controller, SIGKILL after a
+// grace period, then any service process still there is killed. It is safe
+// to call more than once.
+func (d *Deployment) Stop() error {
+	d.mu.Lock()
+	svcs := make([]*Service, 0, len(d.services))
+	for _, s := range d.services {
+		svcs = append(svcs, s)
+	}
+	d.services = map[string]*Service{}
+	d.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range svcs {
+		wg.Add(1)
+		go func() { defer wg.Done(); d.stopOne(s, 10*time.Second) }()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (d *Deployment) stopOne(s *Service, grace time.Duration) {
+	if s.Control != nil {
+		s.Control.Close()
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	if d.opts.NoController {
+		syscall.Kill(s.cmd.Process.Pid, syscall.SIGCONT)
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(grace):
+		s.cmd.Process.Kill()
+		<-s.exited
+	}
+	// A controller killed before its child exited leaves the service
+	// running (continued, by its parent-death signal). It is still ours:
+	// recognise it by its start time and end its group.
+	if s.PID > 0 && s.startTick != "" && startTime(s.PID) == s.startTick {
+		syscall.Kill(-s.PID, syscall.SIGCONT)
+		syscall.Kill(-s.PID, syscall.SIGKILL)
+	}
+	d.mu.Lock()
+	if d.services[s.Name] == s {
+		delete(d.services, s.Name)
+	}
+	d.mu.Unlock()
+}
+
+// startTime returns field 22 of /proc/PID/stat (start time in ticks since
+// boot), or "" if the process is gone.
+func startTime(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 20 || f[0] == "Z" {
+		return ""
+	}
+	return f[19]
+}
+
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 15 {
+		lines = lines[len(lines)-15:]
+	}
+	return "last lines of " + path + ":\n  " + strings.Join(lines, "\n  ")
+}

@@ -1,0 +1,5 @@
+package local
+
+import "crypto/rand"
+
+var randRead = rand.Read

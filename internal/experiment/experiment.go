@@ -1,0 +1,521 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+	"github.com/slowpoke-dev/slowpoke/load"
+	"github.com/slowpoke-dev/slowpoke/model"
+)
+
+// Options of an experiment. Zero values take the spec's workload or the
+// documented defaults.
+type Options struct {
+	Target         string
+	Reductions     []model.Reduction
+	ReductionsText []string
+	Batch          int // target calls per round; 0 chooses one per point (see chooseBatch)
+	Connections    int
+	Warmup         time.Duration
+	Duration       time.Duration
+	Repetitions    int // default 3
+	MaxPause       time.Duration
+	SpecPath       string
+	Progress       io.Writer // progress lines; nil for none
+}
+
+// Thresholds for flags.
+const (
+	errorShare      = 0.01 // errors+non-2xx above this share of responses
+	starvedRatio    = 0.8  // target busy during pauses below this share of its overall busy
+	pauseShortfall  = 0.9  // actual/requested pause below this
+	noisySpreadPct  = 10
+	maxAutoBatch    = 100
+	queueShareBatch = 0.25 // share of the connections the target may drain during one pause
+)
+
+// Runner runs experiments on one deployment.
+type Runner struct {
+	d     *local.Deployment
+	spec  *spec.Spec
+	opts  Options
+	mix   []load.Request
+	epoch uint64
+	step  int
+	steps int
+	start time.Time
+}
+
+// New validates options against the deployment.
+func New(d *local.Deployment, opts Options) (*Runner, error) {
+	s := d.Spec
+	if err := s.CheckTarget(opts.Target); err != nil {
+		return nil, err
+	}
+	if d.Service(opts.Target) == nil || d.Service(opts.Target).Control == nil {
+		return nil, fmt.Errorf("target %q does not run under a controller", opts.Target)
+	}
+	if opts.Connections <= 0 {
+		opts.Connections = s.Workload.Connections
+	}
+	if opts.Warmup <= 0 {
+		opts.Warmup = s.Workload.Warmup.Duration
+	}
+	if opts.Duration <= 0 {
+		opts.Duration = s.Workload.Duration.Duration
+	}
+	if opts.Repetitions <= 0 {
+		opts.Repetitions = 3
+	}
+	if opts.Batch < 0 {
+		return nil, errors.New("batch must be positive")
+	}
+	if len(opts.Reductions) == 0 {
+		return nil, errors.New("no reductions given")
+	}
+	r := &Runner{d: d, spec: s, opts: opts, epoch: uint64(time.Now().UnixNano())}
+	for _, q := range s.Workload.Requests {
+		h := make(map[string][]string, len(q.Headers))
+		for k, v := range q.Headers {
+			h[k] = []string{v}
+		}
+		r.mix = append(r.mix, load.Request{Name: q.Name, Method: q.Method, URL: s.URL(q), Header: h, Body: []byte(q.Body), Weight: q.Weight})
+	}
+	if err := load.Validate(r.mix); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// sample is one measured run.
+type sample struct {
+	res      *load.Result
+	before   map[string]*wire.Stats
+	after    map[string]*wire.Stats
+	rounds   map[string]*wire.Stats // controller counters after the slowdown stopped
+	window   time.Duration
+	slowdown *slowdown
+}
+
+type slowdown struct {
+	batch int
+	pause time.Duration
+}
+
+func (s *sample) delta(svc string) (calls uint64, cpu time.Duration) {
+	a, b := s.after[svc], s.before[svc]
+	if a == nil || b == nil {
+		return 0, 0
+	}
+	return a.Calls - b.Calls, time.Duration(a.CPUNS - b.CPUNS)
+}
+
+// responses counts the user requests that completed in the window, failed
+// or not: all of them reached the services.
+func (s *sample) responses() uint64 { return s.res.Completed + s.res.Non2xx }
+
+func (r *Runner) progress(format string, args ...any) {
+	if r.opts.Progress == nil {
+		return
+	}
+	prefix := ""
+	if r.steps > 0 {
+		eta := ""
+		if r.step > 1 {
+			per := time.Since(r.start) / time.Duration(r.step-1)
+			eta = " ETA " + (per * time.Duration(r.steps-r.step+1)).Round(time.Second).String()
+		}
+		prefix = fmt.Sprintf("[%2d/%d%s] ", r.step, r.steps, eta)
+	}
+	fmt.Fprintf(r.opts.Progress, prefix+format+"\n", args...)
+}
+
+// snapshot reads every controller's stats in parallel.
+func (r *Runner) snapshot() map[string]*wire.Stats {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	out := map[string]*wire.Stats{}
+	for _, svc := range r.d.Services() {
+		if svc.Control == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if st, err := svc.Control.Stats(); err == nil {
+				mu.Lock()
+				out[svc.Name] = st
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// run measures one window, with a slowdown when sd is not nil.
+func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]string, warmup time.Duration) (*sample, error) {
+	svcs := r.d.Services()
+	for _, svc := range svcs {
+		if svc.Control != nil {
+			if err := svc.Control.Reset(); err != nil {
+				return nil, fmt.Errorf("reset %s: %w", svc.Name, err)
+			}
+		}
+	}
+	if sd != nil {
+		r.epoch++
+		// Non-targets first, target last: every pauser is listening before
+		// the first round.
+		sort.SliceStable(svcs, func(i, j int) bool { return svcs[j].Name == r.opts.Target && svcs[i].Name != r.opts.Target })
+		for _, svc := range svcs {
+			if svc.Control == nil {
+				continue
+			}
+			cf := wire.Configure{Epoch: r.epoch, Target: svc.Name == r.opts.Target, Batch: sd.batch, PausePerRoundNS: int64(sd.pause)}
+			for _, n := range neighbours[svc.Name] {
+				if ns := r.d.Service(n); ns != nil && ns.Control != nil {
+					cf.Neighbours = append(cf.Neighbours, wire.Neighbour{Name: n, Addr: ns.Control.Addr})
+				}
+			}
+			if err := svc.Control.Configure(cf); err != nil {
+				return nil, fmt.Errorf("configure %s: %w", svc.Name, err)
+			}
+			if err := svc.Control.Start(); err != nil {
+				return nil, fmt.Errorf("start slowdown on %s: %w", svc.Name, err)
+			}
+		}
+	}
+	s := &sample{slowdown: sd}
+	var t0 time.Time
+	res, err := load.RunClosed(ctx, r.mix,
+		load.WithConnections(r.opts.Connections), load.WithWarmup(warmup), load.WithDuration(r.opts.Duration),
+		load.WithWindowHooks(func() { s.before = r.snapshot(); t0 = time.Now() }, func() { s.window = time.Since(t0); s.after = r.snapshot() }))
+	if sd != nil {
+		// Target first: no new rounds, then everyone resumes.
+		slices.Reverse(svcs)
+		for _, svc := range svcs {
+			if svc.Control != nil {
+				svc.Control.Stop()
+			}
+		}
+		s.rounds = r.snapshot()
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.res = res
+	return s, nil
+}
+
+// Run runs the whole experiment: pre-profiling, then Repetitions rounds
+// of a baseline and every point.
+func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
+	o := r.opts
+	out := &report.Results{
+		Version: report.Version, Kind: report.KindPredict, App: r.spec.Name, Target: o.Target, CreatedAt: time.Now().UTC(),
+		Settings: report.Settings{
+			Spec: o.SpecPath, Reductions: o.ReductionsText, Batch: o.Batch, Connections: o.Connections,
+			WarmupS: o.Warmup.Seconds(), DurationS: o.Duration.Seconds(), Repetitions: o.Repetitions,
+			MaxPauseMS: float64(o.MaxPause) / 1e6, Placement: map[string][]int{}, LoadCPUs: r.d.Placement.OtherCPUs, NumCPU: runtime.NumCPU(),
+		},
+	}
+	out.Settings.Host, _ = os.Hostname()
+	for _, svc := range r.d.Services() {
+		out.Settings.Placement[svc.Name] = r.d.Placement.CPUs(svc.Name)
+	}
+	if w := r.d.Placement.Warning; w != "" {
+		out.Warnings = append(out.Warnings, w)
+	}
+	r.steps = o.Repetitions * (1 + len(o.Reductions))
+	r.start = time.Now()
+
+	// Pre-profiling doubles as the first baseline repetition; its longer
+	// warm-up also warms connection pools and caches after start-up.
+	r.step = 1
+	r.progress("pre-profiling: baseline with %d connections", o.Connections)
+	pre, err := r.run(ctx, nil, nil, 2*o.Warmup)
+	if err != nil {
+		return nil, err
+	}
+	prof, err := r.profile(pre)
+	if err != nil {
+		return nil, err
+	}
+	out.C1, out.Q1, out.U1US, out.Neighbours = prof.c1, prof.q1, prof.u1.Seconds()*1e6, prof.neighbours
+	out.Warnings = append(out.Warnings, prof.warnings...)
+	r.progress("baseline %.0f req/s; c1 = %.3f target calls per request, q1 = %g, u1 = %.1f µs per call", pre.res.Throughput, prof.c1, prof.q1, out.U1US)
+
+	type pointAcc struct {
+		d       time.Duration
+		sd      slowdown
+		samples []*sample
+	}
+	points := make([]*pointAcc, len(o.Reductions))
+	for i, red := range o.Reductions {
+		dSec, err := red.Resolve(prof.u1.Seconds())
+		if err != nil {
+			return nil, err
+		}
+		d := time.Duration(dSec * 1e9)
+		b := o.Batch
+		if b == 0 {
+			b = chooseBatch(d, prof.u1, o.Connections)
+		}
+		pause := model.PausePerRound(b, d, prof.q1)
+		if pause > o.MaxPause {
+			return nil, fmt.Errorf("reduction %s needs a pause of %v per round at batch %d, over the hard cap %v: lower --batch or raise --max-pause", red.Text, pause, b, o.MaxPause)
+		}
+		points[i] = &pointAcc{d: d, sd: slowdown{batch: b, pause: pause}}
+	}
+	baselines := []*sample{pre}
+	for rep := 0; rep < o.Repetitions; rep++ {
+		if rep > 0 {
+			r.step++
+			s, err := r.run(ctx, nil, nil, o.Warmup)
+			if err != nil {
+				return nil, err
+			}
+			baselines = append(baselines, s)
+			r.progress("rep %d/%d baseline: %.0f req/s", rep+1, o.Repetitions, s.res.Throughput)
+		}
+		// Alternate the order of points between repetitions so that drift
+		// does not favour either end of the curve.
+		order := make([]int, len(points))
+		for i := range order {
+			order[i] = i
+		}
+		if rep%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, i := range order {
+			p := points[i]
+			r.step++
+			s, err := r.run(ctx, &p.sd, prof.neighbours, o.Warmup)
+			if err != nil {
+				return nil, err
+			}
+			p.samples = append(p.samples, s)
+			pred, perr := model.Predict(s.res.Throughput, p.d.Seconds(), prof.c1, prof.q1)
+			predText := fmt.Sprintf("%.0f req/s", pred)
+			if perr != nil {
+				predText = "infeasible"
+			}
+			r.progress("rep %d/%d %s (d = %v, pause %v every %d calls): %.0f req/s -> predicted %s",
+				rep+1, o.Repetitions, o.Reductions[i].Text, p.d.Round(time.Microsecond), p.sd.pause.Round(time.Microsecond), p.sd.batch, s.res.Throughput, predText)
+		}
+	}
+	out.Baseline = baselineOf(baselines)
+	for _, p := range points {
+		out.Points = append(out.Points, r.point(p.d, p.sd, p.samples, prof))
+	}
+	return out, nil
+}
+
+// chooseBatch picks the batch size: as large as possible (fewer signals) up
+// to maxAutoBatch, but small enough that the target does not run out of
+// queued work during a pause. During a pause of B d / q1 the target, whose
+// real cost per call is still u1, works off about B d / u1 calls; keep that
+// under a quarter of the connections (its queue can be no deeper than
+// that).
+func chooseBatch(d, u1 time.Duration, connections int) int {
+	if d <= 0 || u1 <= 0 {
+		return maxAutoBatch
+	}
+	b := int(queueShareBatch * float64(connections) * float64(u1) / float64(d))
+	return max(1, min(maxAutoBatch, b))
+}
+
+type profile struct {
+	c1, q1     float64
+	u1         time.Duration
+	neighbours map[string][]string
+	warnings   []string
+}
+
+func (r *Runner) profile(s *sample) (*profile, error) {
+	calls, cpu := s.delta(r.opts.Target)
+	n := s.responses()
+	if n == 0 {
+		return nil, fmt.Errorf("no successful requests during pre-profiling (errors: %d): check the workload and the services' logs", s.res.Errors)
+	}
+	if calls == 0 {
+		return nil, fmt.Errorf("target %q received no calls during pre-profiling: is it on the path of the workload's requests?", r.opts.Target)
+	}
+	p := &profile{c1: float64(calls) / float64(n), u1: cpu / time.Duration(calls)}
+	p.q1 = float64(len(r.d.Placement.CPUs(r.opts.Target)))
+	if sp, ok := r.spec.Service(r.opts.Target); ok && float64(sp.CPUs) < p.q1 {
+		p.q1 = float64(sp.CPUs)
+	}
+	if p.u1 <= 0 {
+		return nil, fmt.Errorf("target %q used no measurable CPU during pre-profiling (%d calls)", r.opts.Target, calls)
+	}
+	p.neighbours, p.warnings = r.callGraph(s.after)
+	return p, nil
+}
+
+// callGraph builds the undirected call graph from the instrumentation's
+// downstream counts, mapping addresses to services by port. Services that
+// the graph does not connect to the target are linked to the target
+// directly, so that every service still receives every round.
+func (r *Runner) callGraph(stats map[string]*wire.Stats) (map[string][]string, []string) {
+	byPort := map[string]string{}
+	for _, svc := range r.spec.Services {
+		byPort[strconv.Itoa(svc.Port)] = svc.Name
+	}
+	edges := map[string]map[string]bool{}
+	link := func(a, b string) {
+		if a == b {
+			return
+		}
+		for _, p := range [][2]string{{a, b}, {b, a}} {
+			if edges[p[0]] == nil {
+				edges[p[0]] = map[string]bool{}
+			}
+			edges[p[0]][p[1]] = true
+		}
+	}
+	for name, st := range stats {
+		for addr := range st.Downstream {
+			if _, port, err := net.SplitHostPort(addr); err == nil {
+				if callee, ok := byPort[port]; ok {
+					link(name, callee)
+				}
+			}
+		}
+	}
+	// Reachability from the target.
+	seen := map[string]bool{r.opts.Target: true}
+	queue := []string{r.opts.Target}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for m := range edges[n] {
+			if !seen[m] {
+				seen[m] = true
+				queue = append(queue, m)
+			}
+		}
+	}
+	var warnings []string
+	for _, svc := range r.spec.Services {
+		if !seen[svc.Name] {
+			link(r.opts.Target, svc.Name)
+			warnings = append(warnings, fmt.Sprintf("service %q is not connected to the target in the observed call graph; it receives rounds from the target directly", svc.Name))
+		}
+	}
+	out := map[string][]string{}
+	for a, bs := range edges {
+		for b := range bs {
+			out[a] = append(out[a], b)
+		}
+		sort.Strings(out[a])
+	}
+	return out, warnings
+}
+
+func baselineOf(samples []*sample) report.Baseline {
+	var b report.Baseline
+	var p50, p99 []float64
+	for _, s := range samples {
+		b.Runs = append(b.Runs, s.res.Throughput)
+		b.Errors += s.res.Errors
+		b.Non2xx += s.res.Non2xx
+		p50 = append(p50, float64(s.res.Latency.P50)/1e6)
+		p99 = append(p99, float64(s.res.Latency.P99)/1e6)
+	}
+	b.RPS = report.Median(b.Runs)
+	b.SpreadPct = report.SpreadPct(b.Runs)
+	b.P50MS, b.P99MS = report.Median(p50), report.Median(p99)
+	return b
+}
+
+func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *profile) report.Point {
+	p := report.Point{
+		ReductionPct:    model.PercentOf(d.Seconds(), prof.u1.Seconds()),
+		ReductionUS:     d.Seconds() * 1e6,
+		PausePerRoundUS: float64(sd.pause) / 1e3,
+	}
+	flags := map[string]bool{}
+	var busyIn, busyAll []float64
+	var requested, actual int64
+	for _, s := range samples {
+		p.SlowdownRuns = append(p.SlowdownRuns, s.res.Throughput)
+		pred, err := model.Predict(s.res.Throughput, d.Seconds(), prof.c1, prof.q1)
+		if err != nil {
+			flags[report.FlagInfeasible] = true
+		}
+		p.PredictedRuns = append(p.PredictedRuns, pred)
+		p.Errors += s.res.Errors
+		p.Non2xx += s.res.Non2xx
+		if total := s.res.Completed + s.res.Errors + s.res.Non2xx; total > 0 && float64(s.res.Errors+s.res.Non2xx) > errorShare*float64(total) {
+			flags[report.FlagErrors] = true
+		}
+		tgt := s.rounds[r.opts.Target]
+		if tgt == nil {
+			continue
+		}
+		p.Rounds += tgt.RoundsStarted
+		if tgt.PauseWindowNS > 0 {
+			busyIn = append(busyIn, float64(tgt.PauseBusyNS)/float64(tgt.PauseWindowNS)/prof.q1)
+		}
+		if _, cpu := s.delta(r.opts.Target); s.window > 0 {
+			busyAll = append(busyAll, float64(cpu)/float64(s.window)/prof.q1)
+		}
+		for name, st := range s.rounds {
+			if name == r.opts.Target {
+				continue
+			}
+			requested += st.PauseRequestedNS
+			actual += st.PauseActualNS
+			if st.ForwardErrors > 0 || st.RoundsReceived < tgt.RoundsStarted {
+				flags[report.FlagNeighbourUnreachable] = true
+			}
+		}
+		if tgt.ForwardErrors > 0 {
+			flags[report.FlagNeighbourUnreachable] = true
+		}
+	}
+	p.SlowdownRPS = report.Median(p.SlowdownRuns)
+	if flags[report.FlagInfeasible] {
+		// A prediction from some runs only would be biased upwards.
+		p.PredictedRPS = 0
+	} else {
+		p.PredictedRPS = report.Median(p.PredictedRuns)
+		p.SpreadPct = report.SpreadPct(p.PredictedRuns)
+	}
+	others := float64(max(1, len(r.d.Services())-1))
+	p.PauseRequestedMS = float64(requested) / 1e6 / others / float64(len(samples))
+	p.PauseActualMS = float64(actual) / 1e6 / others / float64(len(samples))
+	p.TargetBusyInPause = report.Median(busyIn)
+	p.TargetBusyOverall = report.Median(busyAll)
+	if d > 0 && p.TargetBusyInPause > 0 && p.TargetBusyInPause < starvedRatio*p.TargetBusyOverall {
+		flags[report.FlagTargetStarved] = true
+	}
+	if requested > 0 && float64(actual) < pauseShortfall*float64(requested) {
+		flags[report.FlagPauseShortfall] = true
+	}
+	if p.SpreadPct > noisySpreadPct {
+		flags[report.FlagNoisy] = true
+	}
+	p.Flags = []string{}
+	for f := range flags {
+		p.Flags = append(p.Flags, f)
+	}
+	sort.Strings(p.Flags)
+	return p
+}
