@@ -5,6 +5,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+
+	"github.com/slowpoke-dev/slowpoke/internal/emulator"
 )
 
 type command struct {
@@ -19,6 +22,7 @@ func init() {
 	commands = []command{
 		{"demo", "run the bundled example end to end and print a predicted-throughput curve", runDemo},
 		{"predict", "predict throughput if a target service were faster (virtual speedup)", runPredict},
+		{"validate", "predict and also measure the truth (target really reduced): per-point error and RMSE", runValidate},
 		{"controller", "run one service under a slowpoke controller (used by the backends)", runController},
 	}
 }
@@ -32,6 +36,11 @@ func usage() {
 }
 
 func main() {
+	// Invoked as slowpoke-emu (the demo links it), this binary is the
+	// service emulator.
+	if filepath.Base(os.Args[0]) == emuName {
+		os.Exit(emulator.Main(os.Args[1:], os.Stderr))
+	}
 	if len(os.Args) < 2 {
 		usage()
 		os.Exit(2)

@@ -33,6 +33,7 @@ type predictConfig struct {
 	maxPause  time.Duration
 	outDir    string
 	extraPath []string
+	validate  bool
 }
 
 func predictFlags(fs *flag.FlagSet, c *predictConfig) {
@@ -47,31 +48,41 @@ func predictFlags(fs *flag.FlagSet, c *predictConfig) {
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-<target>-<time>)")
 }
 
-func runPredict(args []string) int {
-	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
-	var c predictConfig
+func runPredict(args []string) int { return predictCommand("predict", args) }
+
+func runValidate(args []string) int { return predictCommand("validate", args) }
+
+func predictCommand(name string, args []string) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	c := predictConfig{validate: name == "validate"}
 	fs.StringVar(&c.specPath, "f", "", "application spec (YAML, see docs/spec.md) (required)")
 	predictFlags(fs, &c)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: slowpoke predict -f app.yaml --target SERVICE [--reduce LIST] [flags]\n\n"+
-			"Starts the application on this machine, measures it, and predicts its throughput\n"+
-			"if SERVICE's per-call cost were reduced, by virtual speedup. Writes results.json,\n"+
-			"plot.png and plot.svg to the output directory and prints a table.\n\n")
+		fmt.Fprintf(fs.Output(), "Usage: slowpoke %s -f app.yaml --target SERVICE [--reduce LIST] [flags]\n\n", name)
+		if c.validate {
+			fmt.Fprintf(fs.Output(), "Like predict, and also measures the ground truth of every point: SERVICE is\n"+
+				"restarted with its work really reduced through the spec's ground_truth knob.\n"+
+				"Reports the error of every prediction, the RMSE and the largest error.\n\n")
+		} else {
+			fmt.Fprintf(fs.Output(), "Starts the application on this machine, measures it, and predicts its throughput\n"+
+				"if SERVICE's per-call cost were reduced, by virtual speedup. Writes results.json,\n"+
+				"plot.png and plot.svg to the output directory and prints a table.\n\n")
+		}
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "slowpoke predict: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(os.Stderr, "slowpoke %s: unexpected argument %q\n", name, fs.Arg(0))
 		return 2
 	}
 	if c.specPath == "" || c.target == "" {
-		fmt.Fprintln(os.Stderr, "slowpoke predict: -f and --target are required (see -h)")
+		fmt.Fprintf(os.Stderr, "slowpoke %s: -f and --target are required (see -h)\n", name)
 		return 2
 	}
 	if err := predict(c); err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke predict:", err)
+		fmt.Fprintf(os.Stderr, "slowpoke %s: %v\n", name, err)
 		if errors.Is(err, context.Canceled) {
 			return 130
 		}
@@ -87,6 +98,9 @@ func predict(c predictConfig) error {
 	}
 	if err := s.CheckTarget(c.target); err != nil {
 		return err
+	}
+	if svc, _ := s.Service(c.target); c.validate && svc.GroundTruth == nil {
+		return fmt.Errorf("service %q has no ground_truth in %s: validate needs a way to really reduce its work (docs/spec.md)", c.target, c.specPath)
 	}
 	reds, err := model.ParseReductions(c.reduce)
 	if err != nil {
@@ -126,7 +140,7 @@ func predict(c predictConfig) error {
 	runner, err := experiment.New(d, experiment.Options{
 		Target: c.target, Reductions: reds, ReductionsText: texts, Batch: c.batch, Connections: c.conns,
 		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxPause: c.maxPause,
-		SpecPath: c.specPath, Progress: os.Stderr,
+		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate,
 	})
 	if err != nil {
 		return err
@@ -150,9 +164,6 @@ func writeOutputs(res *report.Results, dir string) error {
 	fmt.Println()
 	if err := report.WriteTable(os.Stdout, res); err != nil {
 		return err
-	}
-	for _, w := range res.Warnings {
-		fmt.Println("warning:", w)
 	}
 	fmt.Printf("\nwrote %s\n", strings.Join([]string{jsonPath, pngPath, svgPath}, "\n      "))
 	return nil

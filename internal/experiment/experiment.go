@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
+	"net/url"
 	"os"
 	"runtime"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
@@ -36,6 +39,9 @@ type Options struct {
 	MaxPause       time.Duration
 	SpecPath       string
 	Progress       io.Writer // progress lines; nil for none
+	// Validate also measures the ground truth of every point: the target
+	// restarted with its work really reduced (the spec's ground_truth knob).
+	Validate bool
 }
 
 // Thresholds for flags.
@@ -81,11 +87,19 @@ func New(d *local.Deployment, opts Options) (*Runner, error) {
 	if opts.Repetitions <= 0 {
 		opts.Repetitions = 3
 	}
+	if opts.MaxPause <= 0 {
+		opts.MaxPause = controller.DefaultMaxPause
+	}
 	if opts.Batch < 0 {
 		return nil, errors.New("batch must be positive")
 	}
 	if len(opts.Reductions) == 0 {
 		return nil, errors.New("no reductions given")
+	}
+	if opts.Validate {
+		if svc, _ := s.Service(opts.Target); svc.GroundTruth == nil {
+			return nil, fmt.Errorf("validate needs a way to really reduce %q's work: add ground_truth (env, base_us) to it in the spec (docs/spec.md)", opts.Target)
+		}
 	}
 	r := &Runner{d: d, spec: s, opts: opts, epoch: uint64(time.Now().UnixNano())}
 	for _, q := range s.Workload.Requests {
@@ -241,7 +255,14 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	if w := r.d.Placement.Warning; w != "" {
 		out.Warnings = append(out.Warnings, w)
 	}
-	r.steps = o.Repetitions * (1 + len(o.Reductions))
+	if o.Validate {
+		out.Kind = report.KindValidate
+	}
+	perRep := 1 + len(o.Reductions)
+	if o.Validate {
+		perRep += len(o.Reductions)
+	}
+	r.steps = o.Repetitions * perRep
 	r.start = time.Now()
 
 	// Pre-profiling doubles as the first baseline repetition; its longer
@@ -264,6 +285,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		d       time.Duration
 		sd      slowdown
 		samples []*sample
+		truth   []float64
 	}
 	points := make([]*pointAcc, len(o.Reductions))
 	for i, red := range o.Reductions {
@@ -318,12 +340,74 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 			r.progress("rep %d/%d %s (d = %v, pause %v every %d calls): %.0f req/s -> predicted %s",
 				rep+1, o.Repetitions, o.Reductions[i].Text, p.d.Round(time.Microsecond), p.sd.pause.Round(time.Microsecond), p.sd.batch, s.res.Throughput, predText)
 		}
+		if o.Validate {
+			for _, i := range order {
+				p := points[i]
+				r.step++
+				tput, err := r.truth(ctx, p.d)
+				if err != nil {
+					return nil, err
+				}
+				p.truth = append(p.truth, tput)
+				r.progress("rep %d/%d %s ground truth (target's work really reduced by %v): %.0f req/s",
+					rep+1, o.Repetitions, o.Reductions[i].Text, p.d.Round(time.Microsecond), tput)
+			}
+			if err := r.restartTarget(ctx, 0); err != nil {
+				return nil, err
+			}
+		}
 	}
 	out.Baseline = baselineOf(baselines)
+	var sq, maxAbs float64
 	for _, p := range points {
-		out.Points = append(out.Points, r.point(p.d, p.sd, p.samples, prof))
+		pt := r.point(p.d, p.sd, p.samples, prof)
+		if o.Validate {
+			t := report.Median(p.truth)
+			pt.TrueRPS, pt.TrueRuns = &t, p.truth
+			if pt.PredictedRPS > 0 && t > 0 {
+				e := (pt.PredictedRPS - t) / t * 100
+				pt.ErrorPct = &e
+				sq += e * e
+				maxAbs = max(maxAbs, math.Abs(e))
+			}
+		}
+		out.Points = append(out.Points, pt)
+	}
+	if o.Validate {
+		n := 0
+		for _, p := range out.Points {
+			if p.ErrorPct != nil {
+				n++
+			}
+		}
+		if n > 0 {
+			rmse := math.Sqrt(sq / float64(n))
+			out.RMSEPct, out.MaxAbsErrorPct = &rmse, &maxAbs
+		}
 	}
 	return out, nil
+}
+
+// truth measures the application with the target's work really reduced by
+// d: the target is restarted with its ground-truth knob set.
+func (r *Runner) truth(ctx context.Context, d time.Duration) (float64, error) {
+	if err := r.restartTarget(ctx, d); err != nil {
+		return 0, err
+	}
+	s, err := r.run(ctx, nil, nil, r.opts.Warmup)
+	if err != nil {
+		return 0, err
+	}
+	return s.res.Throughput, nil
+}
+
+func (r *Runner) restartTarget(ctx context.Context, d time.Duration) error {
+	svc, _ := r.spec.Service(r.opts.Target)
+	gt := svc.GroundTruth
+	if err := r.d.Restart(ctx, r.opts.Target, map[string]string{gt.Env: gt.Value(d.Seconds() * 1e6)}); err != nil {
+		return fmt.Errorf("restart %s with its work reduced by %v: %w", r.opts.Target, d, err)
+	}
+	return nil
 }
 
 // chooseBatch picks the batch size: as large as possible (fewer signals) up
@@ -357,6 +441,15 @@ func (r *Runner) profile(s *sample) (*profile, error) {
 		return nil, fmt.Errorf("target %q received no calls during pre-profiling: is it on the path of the workload's requests?", r.opts.Target)
 	}
 	p := &profile{c1: float64(calls) / float64(n), u1: cpu / time.Duration(calls)}
+	// Prefer arrivals at the entry service to responses at the load
+	// generator: both counts are then taken at nearly the same point of
+	// every request's life, so requests in flight across the window's edges
+	// (up to the number of connections) do not skew the ratio.
+	if entry := r.entryService(); entry != "" {
+		if ecalls, _ := s.delta(entry); ecalls > 0 {
+			p.c1 = float64(calls) / float64(ecalls)
+		}
+	}
 	p.q1 = float64(len(r.d.Placement.CPUs(r.opts.Target)))
 	if sp, ok := r.spec.Service(r.opts.Target); ok && float64(sp.CPUs) < p.q1 {
 		p.q1 = float64(sp.CPUs)
@@ -366,6 +459,24 @@ func (r *Runner) profile(s *sample) (*profile, error) {
 	}
 	p.neighbours, p.warnings = r.callGraph(s.after)
 	return p, nil
+}
+
+// entryService names the service that the spec's entry URL reaches, or "".
+func (r *Runner) entryService() string {
+	u, err := url.Parse(r.spec.Entry)
+	if err != nil {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	for _, svc := range r.spec.Services {
+		if strconv.Itoa(svc.Port) == port {
+			return svc.Name
+		}
+	}
+	return ""
 }
 
 // callGraph builds the undirected call graph from the instrumentation's

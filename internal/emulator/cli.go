@@ -1,0 +1,107 @@
+package emulator
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"net"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Environment variables read by the command.
+const (
+	envWorkOffset = "EMU_WORK_OFFSET_US"
+	envPort       = "EMU_PORT"
+)
+
+// Main is the slowpoke-emu command line: it parses args, runs the service
+// until SIGTERM or SIGINT, and returns the exit status: 0 after a clean shutdown, 2 for bad usage or
+// configuration, 1 when the service fails.
+func Main(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("slowpoke-emu", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	topoPath := fs.String("topology", "", "topology `file` describing every service of the application (required)")
+	name := fs.String("service", "", "`name` of the service to run (required)")
+	plain := fs.Bool("plain", false, "run without the slowpoke instrumentation wrappers")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: slowpoke-emu -topology FILE -service NAME [-plain]\n\n")
+		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nenvironment:\n"+
+			"  %s  µs added to every endpoint's work_us (may be negative; floored at 0)\n"+
+			"  %s            port to listen on instead of the topology's\n", envWorkOffset, envPort)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "slowpoke-emu: "+format+"\n", a...)
+		return code
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fail(2, "unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	case *topoPath == "":
+		return fail(2, "-topology is required")
+	case *name == "":
+		return fail(2, "-service is required")
+	}
+	topo, err := LoadTopology(*topoPath)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	svc, ok := topo.Services[*name]
+	if !ok {
+		names := make([]string, 0, len(topo.Services))
+		for n := range topo.Services {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return fail(2, "service %q is not in %s; services: %s", *name, *topoPath, strings.Join(names, ", "))
+	}
+
+	logger := log.New(stderr, "", 0)
+	opts := []Option{WithPlain(*plain), WithLogger(logger)}
+	if v, ok := os.LookupEnv(envWorkOffset); ok && strings.TrimSpace(v) != "" {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return fail(2, "%s=%q is not a finite number of microseconds", envWorkOffset, v)
+		}
+		opts = append(opts, WithWorkOffset(time.Duration(math.Round(f*float64(time.Microsecond)))))
+	}
+	if v, ok := os.LookupEnv(envPort); ok && strings.TrimSpace(v) != "" {
+		port, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || port < 0 || port > 65535 {
+			return fail(2, "%s=%q is not a port number", envPort, v)
+		}
+		host, _, _ := net.SplitHostPort(svc.Addr())
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			return fail(1, "%s: %v", *name, err)
+		}
+		opts = append(opts, WithListener(ln))
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal kills the process the default way
+	}()
+	if err := Run(ctx, topo, *name, opts...); err != nil {
+		return fail(1, "%s: %v", *name, err)
+	}
+	return 0
+}
