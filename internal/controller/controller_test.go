@@ -387,3 +387,24 @@ func TestSecretNotPassedToChild(t *testing.T) {
 		t.Fatalf("env = %v", env)
 	}
 }
+
+func TestAgentChannelCoalescedAndSplit(t *testing.T) {
+	c := startCtl(t, "spin", "spin", time.Second)
+	conn, err := net.Dial("unix", filepath.Join(c.sockDir, "agent.sock"))
+	must(t, err)
+	defer conn.Close()
+	// Three messages in one write, the last one cut in half, then a
+	// malformed line, then the rest of the cut message.
+	msgs := `{"t":"hello","pid":1}` + "\n" +
+		`{"t":"report","total":5,"endpoints":{"GET /a":5}}` + "\n" +
+		`{"t":"report","total":9,"endpoints":{"GET /a":7,"GET /b":2},"downstream":{"127.0.0.1:1":3}}` + "\n"
+	cut := len(msgs) - 20
+	conn.Write([]byte(msgs[:cut]))
+	time.Sleep(20 * time.Millisecond)
+	conn.Write([]byte(msgs[cut:] + "not json\n"))
+	waitFor(t, "the split report", 3*time.Second, func() bool { return c.Stats().Calls == 9 })
+	st := c.Stats()
+	if st.Endpoints["GET /b"] != 2 || st.Downstream["127.0.0.1:1"] != 3 || !st.AgentConnected {
+		t.Fatalf("stats %+v", st)
+	}
+}
