@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildSlowpoke builds this command into a temporary directory.
+func buildSlowpoke(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "slowpoke")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// leftovers lists processes whose environment mentions marker: everything
+// an experiment starts inherits its PATH, which holds the output directory.
+func leftovers(marker string) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(env, []byte(marker)) {
+			continue
+		}
+		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		out = append(out, strings.TrimSpace(string(stat)))
+	}
+	return out
+}
+
+func checkNoLeftovers(t *testing.T, marker string) {
+	t.Helper()
+	// Give exiting processes a moment to be reaped by their parents.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := leftovers(marker)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left behind:\n%s", strings.Join(left, "\n"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestDemoEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo application")
+	}
+	bin := buildSlowpoke(t)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(bin, "demo", "--reps", "1", "--duration", "1s", "--reduce", "0,50%", "--out", out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := runWithTimeout(cmd, 3*time.Minute); err != nil {
+		t.Fatalf("demo: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	checkNoLeftovers(t, out)
+
+	var res struct {
+		Baseline struct{ RPS float64 } `json:"baseline"`
+		C1       float64               `json:"c1"`
+		Points   []struct {
+			ReductionPct float64 `json:"reduction_pct"`
+			PredictedRPS float64 `json:"predicted_rps"`
+			SlowdownRPS  float64 `json:"slowdown_rps"`
+		} `json:"points"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Baseline.RPS <= 0 || len(res.Points) != 2 || res.C1 < 0.8 || res.C1 > 1.2 {
+		t.Fatalf("unexpected results: %+v", res)
+	}
+	// Generous: halving the bottleneck's cost must not predict less than
+	// the baseline, and the slowdown run must be slower than no slowdown.
+	p0, p50 := res.Points[0], res.Points[1]
+	if p50.PredictedRPS < 0.9*res.Baseline.RPS || p50.SlowdownRPS >= p0.SlowdownRPS*1.1 {
+		t.Errorf("curve makes no sense: baseline %.0f, points %+v", res.Baseline.RPS, res.Points)
+	}
+	for _, f := range []string{"plot.png", "plot.svg"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing: %v", f, err)
+		}
+	}
+	if !strings.Contains(stdout.String(), "predicted req/s") {
+		t.Errorf("no table on stdout:\n%s", stdout.String())
+	}
+}
+
+func TestDemoInterruptedLeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo application")
+	}
+	bin := buildSlowpoke(t)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(bin, "demo", "--reps", "1", "--duration", "5s", "--reduce", "0,50%", "--out", out)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	// Interrupt in the middle of a slowdown run, when services are being
+	// paused.
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "baseline") && strings.Contains(sc.Text(), "c1 =") {
+			break
+		}
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	time.Sleep(2 * time.Second)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+			t.Errorf("exit after SIGINT: %v, want status 130", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("demo did not stop within 30s of SIGINT")
+	}
+	checkNoLeftovers(t, out)
+}
+
+func runWithTimeout(cmd *exec.Cmd, d time.Duration) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		cmd.Process.Kill()
+		<-done
+		return &timeoutError{d}
+	}
+}
+
+type timeoutError struct{ d time.Duration }
+
+func (e *timeoutError) Error() string { return "timed out after " + e.d.String() }
