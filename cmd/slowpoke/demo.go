@@ -75,20 +75,27 @@ func demoSetup(c *predictConfig) error {
 	if err != nil {
 		return err
 	}
-	exe, err := os.Executable()
+	bin, err := linkEmulator(c.outDir)
 	if err != nil {
-		return err
-	}
-	bin := filepath.Join(c.outDir, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		return err
-	}
-	link := filepath.Join(bin, emuName)
-	os.Remove(link)
-	if err := os.Symlink(exe, link); err != nil {
 		return err
 	}
 	c.specPath = filepath.Join(dir, "app.yaml")
 	c.extraPath = []string{bin}
 	return nil
+}
+
+// linkEmulator creates dir/bin/slowpoke-emu, a link to this binary, and
+// returns dir/bin.
+func linkEmulator(dir string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return "", err
+	}
+	link := filepath.Join(bin, emuName)
+	os.Remove(link)
+	return bin, os.Symlink(exe, link)
 }

@@ -44,6 +44,22 @@ type Options struct {
 	Validate bool
 }
 
+// Measure runs one measurement window: without slowdown when batch is 0,
+// otherwise with rounds every batch target calls and the given pause per
+// round on every other service. It returns the load generator's result and
+// the target controller's counters after the run (nil without slowdown).
+func (r *Runner) Measure(ctx context.Context, batch int, pause time.Duration, neighbours map[string][]string) (*load.Result, *wire.Stats, error) {
+	var sd *slowdown
+	if batch > 0 {
+		sd = &slowdown{batch: batch, pause: pause}
+	}
+	s, err := r.run(ctx, sd, neighbours, r.opts.Warmup)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.res, s.rounds[r.opts.Target], nil
+}
+
 // Thresholds for flags.
 const (
 	errorShare      = 0.01 // errors+non-2xx above this share of responses
@@ -72,8 +88,8 @@ func New(d *local.Deployment, opts Options) (*Runner, error) {
 	if err := s.CheckTarget(opts.Target); err != nil {
 		return nil, err
 	}
-	if d.Service(opts.Target) == nil || d.Service(opts.Target).Control == nil {
-		return nil, fmt.Errorf("target %q does not run under a controller", opts.Target)
+	if d.Service(opts.Target) == nil {
+		return nil, fmt.Errorf("target %q is not running", opts.Target)
 	}
 	if opts.Connections <= 0 {
 		opts.Connections = s.Workload.Connections
@@ -92,9 +108,6 @@ func New(d *local.Deployment, opts Options) (*Runner, error) {
 	}
 	if opts.Batch < 0 {
 		return nil, errors.New("batch must be positive")
-	}
-	if len(opts.Reductions) == 0 {
-		return nil, errors.New("no reductions given")
 	}
 	if opts.Validate {
 		if svc, _ := s.Service(opts.Target); svc.GroundTruth == nil {
@@ -192,6 +205,9 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 		}
 	}
 	if sd != nil {
+		if r.d.Service(r.opts.Target).Control == nil {
+			return nil, errors.New("a slowdown needs the services to run under controllers")
+		}
 		r.epoch++
 		// Non-targets first, target last: every pauser is listening before
 		// the first round.
@@ -240,6 +256,12 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 // of a baseline and every point.
 func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	o := r.opts
+	if len(o.Reductions) == 0 {
+		return nil, errors.New("no reductions given")
+	}
+	if r.d.Service(o.Target).Control == nil {
+		return nil, fmt.Errorf("target %q does not run under a controller", o.Target)
+	}
 	out := &report.Results{
 		Version: report.Version, Kind: report.KindPredict, App: r.spec.Name, Target: o.Target, CreatedAt: time.Now().UTC(),
 		Settings: report.Settings{

@@ -155,7 +155,7 @@ func (d *Deployment) launch(s *spec.Service) error {
 	addrFile := ""
 	spawnCPUs := cpus
 	if d.opts.NoController {
-		cmd = exec.Command(s.CommandPath(), s.Args...)
+		cmd = exec.Command(d.lookPath(s.CommandPath()), s.Args...)
 	} else {
 		addrFile = filepath.Join(d.opts.LogDir, "."+s.Name+".addr")
 		os.Remove(addrFile)
@@ -191,6 +191,21 @@ func (d *Deployment) launch(s *spec.Service) error {
 		svc.Control = controller.NewClient(addr, d.Secret)
 	}
 	return nil
+}
+
+// lookPath finds a bare command name in ExtraPath first; exec.Command
+// would search only the orchestrator's own PATH.
+func (d *Deployment) lookPath(command string) string {
+	if strings.ContainsRune(command, '/') {
+		return command
+	}
+	for _, dir := range d.opts.ExtraPath {
+		p := filepath.Join(dir, command)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return command
 }
 
 func (d *Deployment) environ(s *spec.Service) []string {
