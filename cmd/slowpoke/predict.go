@@ -34,6 +34,7 @@ type predictConfig struct {
 	outDir    string
 	extraPath []string
 	validate  bool
+	uncoord   bool
 }
 
 func predictFlags(fs *flag.FlagSet, c *predictConfig) {
@@ -46,6 +47,7 @@ func predictFlags(fs *flag.FlagSet, c *predictConfig) {
 	fs.IntVar(&c.reps, "reps", 3, "repetitions of the baseline and of every point")
 	fs.DurationVar(&c.maxPause, "max-pause", controller.DefaultMaxPause, "hard cap on any single pause of a service")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-<target>-<time>)")
+	fs.BoolVar(&c.uncoord, "uncoordinated", false, "pause every service locally instead of in coordinated rounds (to measure what coordination buys; less accurate)")
 }
 
 func runPredict(args []string) int { return predictCommand("predict", args) }
@@ -140,7 +142,7 @@ func predict(c predictConfig) error {
 	runner, err := experiment.New(d, experiment.Options{
 		Target: c.target, Reductions: reds, ReductionsText: texts, Batch: c.batch, Connections: c.conns,
 		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxPause: c.maxPause,
-		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate,
+		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate, Uncoordinated: c.uncoord,
 	})
 	if err != nil {
 		return err

@@ -408,3 +408,19 @@ func TestAgentChannelCoalescedAndSplit(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+func TestLocalModePausesOnOwnCalls(t *testing.T) {
+	a := startCtl(t, "a", "calls", time.Second)
+	waitFor(t, "instrumentation to connect", 5*time.Second, func() bool { return a.Stats().AgentConnected })
+	if err := a.Configure(wire.Configure{Epoch: 1, Target: true, Local: true, Batch: 10}); err == nil {
+		t.Fatal("local mode accepted on the target")
+	}
+	must(t, a.Configure(wire.Configure{Epoch: 1, Local: true, Batch: 10, PausePerRoundNS: int64(time.Millisecond)}))
+	must(t, a.StartSlowdown())
+	waitFor(t, "local pauses", 10*time.Second, func() bool { return a.Stats().Pauses >= 5 })
+	a.stopSlowdown()
+	st := a.Stats()
+	if st.RoundsForwarded != 0 || st.PauseRequestedNS < 5*int64(time.Millisecond) {
+		t.Fatalf("stats %+v", st)
+	}
+}

@@ -96,8 +96,10 @@ func (c *Controller) handle(t wire.Type, p []byte) (any, error) {
 // Configure validates and stores slowdown parameters for the next start.
 func (c *Controller) Configure(cf wire.Configure) error {
 	switch {
-	case cf.Target && (cf.Batch < 1 || cf.Batch > maxBatch):
+	case (cf.Target || cf.Local) && (cf.Batch < 1 || cf.Batch > maxBatch):
 		return fmt.Errorf("batch must be in [1, %d], got %d", maxBatch, cf.Batch)
+	case cf.Target && cf.Local:
+		return errors.New("the target never pauses: local mode is for the other services")
 	case cf.PausePerRoundNS < 0:
 		return fmt.Errorf("pause per round must be >= 0, got %d", cf.PausePerRoundNS)
 	case time.Duration(cf.PausePerRoundNS) > c.cfg.MaxPause:
@@ -142,12 +144,13 @@ func (c *Controller) StartSlowdown() error {
 	conf := c.conf
 	c.mu.Unlock()
 	var total uint64
-	if conf.Target {
+	counting := conf.Target || conf.Local
+	if counting {
 		// The first round comes Batch calls from now: learn where the
 		// call counter stands.
 		rep, ok := c.flushAgents(time.Second)
 		if !ok {
-			return errors.New("the target's instrumentation is not connected: is the service wrapped with slowhttp/slowgrpc?")
+			return errors.New("the service's instrumentation is not connected: is it wrapped with slowhttp/slowgrpc?")
 		}
 		total = rep.Calls
 	}
@@ -155,7 +158,7 @@ func (c *Controller) StartSlowdown() error {
 	defer c.mu.Unlock()
 	c.active = true
 	c.seen = window{}
-	if conf.Target {
+	if counting {
 		c.roundMark = total / uint64(conf.Batch)
 		c.sendAgentsLocked(agent.Message{Type: "config", Batch: uint64(conf.Batch)})
 	}
@@ -183,11 +186,11 @@ func (c *Controller) Reset() {
 
 // ---- rounds ----
 
-// onTick runs on the target's controller when its service crossed a batch
-// boundary.
+// onTick runs when the service crossed a batch boundary: on the target it
+// starts a round; on a service in local mode it pauses the service.
 func (c *Controller) onTick(total uint64) {
 	c.mu.Lock()
-	if !c.active || !c.conf.Target || c.conf.Batch <= 0 {
+	if !c.active || !(c.conf.Target || c.conf.Local) || c.conf.Batch <= 0 {
 		c.mu.Unlock()
 		return
 	}
@@ -198,6 +201,13 @@ func (c *Controller) onTick(total uint64) {
 	}
 	count := due - c.roundMark
 	c.roundMark = due
+	if c.conf.Local {
+		c.c.started += count
+		pause := time.Duration(c.conf.PausePerRoundNS) * time.Duration(count)
+		c.mu.Unlock()
+		c.pauser.Pause(pause)
+		return
+	}
 	c.roundSeq++
 	c.c.started += count
 	r := wire.Round{Epoch: c.conf.Epoch, Round: c.roundSeq, Count: int(count), Origin: c.cfg.Name, Via: c.cfg.Name, SentUnixNS: time.Now().UnixNano()}
@@ -406,7 +416,7 @@ func (c *Controller) acceptAgents() {
 		a := &agentConn{conn: conn, gotRep: make(chan uint64, 16)}
 		c.mu.Lock()
 		c.agents[a] = struct{}{}
-		if c.active && c.conf.Target {
+		if c.active && (c.conf.Target || c.conf.Local) {
 			a.send(agent.Message{Type: "config", Batch: uint64(c.conf.Batch)})
 		}
 		c.mu.Unlock()

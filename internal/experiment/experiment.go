@@ -42,6 +42,10 @@ type Options struct {
 	// Validate also measures the ground truth of every point: the target
 	// restarted with its work really reduced (the spec's ground_truth knob).
 	Validate bool
+	// Uncoordinated replaces rounds by local pausing: every service pauses
+	// on its own, d c1/(q1 ci) per call of its own, in batches. It exists
+	// to measure what coordination buys; predictions use rounds.
+	Uncoordinated bool
 }
 
 // Measure runs one measurement window: without slowdown when batch is 0,
@@ -72,6 +76,7 @@ const (
 
 // Runner runs experiments on one deployment.
 type Runner struct {
+	prof  *profile // set by pre-profiling
 	d     *local.Deployment
 	spec  *spec.Spec
 	opts  Options
@@ -217,7 +222,20 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 				continue
 			}
 			cf := wire.Configure{Epoch: r.epoch, Target: svc.Name == r.opts.Target, Batch: sd.batch, PausePerRoundNS: int64(sd.pause)}
+			if r.opts.Uncoordinated && !cf.Target && r.prof != nil {
+				// Same pause per call as rounds give, applied locally:
+				// B calls of this service take B d c1/(q1 ci).
+				ci := r.prof.ci[svc.Name]
+				if ci <= 0 {
+					continue
+				}
+				cf.Local = true
+				cf.PausePerRoundNS = int64(float64(sd.pause) * r.prof.c1 / ci)
+			}
 			for _, n := range neighbours[svc.Name] {
+				if r.opts.Uncoordinated {
+					break // no rounds travel: every service paces itself
+				}
 				if ns := r.d.Service(n); ns != nil && ns.Control != nil {
 					cf.Neighbours = append(cf.Neighbours, wire.Neighbour{Name: n, Addr: ns.Control.Addr})
 				}
@@ -299,6 +317,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.prof = prof
 	out.C1, out.Q1, out.U1US, out.Neighbours = prof.c1, prof.q1, prof.u1.Seconds()*1e6, prof.neighbours
 	out.Warnings = append(out.Warnings, prof.warnings...)
 	r.progress("baseline %.0f req/s; c1 = %.3f target calls per request, q1 = %g, u1 = %.1f µs per call", pre.res.Throughput, prof.c1, prof.q1, out.U1US)
@@ -447,6 +466,7 @@ func chooseBatch(d, u1 time.Duration, connections int) int {
 }
 
 type profile struct {
+	ci         map[string]float64 // calls to each service per user request
 	c1, q1     float64
 	u1         time.Duration
 	neighbours map[string][]string
@@ -467,10 +487,17 @@ func (r *Runner) profile(s *sample) (*profile, error) {
 	// generator: both counts are then taken at nearly the same point of
 	// every request's life, so requests in flight across the window's edges
 	// (up to the number of connections) do not skew the ratio.
+	perRequest := float64(n)
 	if entry := r.entryService(); entry != "" {
 		if ecalls, _ := s.delta(entry); ecalls > 0 {
-			p.c1 = float64(calls) / float64(ecalls)
+			perRequest = float64(ecalls)
 		}
+	}
+	p.c1 = float64(calls) / perRequest
+	p.ci = map[string]float64{}
+	for name := range s.after {
+		ci, _ := s.delta(name)
+		p.ci[name] = float64(ci) / perRequest
 	}
 	p.q1 = float64(len(r.d.Placement.CPUs(r.opts.Target)))
 	if sp, ok := r.spec.Service(r.opts.Target); ok && float64(sp.CPUs) < p.q1 {
@@ -615,7 +642,7 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *pr
 			}
 			requested += st.PauseRequestedNS
 			actual += st.PauseActualNS
-			if st.ForwardErrors > 0 || st.RoundsReceived < tgt.RoundsStarted {
+			if st.ForwardErrors > 0 || (!r.opts.Uncoordinated && st.RoundsReceived < tgt.RoundsStarted) {
 				flags[report.FlagNeighbourUnreachable] = true
 			}
 		}

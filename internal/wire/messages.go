@@ -16,6 +16,10 @@ type Configure struct {
 	Batch           int         `json:"batch"`              // target: start a round every Batch calls
 	PausePerRoundNS int64       `json:"pause_per_round_ns"` // non-target: pause this long per round
 	Neighbours      []Neighbour `json:"neighbours"`
+	// Local switches a non-target to uncoordinated pausing, for comparison
+	// with rounds: it pauses PausePerRoundNS every Batch calls to its own
+	// service, on its own, and neither sends nor forwards rounds.
+	Local bool `json:"local,omitempty"`
 }
 
 // Round tells a controller to pause for Count rounds (TRound). Sent by the
