@@ -1,0 +1,160 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// engine holds what closed and open loop runs have in common: the
+// configuration, the normalised mix, the time base and window, and the
+// progress counters.
+type engine struct {
+	cfg    *config
+	mix    []Request
+	picker picker
+	base   time.Time
+	win    *window
+
+	track           bool // progress reporting enabled
+	progOK, progErr atomic.Uint64
+}
+
+func newEngine(cfg *config, mix []Request) *engine {
+	return &engine{
+		cfg:    cfg,
+		mix:    mix,
+		picker: newPicker(mix),
+		win:    newWindow(int64(cfg.warmup), int64(cfg.duration)),
+		track:  cfg.progFn != nil,
+	}
+}
+
+// since returns the offset of now from the run's base time, in ns.
+func (e *engine) since() int64 { return int64(time.Since(e.base)) }
+
+// record classifies the result of one request and hands it to rec. It returns
+// false if the request failed because the run is being stopped; such
+// requests are not counted at all.
+func (e *engine) record(runCtx context.Context, rec *recorder, typ int, code int, err error, done, lat, lag int64) bool {
+	ev := event{el: done, lat: lat, lag: lag, typ: int32(typ)}
+	switch {
+	case err != nil:
+		if runCtx.Err() != nil {
+			return false
+		}
+		ev.out = outError
+	case code >= 200 && code <= 299:
+		ev.out = outOK
+	default:
+		ev.out = outNon2xx
+	}
+	if e.track {
+		if ev.out == outOK {
+			e.progOK.Add(1)
+		} else {
+			e.progErr.Add(1)
+		}
+	}
+	rec.observe(ev)
+	return true
+}
+
+// launchFunc starts the load generators; they must stop when runCtx is
+// cancelled. The returned function waits for them to exit, releases their
+// resources and returns all recorders.
+type launchFunc func(runCtx context.Context) (stop func() []*recorder)
+
+// run drives the timeline: warm-up, onStart hook, measurement window, onEnd
+// hook, shutdown. It fills res and returns it, also when ctx is cancelled.
+func (e *engine) run(ctx context.Context, res *Result, launch launchFunc) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		buildResult(res, e.mix, nil, 0)
+		return res, fmt.Errorf("load: run not started: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	e.base = time.Now()
+	stop := launch(runCtx)
+
+	progDone := make(chan struct{})
+	var progWG sync.WaitGroup
+	if e.track {
+		progWG.Go(func() { e.reportProgress(progDone) })
+	}
+
+	var winLen time.Duration
+	interrupted := !sleepUntil(ctx, e.base.Add(e.cfg.warmup))
+	if !interrupted {
+		if e.cfg.onStart != nil {
+			e.cfg.onStart()
+		}
+		ws := time.Since(e.base)
+		e.win.open(int64(ws))
+		interrupted = !sleepUntil(ctx, e.base.Add(ws+e.cfg.duration))
+		we := time.Since(e.base)
+		if interrupted {
+			we = min(we, ws+e.cfg.duration)
+		}
+		e.win.close(int64(we))
+		if e.cfg.onEnd != nil {
+			e.cfg.onEnd()
+		}
+		winLen = we - ws
+	}
+	close(progDone)
+	progWG.Wait()
+
+	cancel()
+	recs := stop()
+	for _, r := range recs {
+		r.finish()
+	}
+	buildResult(res, e.mix, recs, winLen)
+	if interrupted {
+		return res, fmt.Errorf("load: run interrupted: %w", ctx.Err())
+	}
+	return res, nil
+}
+
+func (e *engine) reportProgress(done <-chan struct{}) {
+	t := time.NewTicker(e.cfg.progEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		phase := PhaseWarmup
+		if e.win.start.Load() >= 0 {
+			phase = PhaseMeasure
+		}
+		e.cfg.progFn(Progress{
+			Elapsed:   time.Since(e.base),
+			Phase:     phase,
+			Completed: e.progOK.Load(),
+			Errors:    e.progErr.Load(),
+		})
+	}
+}
+
+// sleepUntil waits until t and reports true, or reports false as soon as ctx
+// is done.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
