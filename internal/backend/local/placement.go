@@ -48,8 +48,18 @@ func Place(available []int, target string, targetCPUs int) Placement {
 	return p
 }
 
-// AvailableCPUs returns the CPUs this process may run on.
+// startCPUs are the CPUs this process could use when it started, before
+// PinProcess narrowed them: every deployment is placed on those, not on
+// what an earlier deployment left the orchestrator pinned to.
+var startCPUs, startCPUsErr = currentCPUs()
+
+// AvailableCPUs returns the CPUs this process may run on, as it could when
+// it started.
 func AvailableCPUs() ([]int, error) {
+	return append([]int(nil), startCPUs...), startCPUsErr
+}
+
+func currentCPUs() ([]int, error) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return nil, err
