@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -15,12 +16,88 @@ import (
 )
 
 func runBench(args []string) int {
-	if len(args) == 0 || args[0] != "overhead" {
-		fmt.Fprintln(os.Stderr, "Usage: slowpoke bench overhead [flags]\n\n"+
-			"overhead  throughput cost of the instrumentation and controllers at zero pause,\n"+
-			"          against the same two emulated services uninstrumented")
+	if len(args) > 0 && args[0] == "overhead" {
+		return benchOverhead(args[1:])
+	}
+	if len(args) > 0 && args[0] == "accuracy" {
+		return benchAccuracy(args[1:])
+	}
+	fmt.Fprintln(os.Stderr, "Usage: slowpoke bench overhead|accuracy [flags]\n\n"+
+		"overhead  throughput cost of the instrumentation and controllers at zero pause,\n"+
+		"          against the same two emulated services uninstrumented\n"+
+		"accuracy  slowpoke validate on synthetic configurations (docs/suite.md):\n"+
+		"          prediction error against ground truth, per point and overall")
+	return 2
+}
+
+// benchSetup creates the output directory and the emulator link.
+func benchSetup(out *string, name string) ([]string, error) {
+	if *out == "" {
+		*out = filepath.Join("slowpoke-out", "bench-"+name+"-"+time.Now().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return nil, err
+	}
+	bin, err := linkEmulator(*out)
+	if err != nil {
+		return nil, err
+	}
+	return []string{bin}, nil
+}
+
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func benchAccuracy(args []string) int {
+	fs := flag.NewFlagSet("bench accuracy", flag.ContinueOnError)
+	o := bench.AccuracyOptions{}
+	fs.Int64Var(&o.Seed, "seed", 1, "seed of the synthetic suite")
+	fs.BoolVar(&o.Full, "full", false, "all 108 configurations instead of the representative subset")
+	only := fs.String("only", "", "comma-separated configuration names or tags (e.g. mutex,coordination,tree43)")
+	fs.StringVar(&o.Reduce, "reduce", "20,40,...,80%", "reductions per configuration")
+	fs.IntVar(&o.Reps, "reps", 2, "repetitions per point")
+	fs.IntVar(&o.Batch, "batch", 0, "batch size (0: automatic)")
+	fs.DurationVar(&o.Duration, "duration", 0, "measurement window (default: the configs' 3s)")
+	fs.DurationVar(&o.Warmup, "warmup", 0, "warm-up (default: the configs' 1s)")
+	fs.BoolVar(&o.Uncoordinated, "uncoordinated", false, "local pausing instead of coordinated rounds")
+	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-accuracy-<time>)")
+	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if *only != "" {
+		o.Only = strings.Split(*only, ",")
+	}
+	var err error
+	if o.ExtraPath, err = benchSetup(out, "accuracy"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	o.Dir = *out
+	o.Progress = os.Stderr
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := bench.Accuracy(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "slowpoke bench accuracy:", err)
+		return 1
+	}
+	fmt.Println()
+	bench.WriteAccuracyTable(os.Stdout, res)
+	path := filepath.Join(o.Dir, "accuracy.json")
+	if err := writeJSONFile(path, res); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("\nwrote %s\n", path)
+	return 0
+}
+
+func benchOverhead(args []string) int {
 	fs := flag.NewFlagSet("bench overhead", flag.ContinueOnError)
 	o := bench.OverheadOptions{}
 	fs.IntVar(&o.Reps, "reps", 5, "repetitions (configurations interleaved)")
@@ -29,23 +106,15 @@ func runBench(args []string) int {
 	fs.DurationVar(&o.Duration, "duration", 3*time.Second, "measurement window per run")
 	fs.Float64Var(&o.WorkUS, "work-us", 50, "CPU work per call of each service, µs")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-overhead-<time>)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *out == "" {
-		*out = filepath.Join("slowpoke-out", "bench-overhead-"+time.Now().Format("20060102-150405"))
+	var err error
+	if o.ExtraPath, err = benchSetup(out, "overhead"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	o.Dir = *out
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	bin, err := linkEmulator(o.Dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	o.ExtraPath = []string{bin}
 	o.Progress = os.Stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -56,9 +125,8 @@ func runBench(args []string) int {
 	}
 	fmt.Println()
 	bench.WriteOverheadTable(os.Stdout, res)
-	b, _ := json.MarshalIndent(res, "", "  ")
 	path := filepath.Join(o.Dir, "overhead.json")
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := writeJSONFile(path, res); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

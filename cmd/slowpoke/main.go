@@ -23,7 +23,7 @@ func init() {
 		{"demo", "run the bundled example end to end and print a predicted-throughput curve", runDemo},
 		{"predict", "predict throughput if a target service were faster (virtual speedup)", runPredict},
 		{"validate", "predict and also measure the truth (target really reduced): per-point error and RMSE", runValidate},
-		{"bench", "benchmarks that print figures: overhead", runBench},
+		{"bench", "benchmarks that print figures: overhead, accuracy", runBench},
 		{"controller", "run one service under a slowpoke controller (used by the backends)", runController},
 	}
 }
