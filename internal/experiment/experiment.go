@@ -57,7 +57,7 @@ func (r *Runner) Measure(ctx context.Context, batch int, pause time.Duration, ne
 	if batch > 0 {
 		sd = &slowdown{batch: batch, pause: pause}
 	}
-	s, err := r.run(ctx, sd, neighbours, r.opts.Warmup)
+	s, err := r.run(ctx, sd, neighbours, r.opts.Warmup, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -136,8 +136,10 @@ func New(d *local.Deployment, opts Options) (*Runner, error) {
 // sample is one measured run.
 type sample struct {
 	res      *load.Result
-	before   map[string]*wire.Stats
+	before   map[string]*wire.Stats // at the edges of the measurement window
 	after    map[string]*wire.Stats
+	idle0    map[string]*wire.Stats // before the load started and after it drained (pre-profiling only)
+	idle1    map[string]*wire.Stats
 	rounds   map[string]*wire.Stats // controller counters after the slowdown stopped
 	window   time.Duration
 	slowdown *slowdown
@@ -149,7 +151,20 @@ type slowdown struct {
 }
 
 func (s *sample) delta(svc string) (calls uint64, cpu time.Duration) {
-	a, b := s.after[svc], s.before[svc]
+	return statsDelta(s.before[svc], s.after[svc])
+}
+
+// idleDelta counts from before the load started to after it drained:
+// nothing moves while these snapshots are taken, so counts read from
+// different services, at slightly different moments, agree exactly.
+func (s *sample) idleDelta(svc string) (calls uint64, cpu time.Duration) {
+	if s.idle0 == nil {
+		return s.delta(svc)
+	}
+	return statsDelta(s.idle0[svc], s.idle1[svc])
+}
+
+func statsDelta(b, a *wire.Stats) (calls uint64, cpu time.Duration) {
 	if a == nil || b == nil {
 		return 0, 0
 	}
@@ -199,8 +214,12 @@ func (r *Runner) snapshot() map[string]*wire.Stats {
 	return out
 }
 
-// run measures one window, with a slowdown when sd is not nil.
-func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]string, warmup time.Duration) (*sample, error) {
+// drainTime lets in-flight work finish before the idle snapshot.
+const drainTime = 300 * time.Millisecond
+
+// run measures one window, with a slowdown when sd is not nil. With idle, it
+// also snapshots the counters before the load starts and after it drained.
+func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]string, warmup time.Duration, idle bool) (*sample, error) {
 	svcs := r.d.Services()
 	for _, svc := range svcs {
 		if svc.Control != nil {
@@ -249,6 +268,9 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 		}
 	}
 	s := &sample{slowdown: sd}
+	if idle {
+		s.idle0 = r.snapshot()
+	}
 	var t0 time.Time
 	res, err := load.RunClosed(ctx, r.mix,
 		load.WithConnections(r.opts.Connections), load.WithWarmup(warmup), load.WithDuration(r.opts.Duration),
@@ -265,6 +287,12 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 	}
 	if err != nil {
 		return nil, err
+	}
+	if idle {
+		// Requests cancelled at the end of the run may still be working
+		// their way through the services.
+		time.Sleep(drainTime)
+		s.idle1 = r.snapshot()
 	}
 	s.res = res
 	return s, nil
@@ -309,7 +337,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	// warm-up also warms connection pools and caches after start-up.
 	r.step = 1
 	r.progress("pre-profiling: baseline with %d connections", o.Connections)
-	pre, err := r.run(ctx, nil, nil, 2*o.Warmup)
+	pre, err := r.run(ctx, nil, nil, 2*o.Warmup, true)
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +377,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	for rep := 0; rep < o.Repetitions; rep++ {
 		if rep > 0 {
 			r.step++
-			s, err := r.run(ctx, nil, nil, o.Warmup)
+			s, err := r.run(ctx, nil, nil, o.Warmup, false)
 			if err != nil {
 				return nil, err
 			}
@@ -368,7 +396,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		for _, i := range order {
 			p := points[i]
 			r.step++
-			s, err := r.run(ctx, &p.sd, prof.neighbours, o.Warmup)
+			s, err := r.run(ctx, &p.sd, prof.neighbours, o.Warmup, false)
 			if err != nil {
 				return nil, err
 			}
@@ -435,7 +463,7 @@ func (r *Runner) truth(ctx context.Context, d time.Duration) (float64, error) {
 	if err := r.restartTarget(ctx, d); err != nil {
 		return 0, err
 	}
-	s, err := r.run(ctx, nil, nil, r.opts.Warmup)
+	s, err := r.run(ctx, nil, nil, r.opts.Warmup, false)
 	if err != nil {
 		return 0, err
 	}
@@ -474,7 +502,7 @@ type profile struct {
 }
 
 func (r *Runner) profile(s *sample) (*profile, error) {
-	calls, cpu := s.delta(r.opts.Target)
+	calls, cpu := s.idleDelta(r.opts.Target)
 	n := s.responses()
 	if n == 0 {
 		return nil, fmt.Errorf("no successful requests during pre-profiling (errors: %d): check the workload and the services' logs", s.res.Errors)
@@ -482,22 +510,26 @@ func (r *Runner) profile(s *sample) (*profile, error) {
 	if calls == 0 {
 		return nil, fmt.Errorf("target %q received no calls during pre-profiling: is it on the path of the workload's requests?", r.opts.Target)
 	}
-	p := &profile{c1: float64(calls) / float64(n), u1: cpu / time.Duration(calls)}
-	// Prefer arrivals at the entry service to responses at the load
-	// generator: both counts are then taken at nearly the same point of
-	// every request's life, so requests in flight across the window's edges
-	// (up to the number of connections) do not skew the ratio.
-	perRequest := float64(n)
+	p := &profile{u1: cpu / time.Duration(calls), ci: map[string]float64{}}
+	// Calls per user request: arrivals at each service over arrivals at the
+	// entry service, both counted between idle moments so that nothing in
+	// flight skews them. Without an instrumented entry, fall back to the
+	// window's responses at the load generator.
+	ratio := func(svc string) float64 {
+		c, _ := s.delta(svc)
+		return float64(c) / float64(n)
+	}
 	if entry := r.entryService(); entry != "" {
-		if ecalls, _ := s.delta(entry); ecalls > 0 {
-			perRequest = float64(ecalls)
+		if ecalls, _ := s.idleDelta(entry); ecalls > 0 {
+			ratio = func(svc string) float64 {
+				c, _ := s.idleDelta(svc)
+				return float64(c) / float64(ecalls)
+			}
 		}
 	}
-	p.c1 = float64(calls) / perRequest
-	p.ci = map[string]float64{}
+	p.c1 = ratio(r.opts.Target)
 	for name := range s.after {
-		ci, _ := s.delta(name)
-		p.ci[name] = float64(ci) / perRequest
+		p.ci[name] = ratio(name)
 	}
 	p.q1 = float64(len(r.d.Placement.CPUs(r.opts.Target)))
 	if sp, ok := r.spec.Service(r.opts.Target); ok && float64(sp.CPUs) < p.q1 {
