@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -166,12 +167,16 @@ func validateConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds
 	r, err := experiment.New(d, experiment.Options{
 		Target: c.Target, Reductions: reds, ReductionsText: texts, Repetitions: o.Reps, Batch: o.Batch,
 		Duration: o.Duration, Warmup: o.Warmup, SpecPath: specPath, Validate: true, Uncoordinated: o.Uncoordinated,
+		Progress: o.Progress,
 	})
 	if err != nil {
 		return nil, err
 	}
 	res, err := r.Run(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(o.Dir, "results"), 0o755); err != nil {
 		return nil, err
 	}
 	if err := report.WriteJSON(filepath.Join(o.Dir, "results", c.Name+".json"), res); err != nil {

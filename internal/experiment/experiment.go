@@ -648,6 +648,7 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *pr
 	p := report.Point{
 		ReductionPct:    model.PercentOf(d.Seconds(), prof.u1.Seconds()),
 		ReductionUS:     d.Seconds() * 1e6,
+		Batch:           sd.batch,
 		PausePerRoundUS: float64(sd.pause) / 1e3,
 	}
 	flags := map[string]bool{}

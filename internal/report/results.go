@@ -86,6 +86,7 @@ type Baseline struct {
 type Point struct {
 	ReductionPct      float64   `json:"reduction_pct"` // of u1
 	ReductionUS       float64   `json:"reduction_us"`  // d
+	Batch             int       `json:"batch"` // target calls per pause round
 	PausePerRoundUS   float64   `json:"pause_per_round_us"`
 	SlowdownRPS       float64   `json:"slowdown_rps"` // median measured throughput with pauses
 	SlowdownRuns      []float64 `json:"slowdown_runs"`
