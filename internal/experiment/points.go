@@ -1,0 +1,147 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/model"
+)
+
+// truth measures the application with the target's work really reduced by
+// d: the target is restarted with its ground-truth knob set.
+func (r *Runner) truth(ctx context.Context, d time.Duration) (float64, error) {
+	if err := r.restartTarget(ctx, d); err != nil {
+		return 0, err
+	}
+	s, err := r.run(ctx, nil, nil, r.opts.Warmup, false)
+	if err != nil {
+		return 0, err
+	}
+	return s.res.Throughput, nil
+}
+
+func (r *Runner) restartTarget(ctx context.Context, d time.Duration) error {
+	svc, _ := r.spec.Service(r.opts.Target)
+	gt := svc.GroundTruth
+	if err := r.d.Restart(ctx, r.opts.Target, map[string]string{gt.Env: gt.Value(d.Seconds() * 1e6)}); err != nil {
+		return fmt.Errorf("restart %s with its work reduced by %v: %w", r.opts.Target, d, err)
+	}
+	return nil
+}
+
+// chooseBatch picks the batch size: as large as possible (fewer signals) up
+// to maxAutoBatch, within two limits.
+//
+//   - Queue: during a pause of B d / q1 the target, whose real cost per call
+//     is still u1, works off about B d / u1 queued calls; keep that under a
+//     quarter of the connections (its queue can be no deeper than that), or
+//     the target starves and idles as if it had its original cost.
+//   - Burstiness: long pauses make every other service alternate between
+//     stopped and flat out, and the slowdown run loses throughput the model
+//     does not account for. On the demo at an 80% reduction, pauses of about
+//     10, 40 and 100 ms measured 1.6%, 6% and 10% below the ideal slowdown
+//     throughput, so pauses are kept to about maxAutoPause.
+func chooseBatch(d, u1 time.Duration, q1 float64, connections int) int {
+	if d <= 0 || u1 <= 0 {
+		return maxAutoBatch
+	}
+	b := int(queueShareBatch * float64(connections) * float64(u1) / float64(d))
+	b = min(b, int(float64(maxAutoPause)*q1/float64(d)))
+	return max(1, min(maxAutoBatch, b))
+}
+
+func baselineOf(samples []*sample) report.Baseline {
+	var b report.Baseline
+	var p50, p99 []float64
+	for _, s := range samples {
+		b.Runs = append(b.Runs, s.res.Throughput)
+		b.Errors += s.res.Errors
+		b.Non2xx += s.res.Non2xx
+		p50 = append(p50, float64(s.res.Latency.P50)/1e6)
+		p99 = append(p99, float64(s.res.Latency.P99)/1e6)
+	}
+	b.RPS = report.Median(b.Runs)
+	b.SpreadPct = report.SpreadPct(b.Runs)
+	b.P50MS, b.P99MS = report.Median(p50), report.Median(p99)
+	return b
+}
+
+func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *profile) report.Point {
+	p := report.Point{
+		ReductionPct:    model.PercentOf(d.Seconds(), prof.u1.Seconds()),
+		ReductionUS:     d.Seconds() * 1e6,
+		Batch:           sd.batch,
+		PausePerRoundUS: float64(sd.pause) / 1e3,
+	}
+	flags := map[string]bool{}
+	var busyIn, busyAll []float64
+	var requested, actual int64
+	for _, s := range samples {
+		p.SlowdownRuns = append(p.SlowdownRuns, s.res.Throughput)
+		pred, err := model.Predict(s.res.Throughput, d.Seconds(), prof.c1, prof.q1)
+		if err != nil {
+			flags[report.FlagInfeasible] = true
+		}
+		p.PredictedRuns = append(p.PredictedRuns, pred)
+		p.Errors += s.res.Errors
+		p.Non2xx += s.res.Non2xx
+		if total := s.res.Completed + s.res.Errors + s.res.Non2xx; total > 0 && float64(s.res.Errors+s.res.Non2xx) > errorShare*float64(total) {
+			flags[report.FlagErrors] = true
+		}
+		tgt := s.rounds[r.opts.Target]
+		if tgt == nil {
+			continue
+		}
+		p.Rounds += tgt.RoundsStarted
+		if tgt.PauseWindowNS > 0 {
+			busyIn = append(busyIn, float64(tgt.PauseBusyNS)/float64(tgt.PauseWindowNS)/prof.q1)
+		}
+		if _, cpu := s.delta(r.opts.Target); s.window > 0 {
+			busyAll = append(busyAll, float64(cpu)/float64(s.window)/prof.q1)
+		}
+		for name, st := range s.rounds {
+			if name == r.opts.Target {
+				continue
+			}
+			requested += st.PauseRequestedNS
+			actual += st.PauseActualNS
+			if st.ForwardErrors > 0 || (!r.opts.Uncoordinated && st.RoundsReceived < tgt.RoundsStarted) {
+				flags[report.FlagNeighbourUnreachable] = true
+			}
+		}
+		if tgt.ForwardErrors > 0 {
+			flags[report.FlagNeighbourUnreachable] = true
+		}
+	}
+	p.SlowdownRPS = report.Median(p.SlowdownRuns)
+	if flags[report.FlagInfeasible] {
+		// A prediction from some runs only would be biased upwards.
+		p.PredictedRPS = 0
+	} else {
+		p.PredictedRPS = report.Median(p.PredictedRuns)
+		p.SpreadPct = report.SpreadPct(p.PredictedRuns)
+	}
+	others := float64(max(1, len(r.d.Services())-1))
+	p.PauseRequestedMS = float64(requested) / 1e6 / others / float64(len(samples))
+	p.PauseActualMS = float64(actual) / 1e6 / others / float64(len(samples))
+	p.TargetBusyInPause = report.Median(busyIn)
+	p.TargetBusyOverall = report.Median(busyAll)
+	if d > 0 && p.TargetBusyInPause > 0 && p.TargetBusyInPause < starvedRatio*p.TargetBusyOverall {
+		flags[report.FlagTargetStarved] = true
+	}
+	if requested > 0 && float64(actual) < pauseShortfall*float64(requested) {
+		flags[report.FlagPauseShortfall] = true
+	}
+	if p.SpreadPct > noisySpreadPct {
+		flags[report.FlagNoisy] = true
+	}
+	p.Flags = []string{}
+	for f := range flags {
+		p.Flags = append(p.Flags, f)
+	}
+	sort.Strings(p.Flags)
+	return p
+}

@@ -1,0 +1,139 @@
+package experiment
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+)
+
+type profile struct {
+	ci         map[string]float64 // calls to each service per user request
+	c1, q1     float64
+	u1         time.Duration
+	neighbours map[string][]string
+	warnings   []string
+}
+
+func (r *Runner) profile(s *sample) (*profile, error) {
+	calls, cpu := s.idleDelta(r.opts.Target)
+	n := s.responses()
+	if n == 0 {
+		return nil, fmt.Errorf("no successful requests during pre-profiling (errors: %d): check the workload and the services' logs", s.res.Errors)
+	}
+	if calls == 0 {
+		return nil, fmt.Errorf("target %q received no calls during pre-profiling: is it on the path of the workload's requests?", r.opts.Target)
+	}
+	p := &profile{u1: cpu / time.Duration(calls), ci: map[string]float64{}}
+	// Calls per user request: arrivals at each service over arrivals at the
+	// entry service, both counted between idle moments so that nothing in
+	// flight skews them. Without an instrumented entry, fall back to the
+	// window's responses at the load generator.
+	ratio := func(svc string) float64 {
+		c, _ := s.delta(svc)
+		return float64(c) / float64(n)
+	}
+	if entry := r.entryService(); entry != "" {
+		if ecalls, _ := s.idleDelta(entry); ecalls > 0 {
+			ratio = func(svc string) float64 {
+				c, _ := s.idleDelta(svc)
+				return float64(c) / float64(ecalls)
+			}
+		}
+	}
+	p.c1 = ratio(r.opts.Target)
+	for name := range s.after {
+		p.ci[name] = ratio(name)
+	}
+	p.q1 = float64(len(r.d.Placement.CPUs(r.opts.Target)))
+	if sp, ok := r.spec.Service(r.opts.Target); ok && float64(sp.CPUs) < p.q1 {
+		p.q1 = float64(sp.CPUs)
+	}
+	if p.u1 <= 0 {
+		return nil, fmt.Errorf("target %q used no measurable CPU during pre-profiling (%d calls)", r.opts.Target, calls)
+	}
+	p.neighbours, p.warnings = r.callGraph(s.after)
+	return p, nil
+}
+
+// entryService names the service that the spec's entry URL reaches, or "".
+func (r *Runner) entryService() string {
+	u, err := url.Parse(r.spec.Entry)
+	if err != nil {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	for _, svc := range r.spec.Services {
+		if strconv.Itoa(svc.Port) == port {
+			return svc.Name
+		}
+	}
+	return ""
+}
+
+// callGraph builds the undirected call graph from the instrumentation's
+// downstream counts, mapping addresses to services by port. Services that
+// the graph does not connect to the target are linked to the target
+// directly, so that every service still receives every round.
+func (r *Runner) callGraph(stats map[string]*wire.Stats) (map[string][]string, []string) {
+	byPort := map[string]string{}
+	for _, svc := range r.spec.Services {
+		byPort[strconv.Itoa(svc.Port)] = svc.Name
+	}
+	edges := map[string]map[string]bool{}
+	link := func(a, b string) {
+		if a == b {
+			return
+		}
+		for _, p := range [][2]string{{a, b}, {b, a}} {
+			if edges[p[0]] == nil {
+				edges[p[0]] = map[string]bool{}
+			}
+			edges[p[0]][p[1]] = true
+		}
+	}
+	for name, st := range stats {
+		for addr := range st.Downstream {
+			if _, port, err := net.SplitHostPort(addr); err == nil {
+				if callee, ok := byPort[port]; ok {
+					link(name, callee)
+				}
+			}
+		}
+	}
+	// Reachability from the target.
+	seen := map[string]bool{r.opts.Target: true}
+	queue := []string{r.opts.Target}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for m := range edges[n] {
+			if !seen[m] {
+				seen[m] = true
+				queue = append(queue, m)
+			}
+		}
+	}
+	var warnings []string
+	for _, svc := range r.spec.Services {
+		if !seen[svc.Name] {
+			link(r.opts.Target, svc.Name)
+			warnings = append(warnings, fmt.Sprintf("service %q is not connected to the target in the observed call graph; it receives rounds from the target directly", svc.Name))
+		}
+	}
+	out := map[string][]string{}
+	for a, bs := range edges {
+		for b := range bs {
+			out[a] = append(out[a], b)
+		}
+		sort.Strings(out[a])
+	}
+	return out, warnings
+}

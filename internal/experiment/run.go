@@ -1,0 +1,195 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+	"github.com/slowpoke-dev/slowpoke/load"
+)
+
+// Measure runs one measurement window: without slowdown when batch is 0,
+// otherwise with rounds every batch target calls and the given pause per
+// round on every other service. It returns the load generator's result and
+// the target controller's counters after the run (nil without slowdown).
+func (r *Runner) Measure(ctx context.Context, batch int, pause time.Duration, neighbours map[string][]string) (*load.Result, *wire.Stats, error) {
+	var sd *slowdown
+	if batch > 0 {
+		sd = &slowdown{batch: batch, pause: pause}
+	}
+	s, err := r.run(ctx, sd, neighbours, r.opts.Warmup, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.res, s.rounds[r.opts.Target], nil
+}
+
+// sample is one measured run.
+type sample struct {
+	res      *load.Result
+	before   map[string]*wire.Stats // at the edges of the measurement window
+	after    map[string]*wire.Stats
+	idle0    map[string]*wire.Stats // before the load started and after it drained (pre-profiling only)
+	idle1    map[string]*wire.Stats
+	rounds   map[string]*wire.Stats // controller counters after the slowdown stopped
+	window   time.Duration
+	slowdown *slowdown
+}
+
+type slowdown struct {
+	batch int
+	pause time.Duration
+}
+
+func (s *sample) delta(svc string) (calls uint64, cpu time.Duration) {
+	return statsDelta(s.before[svc], s.after[svc])
+}
+
+// idleDelta counts from before the load started to after it drained:
+// nothing moves while these snapshots are taken, so counts read from
+// different services, at slightly different moments, agree exactly.
+func (s *sample) idleDelta(svc string) (calls uint64, cpu time.Duration) {
+	if s.idle0 == nil {
+		return s.delta(svc)
+	}
+	return statsDelta(s.idle0[svc], s.idle1[svc])
+}
+
+func statsDelta(b, a *wire.Stats) (calls uint64, cpu time.Duration) {
+	if a == nil || b == nil {
+		return 0, 0
+	}
+	return a.Calls - b.Calls, time.Duration(a.CPUNS - b.CPUNS)
+}
+
+// responses counts the user requests that completed in the window, failed
+// or not: all of them reached the services.
+func (s *sample) responses() uint64 { return s.res.Completed + s.res.Non2xx }
+
+func (r *Runner) progress(format string, args ...any) {
+	if r.opts.Progress == nil {
+		return
+	}
+	prefix := ""
+	if r.steps > 0 {
+		eta := ""
+		if r.step > 1 {
+			per := time.Since(r.start) / time.Duration(r.step-1)
+			eta = " ETA " + (per * time.Duration(r.steps-r.step+1)).Round(time.Second).String()
+		}
+		prefix = fmt.Sprintf("[%2d/%d%s] ", r.step, r.steps, eta)
+	}
+	fmt.Fprintf(r.opts.Progress, prefix+format+"\n", args...)
+}
+
+// snapshot reads every controller's stats in parallel.
+func (r *Runner) snapshot() map[string]*wire.Stats {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	out := map[string]*wire.Stats{}
+	for _, svc := range r.d.Services() {
+		if svc.Control == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if st, err := svc.Control.Stats(); err == nil {
+				mu.Lock()
+				out[svc.Name] = st
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// drainTime lets in-flight work finish before the idle snapshot.
+const drainTime = 300 * time.Millisecond
+
+// run measures one window, with a slowdown when sd is not nil. With idle, it
+// also snapshots the counters before the load starts and after it drained.
+func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]string, warmup time.Duration, idle bool) (*sample, error) {
+	svcs := r.d.Services()
+	for _, svc := range svcs {
+		if svc.Control != nil {
+			if err := svc.Control.Reset(); err != nil {
+				return nil, fmt.Errorf("reset %s: %w", svc.Name, err)
+			}
+		}
+	}
+	if sd != nil {
+		if r.d.Service(r.opts.Target).Control == nil {
+			return nil, errors.New("a slowdown needs the services to run under controllers")
+		}
+		r.epoch++
+		// Non-targets first, target last: every pauser is listening before
+		// the first round.
+		sort.SliceStable(svcs, func(i, j int) bool { return svcs[j].Name == r.opts.Target && svcs[i].Name != r.opts.Target })
+		for _, svc := range svcs {
+			if svc.Control == nil {
+				continue
+			}
+			cf := wire.Configure{Epoch: r.epoch, Target: svc.Name == r.opts.Target, Batch: sd.batch, PausePerRoundNS: int64(sd.pause)}
+			if r.opts.Uncoordinated && !cf.Target && r.prof != nil {
+				// Same pause per call as rounds give, applied locally:
+				// B calls of this service take B d c1/(q1 ci).
+				ci := r.prof.ci[svc.Name]
+				if ci <= 0 {
+					continue
+				}
+				cf.Local = true
+				cf.PausePerRoundNS = int64(float64(sd.pause) * r.prof.c1 / ci)
+			}
+			for _, n := range neighbours[svc.Name] {
+				if r.opts.Uncoordinated {
+					break // no rounds travel: every service paces itself
+				}
+				if ns := r.d.Service(n); ns != nil && ns.Control != nil {
+					cf.Neighbours = append(cf.Neighbours, wire.Neighbour{Name: n, Addr: ns.Control.Addr})
+				}
+			}
+			if err := svc.Control.Configure(cf); err != nil {
+				return nil, fmt.Errorf("configure %s: %w", svc.Name, err)
+			}
+			if err := svc.Control.Start(); err != nil {
+				return nil, fmt.Errorf("start slowdown on %s: %w", svc.Name, err)
+			}
+		}
+	}
+	s := &sample{slowdown: sd}
+	if idle {
+		s.idle0 = r.snapshot()
+	}
+	var t0 time.Time
+	res, err := load.RunClosed(ctx, r.mix,
+		load.WithConnections(r.opts.Connections), load.WithWarmup(warmup), load.WithDuration(r.opts.Duration),
+		load.WithWindowHooks(func() { s.before = r.snapshot(); t0 = time.Now() }, func() { s.window = time.Since(t0); s.after = r.snapshot() }))
+	if sd != nil {
+		// Target first: no new rounds, then everyone resumes.
+		slices.Reverse(svcs)
+		for _, svc := range svcs {
+			if svc.Control != nil {
+				svc.Control.Stop()
+			}
+		}
+		s.rounds = r.snapshot()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if idle {
+		// Requests cancelled at the end of the run may still be working
+		// their way through the services.
+		time.Sleep(drainTime)
+		s.idle1 = r.snapshot()
+	}
+	s.res = res
+	return s, nil
+}
