@@ -29,6 +29,7 @@ func runController(args []string) int {
 	stopTimeout := fs.Duration("stop-timeout", controller.DefaultStopTimeout, "after forwarding a signal, kill the service's group if it is still running")
 	addrFile := fs.String("addr-file", "", "write the control address to this file once listening")
 	secretFile := fs.String("secret-file", "", "file holding the hex experiment secret")
+	normalPrio := fs.Bool("normal-priority", false, "keep the controller at normal scheduling priority (rounds may then reach busy cores late)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -53,7 +54,7 @@ func runController(args []string) int {
 	}
 	code, err := controller.Run(context.Background(), controller.Config{
 		Name: *name, Command: cmdline, CPUs: cpuList, Listen: *listen, Secret: secret,
-		MaxPause: *maxPause, StopTimeout: *stopTimeout, AddrFile: *addrFile,
+		MaxPause: *maxPause, StopTimeout: *stopTimeout, AddrFile: *addrFile, NormalPriority: *normalPrio,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	if err != nil {

@@ -35,6 +35,7 @@ type predictConfig struct {
 	extraPath []string
 	validate  bool
 	uncoord   bool
+	noExtend  bool
 }
 
 func predictFlags(fs *flag.FlagSet, c *predictConfig) {
@@ -47,6 +48,7 @@ func predictFlags(fs *flag.FlagSet, c *predictConfig) {
 	fs.IntVar(&c.reps, "reps", 3, "repetitions of the baseline and of every point")
 	fs.DurationVar(&c.maxPause, "max-pause", controller.DefaultMaxPause, "hard cap on any single pause of a service")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-<target>-<time>)")
+	fs.BoolVar(&c.noExtend, "no-colocated-extension", false, "do not extend pauses by the CPU the load generator and controllers use on the paused services' cores (for comparison)")
 	fs.BoolVar(&c.uncoord, "uncoordinated", false, "pause every service locally instead of in coordinated rounds (to measure what coordination buys; less accurate)")
 }
 
@@ -142,7 +144,7 @@ func predict(c predictConfig) error {
 	runner, err := experiment.New(d, experiment.Options{
 		Target: c.target, Reductions: reds, ReductionsText: texts, Batch: c.batch, Connections: c.conns,
 		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxPause: c.maxPause,
-		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate, Uncoordinated: c.uncoord,
+		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate, Uncoordinated: c.uncoord, NoColocatedExtension: c.noExtend,
 	})
 	if err != nil {
 		return err

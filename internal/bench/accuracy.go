@@ -21,18 +21,19 @@ import (
 
 // AccuracyOptions configure the accuracy benchmark.
 type AccuracyOptions struct {
-	Dir           string   // configs, logs, results
-	ExtraPath     []string // where slowpoke-emu is found
-	Seed          int64
-	Full          bool     // all 108 configurations instead of the subset
-	Only          []string // config names (or tags) to run; overrides Full
-	Reduce        string   // default "20,40,...,80%"
-	Reps          int
-	Batch         int
-	Duration      time.Duration
-	Warmup        time.Duration
-	Progress      io.Writer
-	Uncoordinated bool
+	Dir                  string   // configs, logs, results
+	ExtraPath            []string // where slowpoke-emu is found
+	Seed                 int64
+	Full                 bool     // all 108 configurations instead of the subset
+	Only                 []string // config names (or tags) to run; overrides Full
+	Reduce               string   // default "20,40,...,80%"
+	Reps                 int
+	Batch                int
+	Duration             time.Duration
+	Warmup               time.Duration
+	Progress             io.Writer
+	Uncoordinated        bool
+	NoColocatedExtension bool
 }
 
 // AccuracyConfig is the outcome for one configuration.
@@ -166,7 +167,7 @@ func validateConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds
 	}
 	r, err := experiment.New(d, experiment.Options{
 		Target: c.Target, Reductions: reds, ReductionsText: texts, Repetitions: o.Reps, Batch: o.Batch,
-		Duration: o.Duration, Warmup: o.Warmup, SpecPath: specPath, Validate: true, Uncoordinated: o.Uncoordinated,
+		Duration: o.Duration, Warmup: o.Warmup, SpecPath: specPath, Validate: true, Uncoordinated: o.Uncoordinated, NoColocatedExtension: o.NoColocatedExtension,
 		Progress: o.Progress,
 	})
 	if err != nil {

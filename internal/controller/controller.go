@@ -32,6 +32,7 @@ const (
 	DefaultMaxPause    = time.Second
 	DefaultStopTimeout = 10 * time.Second
 	maxNeighbours      = 256
+	maxColocated       = 64
 	maxBatch           = 1 << 20
 	recentRounds       = 64
 	idleTimeout        = 10 * time.Minute
@@ -49,9 +50,12 @@ type Config struct {
 	MaxPause    time.Duration // hard cap on one stop; default DefaultMaxPause
 	StopTimeout time.Duration // after forwarding a signal, SIGKILL the group if it is still running; default DefaultStopTimeout
 	AddrFile    string        // if set, the control address is written here once listening
-	Stdout      io.Writer
-	Stderr      io.Writer
-	Logger      *slog.Logger
+	// NormalPriority keeps the controller at the normal scheduling
+	// priority instead of raising it (see raisePriority).
+	NormalPriority bool
+	Stdout         io.Writer
+	Stderr         io.Writer
+	Logger         *slog.Logger
 }
 
 // Controller is one running controller. Create it with Start.
@@ -144,6 +148,11 @@ func Start(cfg Config) (*Controller, error) {
 		return nil, err
 	}
 	c.pauser = newPauser(cfg.MaxPause, c.signalGroup)
+	if !cfg.NormalPriority {
+		if err := raisePriority(); err != nil {
+			c.log.Warn("cannot raise the controller's scheduling priority; rounds may reach busy cores late", "err", err)
+		}
+	}
 	go c.acceptAgents()
 	go c.acceptControl()
 	go c.watchChild()

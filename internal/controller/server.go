@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
@@ -106,6 +108,13 @@ func (c *Controller) Configure(cf wire.Configure) error {
 		return fmt.Errorf("pause per round %v exceeds this controller's hard cap %v", time.Duration(cf.PausePerRoundNS), c.cfg.MaxPause)
 	case len(cf.Neighbours) > maxNeighbours:
 		return fmt.Errorf("at most %d neighbours, got %d", maxNeighbours, len(cf.Neighbours))
+	case len(cf.Colocated) > maxColocated:
+		return fmt.Errorf("at most %d co-located processes, got %d", maxColocated, len(cf.Colocated))
+	}
+	for _, pid := range cf.Colocated {
+		if pid <= 0 {
+			return fmt.Errorf("bad co-located pid %d", pid)
+		}
 	}
 	for _, n := range cf.Neighbours {
 		if _, _, err := net.SplitHostPort(n.Addr); err != nil || n.Name == "" || len(n.Name) > 253 {
@@ -118,6 +127,7 @@ func (c *Controller) Configure(cf wire.Configure) error {
 		return errors.New("slowdown is running: stop it before configuring")
 	}
 	c.conf = cf
+	c.pauser.setOthers(colocatedCPU(cf.Colocated, c.numCPUs()))
 	keep := map[string]bool{}
 	for _, n := range cf.Neighbours {
 		keep[n.Addr] = true
@@ -132,6 +142,32 @@ func (c *Controller) Configure(cf wire.Configure) error {
 		}
 	}
 	return nil
+}
+
+// colocatedCPU sums the CPU clocks of pids, per core of the service.
+func colocatedCPU(pids []int, cores int) func() time.Duration {
+	if len(pids) == 0 {
+		return nil
+	}
+	pids = append([]int(nil), pids...)
+	return func() time.Duration {
+		var sum time.Duration
+		for _, pid := range pids {
+			sum += processCPU(pid)
+		}
+		return sum / time.Duration(max(1, cores))
+	}
+}
+
+func (c *Controller) numCPUs() int {
+	if n := len(c.cfg.CPUs); n > 0 {
+		return n
+	}
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(c.pgid, &set) == nil {
+		return set.Count()
+	}
+	return 1
 }
 
 // StartSlowdown begins a slowdown run with the current configuration.
@@ -536,7 +572,7 @@ func (c *Controller) Stats() *wire.Stats {
 	st.RoundsStale, st.RoundsForwarded, st.ForwardErrors = c.c.stale, c.c.forwarded, c.c.forwardErrors
 	st.AuthFailures = c.c.authFailures
 	st.Pauses, st.PauseRequestedNS, st.PauseActualNS = ps.pauses, int64(ps.requested), int64(ps.actual)
-	st.PauseClippedNS, st.PauseMaxNS = int64(ps.clipped), int64(ps.longest)
+	st.PauseClippedNS, st.PauseMaxNS, st.PauseExtendedNS = int64(ps.clipped), int64(ps.longest), int64(ps.extended)
 	if c.c.received > 0 {
 		st.DelayMeanNS = c.c.delaySum / int64(c.c.received)
 	}

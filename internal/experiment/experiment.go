@@ -40,6 +40,10 @@ type Options struct {
 	// on its own, d c1/(q1 ci) per call of its own, in batches. It exists
 	// to measure what coordination buys; predictions use rounds.
 	Uncoordinated bool
+	// NoColocatedExtension turns off extending stops by the CPU time that
+	// never-paused processes (load generator, controllers) use on the
+	// paused services' cores during them. For measuring what it buys.
+	NoColocatedExtension bool
 }
 
 // Thresholds for flags.
@@ -240,7 +244,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 			}
 		}
 	}
-	out.Baseline = baselineOf(baselines)
+	out.Baseline = r.baselineOf(baselines)
 	var sq, maxAbs float64
 	for _, p := range points {
 		pt := r.point(p.d, p.sd, p.samples, prof)

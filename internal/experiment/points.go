@@ -53,10 +53,11 @@ func chooseBatch(d, u1 time.Duration, q1 float64, connections int) int {
 	return max(1, min(maxAutoBatch, b))
 }
 
-func baselineOf(samples []*sample) report.Baseline {
+func (r *Runner) baselineOf(samples []*sample) report.Baseline {
 	var b report.Baseline
-	var p50, p99 []float64
+	var p50, p99, others []float64
 	for _, s := range samples {
+		others = append(others, r.othersCPU(s))
 		b.Runs = append(b.Runs, s.res.Throughput)
 		b.Errors += s.res.Errors
 		b.Non2xx += s.res.Non2xx
@@ -66,7 +67,25 @@ func baselineOf(samples []*sample) report.Baseline {
 	b.RPS = report.Median(b.Runs)
 	b.SpreadPct = report.SpreadPct(b.Runs)
 	b.P50MS, b.P99MS = report.Median(p50), report.Median(p99)
+	b.OthersCPUUS = report.Median(others)
 	return b
+}
+
+// othersCPU is the CPU time (µs) of all services but the target per
+// completed request in the sample's window.
+func (r *Runner) othersCPU(s *sample) float64 {
+	n := s.responses()
+	if n == 0 {
+		return 0
+	}
+	var total time.Duration
+	for name := range s.after {
+		if name != r.opts.Target {
+			_, cpu := s.delta(name)
+			total += cpu
+		}
+	}
+	return total.Seconds() * 1e6 / float64(n)
 }
 
 func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *profile) report.Point {
@@ -77,9 +96,10 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *pr
 		PausePerRoundUS: float64(sd.pause) / 1e3,
 	}
 	flags := map[string]bool{}
-	var busyIn, busyAll []float64
+	var busyIn, busyAll, others, delays []float64
 	var requested, actual int64
 	for _, s := range samples {
+		others = append(others, r.othersCPU(s))
 		p.SlowdownRuns = append(p.SlowdownRuns, s.res.Throughput)
 		pred, err := model.Predict(s.res.Throughput, d.Seconds(), prof.c1, prof.q1)
 		if err != nil {
@@ -102,16 +122,19 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *pr
 		if _, cpu := s.delta(r.opts.Target); s.window > 0 {
 			busyAll = append(busyAll, float64(cpu)/float64(s.window)/prof.q1)
 		}
+		var delay int64
 		for name, st := range s.rounds {
 			if name == r.opts.Target {
 				continue
 			}
+			delay = max(delay, st.DelayMeanNS)
 			requested += st.PauseRequestedNS
 			actual += st.PauseActualNS
 			if st.ForwardErrors > 0 || (!r.opts.Uncoordinated && st.RoundsReceived < tgt.RoundsStarted) {
 				flags[report.FlagNeighbourUnreachable] = true
 			}
 		}
+		delays = append(delays, float64(delay)/1e3)
 		if tgt.ForwardErrors > 0 {
 			flags[report.FlagNeighbourUnreachable] = true
 		}
@@ -124,9 +147,11 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *pr
 		p.PredictedRPS = report.Median(p.PredictedRuns)
 		p.SpreadPct = report.SpreadPct(p.PredictedRuns)
 	}
-	others := float64(max(1, len(r.d.Services())-1))
-	p.PauseRequestedMS = float64(requested) / 1e6 / others / float64(len(samples))
-	p.PauseActualMS = float64(actual) / 1e6 / others / float64(len(samples))
+	nOthers := float64(max(1, len(r.d.Services())-1))
+	p.PauseRequestedMS = float64(requested) / 1e6 / nOthers / float64(len(samples))
+	p.PauseActualMS = float64(actual) / 1e6 / nOthers / float64(len(samples))
+	p.OthersCPUUS = report.Median(others)
+	p.RoundDelayUS = report.Median(delays)
 	p.TargetBusyInPause = report.Median(busyIn)
 	p.TargetBusyOverall = report.Median(busyAll)
 	if d > 0 && p.TargetBusyInPause > 0 && p.TargetBusyInPause < starvedRatio*p.TargetBusyOverall {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -129,6 +130,7 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 			return nil, errors.New("a slowdown needs the services to run under controllers")
 		}
 		r.epoch++
+		colocated := r.colocated()
 		// Non-targets first, target last: every pauser is listening before
 		// the first round.
 		sort.SliceStable(svcs, func(i, j int) bool { return svcs[j].Name == r.opts.Target && svcs[i].Name != r.opts.Target })
@@ -136,7 +138,7 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 			if svc.Control == nil {
 				continue
 			}
-			cf := wire.Configure{Epoch: r.epoch, Target: svc.Name == r.opts.Target, Batch: sd.batch, PausePerRoundNS: int64(sd.pause)}
+			cf := wire.Configure{Epoch: r.epoch, Target: svc.Name == r.opts.Target, Batch: sd.batch, PausePerRoundNS: int64(sd.pause), Colocated: colocated}
 			if r.opts.Uncoordinated && !cf.Target && r.prof != nil {
 				// Same pause per call as rounds give, applied locally:
 				// B calls of this service take B d c1/(q1 ci).
@@ -192,4 +194,20 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 	}
 	s.res = res
 	return s, nil
+}
+
+// colocated lists the never-paused processes that share cores with the
+// paused services: this process (load generator and orchestrator) and every
+// controller. The local backend puts all of them on the non-target cores.
+func (r *Runner) colocated() []int {
+	if r.opts.NoColocatedExtension {
+		return nil
+	}
+	pids := []int{os.Getpid()}
+	for _, svc := range r.d.Services() {
+		if svc.ControllerPID > 0 {
+			pids = append(pids, svc.ControllerPID)
+		}
+	}
+	return pids
 }

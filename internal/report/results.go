@@ -79,14 +79,27 @@ type Baseline struct {
 	Non2xx    uint64    `json:"non_2xx"`
 	P50MS     float64   `json:"p50_ms"`
 	P99MS     float64   `json:"p99_ms"`
+	// OthersCPUUS is the CPU time all services but the target used per
+	// completed request (median over runs); compare with the points'.
+	OthersCPUUS float64 `json:"others_cpu_us"`
 }
 
 // Point is the prediction (and, for validate, the truth) for one reduction
 // of the target's per-call CPU time.
 type Point struct {
-	ReductionPct      float64   `json:"reduction_pct"` // of u1
-	ReductionUS       float64   `json:"reduction_us"`  // d
-	Batch             int       `json:"batch"` // target calls per pause round
+	ReductionPct float64 `json:"reduction_pct"` // of u1
+	ReductionUS  float64 `json:"reduction_us"`  // d
+	Batch        int     `json:"batch"`         // target calls per pause round
+	// OthersCPUUS is the CPU time all services but the target used per
+	// completed request during the slowdown runs (median). Virtual speedup
+	// assumes it stays at the baseline's: a lower value means the paused
+	// services ran more efficiently than in the baseline.
+	OthersCPUUS float64 `json:"others_cpu_us"`
+	// RoundDelayUS is how long rounds took from the target's trigger to
+	// the slowest service's controller (mean per service, the largest over
+	// services, median over runs). Pauses start that late, and services
+	// that start late pause out of step with the others.
+	RoundDelayUS      float64   `json:"round_delay_us"`
 	PausePerRoundUS   float64   `json:"pause_per_round_us"`
 	SlowdownRPS       float64   `json:"slowdown_rps"` // median measured throughput with pauses
 	SlowdownRuns      []float64 `json:"slowdown_runs"`

@@ -20,6 +20,11 @@ type Configure struct {
 	// with rounds: it pauses PausePerRoundNS every Batch calls to its own
 	// service, on its own, and neither sends nor forwards rounds.
 	Local bool `json:"local,omitempty"`
+	// Colocated are processes that are never paused but share this
+	// service's cores (load generator, controllers). A stop is extended by
+	// the CPU time they use during it, so that it removes the full pause
+	// from the cores' capacity instead of lending part of it to them.
+	Colocated []int `json:"colocated,omitempty"`
 }
 
 // Round tells a controller to pause for Count rounds (TRound). Sent by the
@@ -73,8 +78,9 @@ type Stats struct {
 	Pauses           uint64 `json:"pauses"` // stop/continue cycles
 	PauseRequestedNS int64  `json:"pause_requested_ns"`
 	PauseActualNS    int64  `json:"pause_actual_ns"`
-	PauseClippedNS   int64  `json:"pause_clipped_ns"` // dropped to honour the hard cap
-	PauseMaxNS       int64  `json:"pause_max_ns"`     // longest single stop
+	PauseClippedNS   int64  `json:"pause_clipped_ns"`  // dropped to honour the hard cap
+	PauseMaxNS       int64  `json:"pause_max_ns"`      // longest single stop
+	PauseExtendedNS  int64  `json:"pause_extended_ns"` // added for co-located CPU use during stops
 
 	DelayMeanNS int64 `json:"delay_mean_ns"` // trigger-to-receipt, mean over received rounds
 	DelayMaxNS  int64 `json:"delay_max_ns"`

@@ -54,6 +54,8 @@ type Service struct {
 	Control *controller.Client // nil with NoController
 	PID     int                // the service process (its process group id)
 	LogPath string
+	// ControllerPID is the controller's process (0 with NoController).
+	ControllerPID int
 
 	cmd       *exec.Cmd // controller (or the service itself with NoController)
 	exited    chan struct{}
@@ -189,6 +191,7 @@ func (d *Deployment) launch(s *spec.Service) error {
 			return fmt.Errorf("service %q: controller did not come up: %v\n%s", s.Name, err, logTail(logPath))
 		}
 		svc.Control = controller.NewClient(addr, d.Secret)
+		svc.ControllerPID = cmd.Process.Pid
 	}
 	return nil
 }
