@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,6 +28,7 @@ type predictConfig struct {
 	reduce    string
 	batch     int
 	conns     int
+	autoConns bool
 	warmup    time.Duration
 	duration  time.Duration
 	reps      int
@@ -42,7 +44,18 @@ func predictFlags(fs *flag.FlagSet, c *predictConfig) {
 	fs.StringVar(&c.target, "target", "", "service to virtually speed up (required)")
 	fs.StringVar(&c.reduce, "reduce", "0,10,...,90%", "reductions of the target's per-call cost: 0,10,...,90% | 10%,20% | 300us | 2x | 1->2")
 	fs.IntVar(&c.batch, "batch", 0, "target calls per pause round (0: chosen per point so the target stays busy)")
-	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections (default: the spec's workload.connections)")
+	fs.Func("connections", "closed-loop connections, or auto for the smallest count that saturates (default: the spec's workload.connections)", func(v string) error {
+		if v == "auto" {
+			c.autoConns = true
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("want a positive number or auto")
+		}
+		c.conns = n
+		return nil
+	})
 	fs.DurationVar(&c.warmup, "warmup", 0, "warm-up before each measurement (default: the spec's)")
 	fs.DurationVar(&c.duration, "duration", 0, "measurement window (default: the spec's)")
 	fs.IntVar(&c.reps, "reps", 3, "repetitions of the baseline and of every point")
@@ -144,7 +157,7 @@ func predict(c predictConfig) error {
 	runner, err := experiment.New(d, experiment.Options{
 		Target: c.target, Reductions: reds, ReductionsText: texts, Batch: c.batch, Connections: c.conns,
 		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxPause: c.maxPause,
-		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate, Uncoordinated: c.uncoord, NoColocatedExtension: c.noExtend,
+		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate, Uncoordinated: c.uncoord, AutoConnections: c.autoConns, NoColocatedExtension: c.noExtend,
 	})
 	if err != nil {
 		return err

@@ -34,6 +34,7 @@ type AccuracyOptions struct {
 	Progress             io.Writer
 	Uncoordinated        bool
 	NoColocatedExtension bool
+	FixedConnections     bool // use the configs' connection count instead of choosing one
 }
 
 // AccuracyConfig is the outcome for one configuration.
@@ -167,7 +168,7 @@ func validateConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds
 	}
 	r, err := experiment.New(d, experiment.Options{
 		Target: c.Target, Reductions: reds, ReductionsText: texts, Repetitions: o.Reps, Batch: o.Batch,
-		Duration: o.Duration, Warmup: o.Warmup, SpecPath: specPath, Validate: true, Uncoordinated: o.Uncoordinated, NoColocatedExtension: o.NoColocatedExtension,
+		Duration: o.Duration, Warmup: o.Warmup, SpecPath: specPath, Validate: true, Uncoordinated: o.Uncoordinated, NoColocatedExtension: o.NoColocatedExtension, AutoConnections: !o.FixedConnections,
 		Progress: o.Progress,
 	})
 	if err != nil {

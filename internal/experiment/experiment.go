@@ -40,6 +40,9 @@ type Options struct {
 	// on its own, d c1/(q1 ci) per call of its own, in batches. It exists
 	// to measure what coordination buys; predictions use rounds.
 	Uncoordinated bool
+	// AutoConnections replaces Connections by the smallest count that
+	// saturates the application (see chooseConnections).
+	AutoConnections bool
 	// NoColocatedExtension turns off extending stops by the CPU time that
 	// never-paused processes (load generator, controllers) use on the
 	// paused services' cores during them. For measuring what it buys.
@@ -150,6 +153,14 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	}
 	r.steps = o.Repetitions * perRep
 	r.start = time.Now()
+
+	if o.AutoConnections {
+		n, err := r.chooseConnections(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.opts.Connections, o.Connections, out.Settings.Connections = n, n, n
+	}
 
 	// Pre-profiling doubles as the first baseline repetition; its longer
 	// warm-up also warms connection pools and caches after start-up.
