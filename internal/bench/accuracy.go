@@ -31,7 +31,7 @@ type AccuracyOptions struct {
 	Batch                int
 	Duration             time.Duration
 	Warmup               time.Duration
-	Progress             io.Writer
+	Progress             io.Writer `json:"-"`
 	Uncoordinated        bool
 	NoColocatedExtension bool
 	FixedConnections     bool // use the configs' connection count instead of choosing one
