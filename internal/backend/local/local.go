@@ -81,6 +81,18 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 	if opts.MaxPause <= 0 {
 		opts.MaxPause = controller.DefaultMaxPause
 	}
+	// Services run in their own directories: relative PATH entries and log
+	// paths would point elsewhere there.
+	for i, dir := range opts.ExtraPath {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, err
+		}
+		opts.ExtraPath[i] = abs
+	}
+	if abs, err := filepath.Abs(opts.LogDir); err == nil {
+		opts.LogDir = abs
+	}
 	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
 		return nil, err
 	}
