@@ -1,7 +1,6 @@
 package apptest
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"net"
@@ -85,10 +84,11 @@ func startProcess(t *testing.T, args []string, env ...string) (*exec.Cmd, string
 	cmd := exec.Command(os.Args[0], args...)
 	// The race detector otherwise sleeps a second at exit.
 	cmd.Env = append(append(os.Environ(), EnvRunMain+"=1", "GORACE=atexit_sleep_ms=0"), env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// An io.Writer rather than StderrPipe: Wait then returns only after
+	// everything the process wrote has been copied, so the last lines (the
+	// clean-stop message) cannot be lost to a race with Wait.
+	w := &logWriter{addrc: make(chan string, 1)}
+	cmd.Stderr = w
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -98,28 +98,8 @@ func startProcess(t *testing.T, args []string, env ...string) (*exec.Cmd, string
 			cmd.Wait()
 		}
 	})
-	var mu sync.Mutex
-	var log strings.Builder
-	addrc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			mu.Lock()
-			log.WriteString(sc.Text() + "\n")
-			mu.Unlock()
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case addrc <- m[2]:
-				default:
-				}
-			}
-		}
-	}()
-	logs := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return log.String()
-	}
+	logs := w.String
+	addrc := w.addrc
 	select {
 	case addr := <-addrc:
 		return cmd, addr, logs
@@ -143,4 +123,35 @@ func wait(cmd *exec.Cmd, d time.Duration) error {
 		<-done
 		return ctx.Err()
 	}
+}
+
+// logWriter collects a process's log and reports the first listening
+// address it prints.
+type logWriter struct {
+	mu    sync.Mutex
+	b     strings.Builder
+	addrc chan string
+	found bool
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	if !w.found {
+		// Only complete lines: a read may end in the middle of one.
+		text := w.b.String()
+		text = text[:strings.LastIndexByte(text, '\n')+1]
+		if m := listening.FindStringSubmatch(text); m != nil {
+			w.found = true
+			w.addrc <- m[2]
+		}
+	}
+	return len(p), nil
+}
+
+func (w *logWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }

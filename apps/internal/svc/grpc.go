@@ -88,7 +88,14 @@ type grpcServer struct {
 	closers []func()
 }
 
-func (s *grpcServer) Serve(l net.Listener) error { return s.srv.Serve(l) }
+// Serve serves until Shutdown. A Shutdown that comes before Serve has
+// started makes Serve return ErrServerStopped: that is a clean stop too.
+func (s *grpcServer) Serve(l net.Listener) error {
+	if err := s.srv.Serve(l); !errors.Is(err, grpc.ErrServerStopped) {
+		return err
+	}
+	return nil
+}
 
 func (s *grpcServer) Shutdown(ctx context.Context) error {
 	done := make(chan struct{})
