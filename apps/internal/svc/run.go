@@ -17,7 +17,10 @@ import (
 )
 
 // shutdownGrace bounds how long a stopping service waits for calls in flight.
-const shutdownGrace = 5 * time.Second
+// It must exceed the 5 s for which net/http's Shutdown waits on connections
+// that a client dialled but never used (peers' transports leave such
+// connections when requests race), or a clean stop would report a timeout.
+const shutdownGrace = 10 * time.Second
 
 // Main runs the service chosen on the command line until SIGINT or SIGTERM
 // and exits. It is the whole main function of an application binary.
