@@ -8,11 +8,12 @@ import (
 	"net"
 	"os"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/slowpoke-dev/slowpoke/internal/yamlerr"
 )
 
 // Protocols a service may serve.
@@ -172,7 +173,7 @@ func ParseTopology(data []byte) (*Topology, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("topology is empty")
 		}
-		return nil, yamlError(err)
+		return nil, vocabulary.Error(err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -329,56 +330,19 @@ func (t *Topology) line(parts ...string) int {
 	return 0
 }
 
-var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type emulator\.(\w+)$`)
-
-// rawTypes names the raw types in the words of the format, for messages.
-var rawTypes = map[string]struct {
-	where string
-	typ   reflect.Type
-}{
-	"rawTopology": {"the topology", reflect.TypeFor[rawTopology]()},
-	"rawService":  {"a service", reflect.TypeFor[rawService]()},
-	"rawEndpoint": {"an endpoint", reflect.TypeFor[rawEndpoint]()},
-	"rawCall":     {"a call", reflect.TypeFor[rawCall]()},
-}
-
-// yamlError turns a yaml.v3 error into one error per problem, each with its
-// line, in the vocabulary of the file format rather than of Go types.
-func yamlError(err error) error {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) {
-		return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	errs := make([]error, 0, len(te.Errors))
-	for _, msg := range te.Errors {
-		errs = append(errs, errors.New(rewriteYAMLMessage(msg)))
-	}
-	return errors.Join(errs...)
-}
-
-func rewriteYAMLMessage(msg string) string {
-	if m := unknownFieldRE.FindStringSubmatch(msg); m != nil {
-		if t, ok := rawTypes[m[3]]; ok {
-			return fmt.Sprintf("line %s: unknown field %q in %s; known fields: %s",
-				m[1], m[2], t.where, strings.Join(yamlFields(t.typ), ", "))
-		}
-	}
+// vocabulary words YAML errors in the terms of the topology format.
+var vocabulary = &yamlerr.Vocabulary{
+	Package: "emulator",
+	Types: map[string]yamlerr.Type{
+		"rawTopology": {Where: "the topology", Go: reflect.TypeFor[rawTopology]()},
+		"rawService":  {Where: "a service", Go: reflect.TypeFor[rawService]()},
+		"rawEndpoint": {Where: "an endpoint", Go: reflect.TypeFor[rawEndpoint]()},
+		"rawCall":     {Where: "a call", Go: reflect.TypeFor[rawCall]()},
+	},
 	// "cannot unmarshal !!seq into map[string]emulator.rawService" and the like.
-	msg = strings.ReplaceAll(msg, "map[string]emulator.rawService", "a mapping of service names to services")
-	msg = strings.ReplaceAll(msg, "map[string]emulator.rawEndpoint", "a mapping of endpoint names to endpoints")
-	msg = strings.ReplaceAll(msg, "[]emulator.rawCall", "a list of calls")
-	for name, t := range rawTypes {
-		msg = strings.ReplaceAll(msg, "emulator."+name, t.where)
-	}
-	return msg
-}
-
-func yamlFields(t reflect.Type) []string {
-	var names []string
-	for f := range t.Fields() {
-		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" && name != "-" {
-			names = append(names, name)
-		}
-	}
-	return names
+	Replace: []string{
+		"map[string]emulator.rawService", "a mapping of service names to services",
+		"map[string]emulator.rawEndpoint", "a mapping of endpoint names to endpoints",
+		"[]emulator.rawCall", "a list of calls",
+	},
 }

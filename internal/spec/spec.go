@@ -8,12 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/slowpoke-dev/slowpoke/internal/yamlerr"
 )
 
 // Defaults for fields the user may leave out.
@@ -175,7 +176,7 @@ func Parse(data []byte, dir string) (*Spec, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("spec is empty")
 		}
-		return nil, yamlError(err)
+		return nil, vocabulary.Error(err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -363,58 +364,17 @@ func (e *fileError) Error() string {
 
 func (e *fileError) Unwrap() error { return e.err }
 
-var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type spec\.(\w+)$`)
-
-// rawTypes names the raw types in the words of the format, for messages.
-var rawTypes = map[string]struct {
-	where string
-	typ   reflect.Type
-}{
-	"rawSpec":     {"the spec", reflect.TypeFor[rawSpec]()},
-	"rawService":  {"a service", reflect.TypeFor[rawService]()},
-	"rawReady":    {"ready", reflect.TypeFor[rawReady]()},
-	"rawWorkload": {"workload", reflect.TypeFor[rawWorkload]()},
-	"rawRequest":  {"a request", reflect.TypeFor[rawRequest]()},
-	"GroundTruth": {"ground_truth", reflect.TypeFor[GroundTruth]()},
-}
-
-// yamlError turns a yaml.v3 error into one error per problem, each with its
-// line, in the vocabulary of the file format rather than of Go types.
-func yamlError(err error) error {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) {
-		return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	errs := make([]error, 0, len(te.Errors))
-	for _, msg := range te.Errors {
-		errs = append(errs, errors.New(rewriteYAMLMessage(msg)))
-	}
-	return errors.Join(errs...)
-}
-
-func rewriteYAMLMessage(msg string) string {
-	if m := unknownFieldRE.FindStringSubmatch(msg); m != nil {
-		if t, ok := rawTypes[m[3]]; ok {
-			return fmt.Sprintf("line %s: unknown field %q in %s; known fields: %s",
-				m[1], m[2], t.where, strings.Join(yamlFields(t.typ), ", "))
-		}
-	}
+// vocabulary words YAML errors in the terms of the spec format.
+var vocabulary = &yamlerr.Vocabulary{
+	Package: "spec",
+	Types: map[string]yamlerr.Type{
+		"rawSpec":     {Where: "the spec", Go: reflect.TypeFor[rawSpec]()},
+		"rawService":  {Where: "a service", Go: reflect.TypeFor[rawService]()},
+		"rawReady":    {Where: "ready", Go: reflect.TypeFor[rawReady]()},
+		"rawWorkload": {Where: "workload", Go: reflect.TypeFor[rawWorkload]()},
+		"rawRequest":  {Where: "a request", Go: reflect.TypeFor[rawRequest]()},
+		"GroundTruth": {Where: "ground_truth", Go: reflect.TypeFor[GroundTruth]()},
+	},
 	// "cannot unmarshal !!str `x` into spec.rawSpec" and the like.
-	msg = strings.ReplaceAll(msg, "[]spec.rawService", "a list of services")
-	msg = strings.ReplaceAll(msg, "[]spec.rawRequest", "a list of requests")
-	for name, t := range rawTypes {
-		msg = strings.ReplaceAll(msg, "spec."+name, t.where)
-	}
-	msg = strings.ReplaceAll(msg, "spec.Duration", "a duration")
-	return msg
-}
-
-func yamlFields(t reflect.Type) []string {
-	var names []string
-	for f := range t.Fields() {
-		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" && name != "-" {
-			names = append(names, name)
-		}
-	}
-	return names
+	Replace: []string{"[]spec.rawService", "a list of services", "[]spec.rawRequest", "a list of requests", "spec.Duration", "a duration"},
 }
