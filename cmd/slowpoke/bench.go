@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -81,22 +82,7 @@ func benchAccuracy(args []string) int {
 	}
 	o.Dir = *out
 	o.Progress = os.Stderr
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	res, err := bench.Accuracy(ctx, o)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench accuracy:", err)
-		return 1
-	}
-	fmt.Println()
-	bench.WriteAccuracyTable(os.Stdout, res)
-	path := filepath.Join(o.Dir, "accuracy.json")
-	if err := writeJSONFile(path, res); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fmt.Printf("\nwrote %s\n", path)
-	return 0
+	return finishBench("accuracy", o.Dir, bench.Accuracy, o, bench.WriteAccuracyTable)
 }
 
 func benchOverhead(args []string) int {
@@ -118,16 +104,22 @@ func benchOverhead(args []string) int {
 	}
 	o.Dir = *out
 	o.Progress = os.Stderr
+	return finishBench("overhead", o.Dir, bench.Overhead, o, bench.WriteOverheadTable)
+}
+
+// finishBench runs a benchmark until it ends or Ctrl-C, prints its table
+// and writes its result to dir/<name>.json.
+func finishBench[O, R any](name, dir string, run func(context.Context, O) (R, error), o O, table func(io.Writer, R)) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := bench.Overhead(ctx, o)
+	res, err := run(ctx, o)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench overhead:", err)
+		fmt.Fprintf(os.Stderr, "slowpoke bench %s: %v\n", name, err)
 		return 1
 	}
 	fmt.Println()
-	bench.WriteOverheadTable(os.Stdout, res)
-	path := filepath.Join(o.Dir, "overhead.json")
+	table(os.Stdout, res)
+	path := filepath.Join(dir, name+".json")
 	if err := writeJSONFile(path, res); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
