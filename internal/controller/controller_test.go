@@ -251,6 +251,12 @@ func TestSignalForwardedToPausedChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	killChildOnCleanup(t, st.PID)
+	// The child installs its SIGTERM handler first thing; once it has
+	// burned some CPU in its loop, the handler is in place.
+	waitFor(t, "child to run its loop", 5*time.Second, func() bool {
+		_, cpu, ok := statCPU(st.PID)
+		return ok && cpu >= 50e6
+	})
 	cl.Configure(wire.Configure{Epoch: 1, PausePerRoundNS: int64(20 * time.Second)})
 	cl.Start()
 	sendRound(t, addr, wire.Round{Epoch: 1, Round: 1, Count: 1})
