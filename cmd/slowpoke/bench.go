@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/bench"
+	"github.com/slowpoke-dev/slowpoke/internal/experiment"
 )
 
 func runBench(args []string) int {
@@ -62,10 +63,13 @@ func benchAccuracy(args []string) int {
 	only := fs.String("only", "", "comma-separated configuration names or tags (e.g. mutex,coordination,tree43)")
 	fs.StringVar(&o.Reduce, "reduce", "20,40,...,80%", "reductions per configuration")
 	fs.IntVar(&o.Reps, "reps", 2, "repetitions per point")
+	fs.IntVar(&o.MaxReps, "max-reps", 5, "repeat points whose error estimate is still noisy up to this many runs")
+	fs.Float64Var(&o.PrecisionPct, "precision", experiment.DefaultPrecisionPct, "standard error (%) a noisy point is repeated down to")
 	fs.IntVar(&o.Batch, "batch", 0, "batch size (0: automatic)")
 	fs.DurationVar(&o.Duration, "duration", 0, "measurement window (default: the configs' 3s)")
 	fs.DurationVar(&o.Warmup, "warmup", 0, "warm-up (default: the configs' 1s)")
 	fs.BoolVar(&o.Uncoordinated, "uncoordinated", false, "local pausing instead of coordinated rounds")
+	fs.BoolVar(&o.GraphRounds, "graph-rounds", false, "forward rounds along the call graph instead of from the target directly (for comparison)")
 	fs.BoolVar(&o.FixedConnections, "fixed-connections", false, "use each config's connections instead of choosing the smallest that saturates")
 	fs.BoolVar(&o.NoColocatedExtension, "no-colocated-extension", false, "do not extend pauses by co-located CPU use (for comparison)")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-accuracy-<time>)")

@@ -32,12 +32,15 @@ type predictConfig struct {
 	warmup    time.Duration
 	duration  time.Duration
 	reps      int
+	maxReps   int
+	precision float64
 	maxPause  time.Duration
 	outDir    string
 	extraPath []string
 	validate  bool
 	uncoord   bool
 	noExtend  bool
+	graph     bool
 }
 
 func predictFlags(fs *flag.FlagSet, c *predictConfig) {
@@ -59,9 +62,12 @@ func predictFlags(fs *flag.FlagSet, c *predictConfig) {
 	fs.DurationVar(&c.warmup, "warmup", 0, "warm-up before each measurement (default: the spec's)")
 	fs.DurationVar(&c.duration, "duration", 0, "measurement window (default: the spec's)")
 	fs.IntVar(&c.reps, "reps", 3, "repetitions of the baseline and of every point")
+	fs.IntVar(&c.maxReps, "max-reps", 6, "repeat points whose estimate is still noisy up to this many runs (at most --reps: no extra runs)")
+	fs.Float64Var(&c.precision, "precision", experiment.DefaultPrecisionPct, "standard error (%) a noisy point is repeated down to")
 	fs.DurationVar(&c.maxPause, "max-pause", controller.DefaultMaxPause, "hard cap on any single pause of a service")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-<target>-<time>)")
 	fs.BoolVar(&c.noExtend, "no-colocated-extension", false, "do not extend pauses by the CPU the load generator and controllers use on the paused services' cores (for comparison)")
+	fs.BoolVar(&c.graph, "graph-rounds", false, "forward rounds along the call graph, as the paper does, instead of sending them from the target to every service directly (for comparison)")
 	fs.BoolVar(&c.uncoord, "uncoordinated", false, "pause every service locally instead of in coordinated rounds (to measure what coordination buys; less accurate)")
 }
 
@@ -126,6 +132,9 @@ func predict(c predictConfig) error {
 	if c.reps < 1 {
 		return errors.New("--reps must be at least 1")
 	}
+	if c.precision <= 0 {
+		return errors.New("--precision must be positive")
+	}
 	if c.outDir == "" {
 		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-%s-%s", s.Name, c.target, time.Now().Format("20060102-150405")))
 	}
@@ -156,8 +165,8 @@ func predict(c predictConfig) error {
 	}
 	runner, err := experiment.New(d, experiment.Options{
 		Target: c.target, Reductions: reds, ReductionsText: texts, Batch: c.batch, Connections: c.conns,
-		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxPause: c.maxPause,
-		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate, Uncoordinated: c.uncoord, AutoConnections: c.autoConns, NoColocatedExtension: c.noExtend,
+		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxRepetitions: c.maxReps, PrecisionPct: c.precision, MaxPause: c.maxPause,
+		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate, Uncoordinated: c.uncoord, AutoConnections: c.autoConns, NoColocatedExtension: c.noExtend, GraphRounds: c.graph,
 	})
 	if err != nil {
 		return err

@@ -28,12 +28,15 @@ type AccuracyOptions struct {
 	Only                 []string // config names (or tags) to run; overrides Full
 	Reduce               string   // default "20,40,...,80%"
 	Reps                 int
+	MaxReps              int     // noisy points are repeated up to this many runs
+	PrecisionPct         float64 // ... until their standard error is within this
 	Batch                int
 	Duration             time.Duration
 	Warmup               time.Duration
 	Progress             io.Writer `json:"-"`
 	Uncoordinated        bool
 	NoColocatedExtension bool
+	GraphRounds          bool // forward rounds along the call graph
 	FixedConnections     bool // use the configs' connection count instead of choosing one
 }
 
@@ -167,8 +170,8 @@ func validateConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds
 		texts = append(texts, r.Text)
 	}
 	r, err := experiment.New(d, experiment.Options{
-		Target: c.Target, Reductions: reds, ReductionsText: texts, Repetitions: o.Reps, Batch: o.Batch,
-		Duration: o.Duration, Warmup: o.Warmup, SpecPath: specPath, Validate: true, Uncoordinated: o.Uncoordinated, NoColocatedExtension: o.NoColocatedExtension, AutoConnections: !o.FixedConnections,
+		Target: c.Target, Reductions: reds, ReductionsText: texts, Repetitions: o.Reps, MaxRepetitions: o.MaxReps, PrecisionPct: o.PrecisionPct, Batch: o.Batch,
+		Duration: o.Duration, Warmup: o.Warmup, SpecPath: specPath, Validate: true, Uncoordinated: o.Uncoordinated, NoColocatedExtension: o.NoColocatedExtension, GraphRounds: o.GraphRounds, AutoConnections: !o.FixedConnections,
 		Progress: o.Progress,
 	})
 	if err != nil {

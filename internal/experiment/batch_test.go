@@ -28,3 +28,22 @@ func TestChooseBatch(t *testing.T) {
 		})
 	}
 }
+
+func TestSaturatedThroughput(t *testing.T) {
+	tests := []struct {
+		name string
+		tput []float64
+		want float64
+	}{
+		{"flat with one lucky probe", []float64{151, 161, 159, 164, 198, 171}, 171},
+		{"rising", []float64{486, 464, 522, 560, 572, 617}, 572},
+		{"two probes", []float64{100, 120}, 120},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := saturatedThroughput(tt.tput); got != tt.want {
+				t.Fatalf("saturatedThroughput(%v) = %g, want %g", tt.tput, got, tt.want)
+			}
+		})
+	}
+}

@@ -30,6 +30,13 @@ type Options struct {
 	Warmup         time.Duration
 	Duration       time.Duration
 	Repetitions    int // default 3
+	// MaxRepetitions allows more repetitions of the points whose estimate
+	// is still noisy after Repetitions: a point is repeated until the
+	// standard error of its prediction (of its error, when validating) is
+	// within PrecisionPct, or it has MaxRepetitions runs. 0 or at most
+	// Repetitions: exactly Repetitions.
+	MaxRepetitions int
+	PrecisionPct   float64 // default DefaultPrecisionPct
 	MaxPause       time.Duration
 	SpecPath       string
 	Progress       io.Writer // progress lines; nil for none
@@ -43,6 +50,12 @@ type Options struct {
 	// AutoConnections replaces Connections by the smallest count that
 	// saturates the application (see chooseConnections).
 	AutoConnections bool
+	// GraphRounds propagates rounds along the observed call graph, every
+	// controller forwarding to its neighbours, as the paper does. By
+	// default the target's controller sends every round straight to every
+	// other controller: the orchestrator knows them all, and one hop
+	// instead of up to the graph's diameter keeps pauses in step.
+	GraphRounds bool
 	// NoColocatedExtension turns off extending stops by the CPU time that
 	// never-paused processes (load generator, controllers) use on the
 	// paused services' cores during them. For measuring what it buys.
@@ -54,11 +67,17 @@ const (
 	errorShare      = 0.01 // errors+non-2xx above this share of responses
 	starvedRatio    = 0.8  // target busy during pauses below this share of its overall busy
 	pauseShortfall  = 0.9  // actual/requested pause below this
-	noisySpreadPct  = 10
+	noisyStdErrPct  = 3    // standard error of a point's estimate above this, %
 	maxAutoBatch    = 100
 	maxAutoPause    = 10 * time.Millisecond
 	queueShareBatch = 0.25 // share of the connections the target may drain during one pause
 )
+
+// DefaultPrecisionPct is the standard error (%) a point's estimate is
+// repeated down to when MaxRepetitions allows. On the 2-core machine the
+// spread between two runs of one point was 0-13% (median 2%), and a
+// 1.5% standard error keeps that noise under the 3% accuracy target.
+const DefaultPrecisionPct = 1.5
 
 // Runner runs experiments on one deployment.
 type Runner struct {
@@ -93,6 +112,12 @@ func New(d *local.Deployment, opts Options) (*Runner, error) {
 	}
 	if opts.Repetitions <= 0 {
 		opts.Repetitions = 3
+	}
+	if opts.MaxRepetitions < opts.Repetitions {
+		opts.MaxRepetitions = opts.Repetitions
+	}
+	if opts.PrecisionPct <= 0 {
+		opts.PrecisionPct = DefaultPrecisionPct
 	}
 	if opts.MaxPause <= 0 {
 		opts.MaxPause = controller.DefaultMaxPause
@@ -134,6 +159,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		Settings: report.Settings{
 			Spec: o.SpecPath, Reductions: o.ReductionsText, Batch: o.Batch, Connections: o.Connections,
 			WarmupS: o.Warmup.Seconds(), DurationS: o.Duration.Seconds(), Repetitions: o.Repetitions,
+			MaxRepetitions: o.MaxRepetitions, PrecisionPct: o.PrecisionPct,
 			MaxPauseMS: float64(o.MaxPause) / 1e6, Placement: map[string][]int{}, LoadCPUs: r.d.Placement.OtherCPUs, NumCPU: runtime.NumCPU(),
 		},
 	}
@@ -203,6 +229,67 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		points[i] = &pointAcc{d: d, sd: slowdown{batch: b, pause: pause}}
 	}
 	baselines := []*sample{pre}
+	rounds := prof.neighbours
+	if !o.GraphRounds {
+		rounds = r.star()
+	}
+	slow := func(rep, i int) error {
+		p := points[i]
+		r.step++
+		s, err := r.run(ctx, &p.sd, rounds, o.Warmup, false)
+		if err != nil {
+			return err
+		}
+		p.samples = append(p.samples, s)
+		pred, perr := model.Predict(s.res.Throughput, p.d.Seconds(), prof.c1, prof.q1)
+		predText := fmt.Sprintf("%.0f req/s", pred)
+		if perr != nil {
+			predText = "infeasible"
+		}
+		r.progress("rep %d %s (d = %v, pause %v every %d calls): %.0f req/s -> predicted %s",
+			rep+1, o.Reductions[i].Text, p.d.Round(time.Microsecond), p.sd.pause.Round(time.Microsecond), p.sd.batch, s.res.Throughput, predText)
+		return nil
+	}
+	truth := func(rep, i int) error {
+		p := points[i]
+		r.step++
+		tput, err := r.truth(ctx, p.d)
+		if err != nil {
+			return err
+		}
+		p.truth = append(p.truth, tput)
+		r.progress("rep %d %s ground truth (target's work really reduced by %v): %.0f req/s",
+			rep+1, o.Reductions[i].Text, p.d.Round(time.Microsecond), tput)
+		return nil
+	}
+	// measure runs one repetition of the given points: every slowdown,
+	// then every ground truth (one restart of the target each), in an
+	// order that alternates between repetitions so that drift does not
+	// favour either end of the curve.
+	measure := func(rep int, which []int) error {
+		order := slices.Clone(which)
+		if rep%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, i := range order {
+			if err := slow(rep, i); err != nil {
+				return err
+			}
+		}
+		if !o.Validate {
+			return nil
+		}
+		for _, i := range order {
+			if err := truth(rep, i); err != nil {
+				return err
+			}
+		}
+		return r.restartTarget(ctx, 0)
+	}
+	all := make([]int, len(points))
+	for i := range all {
+		all[i] = i
+	}
 	for rep := 0; rep < o.Repetitions; rep++ {
 		if rep > 0 {
 			r.step++
@@ -211,54 +298,45 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 				return nil, err
 			}
 			baselines = append(baselines, s)
-			r.progress("rep %d/%d baseline: %.0f req/s", rep+1, o.Repetitions, s.res.Throughput)
+			r.progress("rep %d baseline: %.0f req/s", rep+1, s.res.Throughput)
 		}
-		// Alternate the order of points between repetitions so that drift
-		// does not favour either end of the curve.
-		order := make([]int, len(points))
-		for i := range order {
-			order[i] = i
+		if err := measure(rep, all); err != nil {
+			return nil, err
 		}
-		if rep%2 == 1 {
-			slices.Reverse(order)
-		}
-		for _, i := range order {
-			p := points[i]
-			r.step++
-			s, err := r.run(ctx, &p.sd, prof.neighbours, o.Warmup, false)
-			if err != nil {
-				return nil, err
+	}
+	// Repeat the noisy points until their estimates are tight.
+	for rep := o.Repetitions; rep < o.MaxRepetitions; rep++ {
+		var noisy []int
+		var worst float64
+		for i, p := range points {
+			if se := stdErrPct(p.samples, p.truth, p.d, prof); se > o.PrecisionPct {
+				noisy = append(noisy, i)
+				worst = max(worst, se)
 			}
-			p.samples = append(p.samples, s)
-			pred, perr := model.Predict(s.res.Throughput, p.d.Seconds(), prof.c1, prof.q1)
-			predText := fmt.Sprintf("%.0f req/s", pred)
-			if perr != nil {
-				predText = "infeasible"
-			}
-			r.progress("rep %d/%d %s (d = %v, pause %v every %d calls): %.0f req/s -> predicted %s",
-				rep+1, o.Repetitions, o.Reductions[i].Text, p.d.Round(time.Microsecond), p.sd.pause.Round(time.Microsecond), p.sd.batch, s.res.Throughput, predText)
 		}
+		if len(noisy) == 0 {
+			break
+		}
+		perPoint := 1
 		if o.Validate {
-			for _, i := range order {
-				p := points[i]
-				r.step++
-				tput, err := r.truth(ctx, p.d)
-				if err != nil {
-					return nil, err
-				}
-				p.truth = append(p.truth, tput)
-				r.progress("rep %d/%d %s ground truth (target's work really reduced by %v): %.0f req/s",
-					rep+1, o.Repetitions, o.Reductions[i].Text, p.d.Round(time.Microsecond), tput)
-			}
-			if err := r.restartTarget(ctx, 0); err != nil {
-				return nil, err
-			}
+			perPoint = 2
+		}
+		r.steps += perPoint * len(noisy)
+		r.progress("rep %d: %d of %d points have a standard error above %.1f%% (worst %.1f%%); repeating them",
+			rep+1, len(noisy), len(points), o.PrecisionPct, worst)
+		if err := measure(rep, noisy); err != nil {
+			return nil, err
 		}
 	}
 	out.Baseline = r.baselineOf(baselines)
 	var sq, maxAbs float64
 	for _, p := range points {
 		pt := r.point(p.d, p.sd, p.samples, prof)
+		pt.StdErrPct = stdErrPct(p.samples, p.truth, p.d, prof)
+		if pt.StdErrPct > noisyStdErrPct && !slices.Contains(pt.Flags, report.FlagNoisy) {
+			pt.Flags = append(pt.Flags, report.FlagNoisy)
+			slices.Sort(pt.Flags)
+		}
 		if o.Validate {
 			t := report.Median(p.truth)
 			pt.TrueRPS, pt.TrueRuns = &t, p.truth

@@ -3,8 +3,11 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"time"
+
+	"github.com/aclements/go-moremath/stats"
 
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/model"
@@ -160,13 +163,38 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *pr
 	if requested > 0 && float64(actual) < pauseShortfall*float64(requested) {
 		flags[report.FlagPauseShortfall] = true
 	}
-	if p.SpreadPct > noisySpreadPct {
-		flags[report.FlagNoisy] = true
-	}
 	p.Flags = []string{}
 	for f := range flags {
 		p.Flags = append(p.Flags, f)
 	}
 	sort.Strings(p.Flags)
 	return p
+}
+
+// stdErrPct is the relative standard error (%) of a point's estimate: of
+// the mean prediction, combined with that of the mean ground truth when
+// there is one, since the error compares the two. Runs without a feasible
+// prediction are left out; fewer than two runs give 0.
+func stdErrPct(samples []*sample, truth []float64, d time.Duration, prof *profile) float64 {
+	var preds []float64
+	for _, s := range samples {
+		if p, err := model.Predict(s.res.Throughput, d.Seconds(), prof.c1, prof.q1); err == nil && p > 0 {
+			preds = append(preds, p)
+		}
+	}
+	se := relStdErr(preds)
+	t := relStdErr(truth)
+	return 100 * math.Sqrt(se*se+t*t)
+}
+
+// relStdErr is the standard error of the mean of xs relative to the mean.
+func relStdErr(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	m := stats.Mean(xs)
+	if m == 0 {
+		return 0
+	}
+	return stats.StdDev(xs) / math.Sqrt(float64(len(xs))) / math.Abs(m)
 }

@@ -137,3 +137,15 @@ func (r *Runner) callGraph(stats map[string]*wire.Stats) (map[string][]string, [
 	}
 	return out, warnings
 }
+
+// star is the round topology where the target's controller sends every
+// round directly to every other service's controller.
+func (r *Runner) star() map[string][]string {
+	out := map[string][]string{}
+	for _, svc := range r.spec.Services {
+		if svc.Name != r.opts.Target {
+			out[r.opts.Target] = append(out[r.opts.Target], svc.Name)
+		}
+	}
+	return out
+}

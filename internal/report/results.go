@@ -62,7 +62,12 @@ type Settings struct {
 	WarmupS     float64  `json:"warmup_s"`
 	DurationS   float64  `json:"duration_s"`
 	Repetitions int      `json:"repetitions"`
-	MaxPauseMS  float64  `json:"max_pause_ms"`
+	// MaxRepetitions and PrecisionPct: noisy points were repeated, up to
+	// MaxRepetitions runs, until their standard error was within
+	// PrecisionPct.
+	MaxRepetitions int     `json:"max_repetitions"`
+	PrecisionPct   float64 `json:"precision_pct"`
+	MaxPauseMS     float64 `json:"max_pause_ms"`
 	// Placement maps each service to the CPU ids it was pinned to.
 	Placement map[string][]int `json:"placement"`
 	LoadCPUs  []int            `json:"load_cpus"`
@@ -99,13 +104,17 @@ type Point struct {
 	// the slowest service's controller (mean per service, the largest over
 	// services, median over runs). Pauses start that late, and services
 	// that start late pause out of step with the others.
-	RoundDelayUS      float64   `json:"round_delay_us"`
-	PausePerRoundUS   float64   `json:"pause_per_round_us"`
-	SlowdownRPS       float64   `json:"slowdown_rps"` // median measured throughput with pauses
-	SlowdownRuns      []float64 `json:"slowdown_runs"`
-	PredictedRPS      float64   `json:"predicted_rps"` // median of per-run predictions; 0 when infeasible
-	PredictedRuns     []float64 `json:"predicted_runs"`
-	SpreadPct         float64   `json:"spread_pct"` // (max-min)/median of predicted runs, %
+	RoundDelayUS    float64   `json:"round_delay_us"`
+	PausePerRoundUS float64   `json:"pause_per_round_us"`
+	SlowdownRPS     float64   `json:"slowdown_rps"` // median measured throughput with pauses
+	SlowdownRuns    []float64 `json:"slowdown_runs"`
+	PredictedRPS    float64   `json:"predicted_rps"` // median of per-run predictions; 0 when infeasible
+	PredictedRuns   []float64 `json:"predicted_runs"`
+	SpreadPct       float64   `json:"spread_pct"` // (max-min)/median of predicted runs, %
+	// StdErrPct is the standard error of the point's estimate relative to
+	// it, %: of the mean prediction, combined with the mean ground truth's
+	// for validate.
+	StdErrPct         float64   `json:"std_err_pct"`
 	Rounds            uint64    `json:"rounds"`
 	PauseRequestedMS  float64   `json:"pause_requested_ms"`
 	PauseActualMS     float64   `json:"pause_actual_ms"`

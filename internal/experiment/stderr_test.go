@@ -1,0 +1,57 @@
+package experiment
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/load"
+)
+
+func TestRelStdErr(t *testing.T) {
+	tests := []struct {
+		name string
+		xs   []float64
+		want float64
+	}{
+		{"none", nil, 0},
+		{"one run", []float64{100}, 0},
+		{"identical", []float64{100, 100, 100}, 0},
+		// sd of {98, 102} is 2.83; / sqrt(2) / 100
+		{"two runs", []float64{98, 102}, 0.02},
+		// sd of {90, 100, 110} is 10; / sqrt(3) / 100
+		{"three runs", []float64{90, 100, 110}, 0.1 / math.Sqrt(3)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := relStdErr(tt.xs); math.Abs(got-tt.want) > 1e-9 {
+				t.Fatalf("relStdErr(%v) = %g, want %g", tt.xs, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStdErrPctCombinesPredictionAndTruth(t *testing.T) {
+	prof := &profile{c1: 1, q1: 1}
+	d := 500 * time.Microsecond
+	// Slowdown throughputs whose predictions are 1000 and 1040 req/s:
+	// 1/(1/p + d).
+	var samples []*sample
+	for _, p := range []float64{1000, 1040} {
+		samples = append(samples, &sample{res: &load.Result{Throughput: 1 / (1/p + d.Seconds())}})
+	}
+	pred := 100 * relStdErr([]float64{1000, 1040})
+	if got := stdErrPct(samples, nil, d, prof); math.Abs(got-pred) > 1e-6 {
+		t.Fatalf("without truth: %g, want %g", got, pred)
+	}
+	truth := []float64{1000, 1030}
+	want := math.Hypot(pred, 100*relStdErr(truth))
+	if got := stdErrPct(samples, truth, d, prof); math.Abs(got-want) > 1e-6 {
+		t.Fatalf("with truth: %g, want %g", got, want)
+	}
+	// An infeasible run (slowdown throughput at or above 1/d) is left out.
+	samples = append(samples, &sample{res: &load.Result{Throughput: 1 / d.Seconds() * 1.1}})
+	if got := stdErrPct(samples, nil, d, prof); math.Abs(got-pred) > 1e-6 {
+		t.Fatalf("with an infeasible run: %g, want %g", got, pred)
+	}
+}
