@@ -63,7 +63,7 @@ func benchAccuracy(args []string) int {
 	only := fs.String("only", "", "comma-separated configuration names or tags (e.g. mutex,coordination,tree43)")
 	fs.StringVar(&o.Reduce, "reduce", "20,40,...,80%", "reductions per configuration")
 	fs.IntVar(&o.Reps, "reps", 2, "repetitions per point")
-	fs.IntVar(&o.MaxReps, "max-reps", 5, "repeat points whose error estimate is still noisy up to this many runs")
+	fs.IntVar(&o.MaxReps, "max-reps", 4, "repeat points whose error estimate is still noisy up to this many runs")
 	fs.Float64Var(&o.PrecisionPct, "precision", experiment.DefaultPrecisionPct, "standard error (%) a noisy point is repeated down to")
 	fs.IntVar(&o.Batch, "batch", 0, "batch size (0: automatic)")
 	fs.DurationVar(&o.Duration, "duration", 0, "measurement window (default: the configs' 3s)")

@@ -59,8 +59,13 @@ type AccuracyResult struct {
 	Points    int              `json:"points"`
 	RMSEPct   float64          `json:"rmse_pct"`
 	MaxAbsPct float64          `json:"max_abs_error_pct"`
-	Seconds   float64          `json:"seconds"`
-	Settings  AccuracyOptions  `json:"settings"`
+	// NoiseRMSEPct is the RMSE that the points' own noise alone would
+	// give: the root mean square of their std_err_pct. An RMSE near it
+	// says the remaining error is run-to-run noise; well above it, bias.
+	NoiseRMSEPct float64         `json:"noise_rmse_pct"`
+	MeanErrorPct float64         `json:"mean_error_pct"` // signed: the bias
+	Seconds      float64         `json:"seconds"`
+	Settings     AccuracyOptions `json:"settings"`
 }
 
 // Accuracy runs slowpoke validate on synthetic configurations and reports
@@ -107,7 +112,7 @@ func Accuracy(ctx context.Context, o AccuracyOptions) (*AccuracyResult, error) {
 	}
 	start := time.Now()
 	out := &AccuracyResult{Settings: o}
-	var sq float64
+	var sq, noiseSq, sum float64
 	for i, c := range configs {
 		say("== [%d/%d] %s (target %s, bottleneck %v) after %v", i+1, len(configs), c.Name, c.Target, c.TargetIsBottleneck, time.Since(start).Round(time.Second))
 		ac := AccuracyConfig{Name: c.Name, Target: c.Target, Bottleneck: c.TargetIsBottleneck}
@@ -133,6 +138,8 @@ func Accuracy(ctx context.Context, o AccuracyOptions) (*AccuracyResult, error) {
 			e := *p.ErrorPct
 			csq += e * e
 			sq += e * e
+			sum += e
+			noiseSq += p.StdErrPct * p.StdErrPct
 			n++
 			out.Points++
 			ac.MaxAbsPct = max(ac.MaxAbsPct, math.Abs(e))
@@ -146,6 +153,8 @@ func Accuracy(ctx context.Context, o AccuracyOptions) (*AccuracyResult, error) {
 	}
 	if out.Points > 0 {
 		out.RMSEPct = math.Sqrt(sq / float64(out.Points))
+		out.NoiseRMSEPct = math.Sqrt(noiseSq / float64(out.Points))
+		out.MeanErrorPct = sum / float64(out.Points)
 	}
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
@@ -192,7 +201,7 @@ func validateConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds
 
 // WriteAccuracyTable prints one line per configuration and the totals.
 func WriteAccuracyTable(w io.Writer, r *AccuracyResult) {
-	fmt.Fprintf(w, "%-34s %-10s %-5s %-40s %7s %7s\n", "configuration", "target", "bneck", "error per point (%)", "RMSE", "max")
+	fmt.Fprintf(w, "%-34s %-10s %-5s %-44s %7s %7s\n", "configuration", "target", "bneck", "error ± standard error per point (%)", "RMSE", "max")
 	for _, c := range r.Configs {
 		if c.Error != "" {
 			fmt.Fprintf(w, "%-34s %-10s %-5v failed: %s\n", c.Name, c.Target, c.Bottleneck, c.Error)
@@ -201,13 +210,14 @@ func WriteAccuracyTable(w io.Writer, r *AccuracyResult) {
 		var errs []string
 		for _, p := range c.Points {
 			if p.ErrorPct != nil {
-				errs = append(errs, fmt.Sprintf("%+.1f", *p.ErrorPct))
+				errs = append(errs, fmt.Sprintf("%+.1f±%.1f", *p.ErrorPct, p.StdErrPct))
 			} else {
 				errs = append(errs, "n/a")
 			}
 		}
-		fmt.Fprintf(w, "%-34s %-10s %-5v %-40s %6.2f%% %6.2f%%\n", c.Name, c.Target, c.Bottleneck, strings.Join(errs, " "), c.RMSEPct, c.MaxAbsPct)
+		fmt.Fprintf(w, "%-34s %-10s %-5v %-44s %6.2f%% %6.2f%%\n", c.Name, c.Target, c.Bottleneck, strings.Join(errs, " "), c.RMSEPct, c.MaxAbsPct)
 	}
-	fmt.Fprintf(w, "\n%d points over %d configurations: RMSE %.2f%%, max |error| %.2f%%, %s\n",
-		r.Points, len(r.Configs), r.RMSEPct, r.MaxAbsPct, (time.Duration(r.Seconds) * time.Second).String())
+	fmt.Fprintf(w, "\n%d points over %d configurations: RMSE %.2f%%, max |error| %.2f%%, mean error %+.2f%%, %s\n",
+		r.Points, len(r.Configs), r.RMSEPct, r.MaxAbsPct, r.MeanErrorPct, (time.Duration(r.Seconds) * time.Second).String())
+	fmt.Fprintf(w, "noise alone (root mean square of the points' standard errors) would give an RMSE of %.2f%%\n", r.NoiseRMSEPct)
 }

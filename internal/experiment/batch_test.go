@@ -15,8 +15,8 @@ func TestChooseBatch(t *testing.T) {
 	}{
 		{"no reduction: largest batch", 0, time.Millisecond, 1, 128, maxAutoBatch},
 		{"small reduction: capped at 100", 10 * time.Microsecond, time.Millisecond, 1, 128, maxAutoBatch},
-		{"pause limit: 10ms / 1ms", time.Millisecond, 1250 * time.Microsecond, 1, 1024, 10},
-		{"two cores double the batch", time.Millisecond, 1250 * time.Microsecond, 2, 1024, 20},
+		{"pause limit: 4ms / 1ms", time.Millisecond, 1250 * time.Microsecond, 1, 1024, 4},
+		{"two cores double the batch", time.Millisecond, 1250 * time.Microsecond, 2, 1024, 8},
 		{"queue limit: 0.25*16*1ms/0.5ms", 500 * time.Microsecond, time.Millisecond, 1, 16, 8},
 		{"never below one", 900 * time.Microsecond, time.Millisecond, 1, 1, 1},
 	}
@@ -43,6 +43,30 @@ func TestSaturatedThroughput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := saturatedThroughput(tt.tput); got != tt.want {
 				t.Fatalf("saturatedThroughput(%v) = %g, want %g", tt.tput, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestQueueFloor(t *testing.T) {
+	tests := []struct {
+		name string
+		u1   time.Duration
+		q1   float64
+		want int
+	}{
+		// 4 ms / (0.25 * 1 ms) = 16
+		{"1 ms per call", time.Millisecond, 1, 16},
+		// 4 ms / (0.25 * 550 µs) = 29.1 -> 32
+		{"550 µs per call", 550 * time.Microsecond, 1, 32},
+		{"two cores need twice the queue", 550 * time.Microsecond, 2, 64},
+		{"cheap calls: the largest step", 10 * time.Microsecond, 1, 256},
+		{"unknown cost", 0, 1, 8},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := queueFloor(tt.u1, tt.q1); got != tt.want {
+				t.Fatalf("queueFloor(%v, %g) = %d, want %d", tt.u1, tt.q1, got, tt.want)
 			}
 		})
 	}

@@ -69,7 +69,7 @@ const (
 	pauseShortfall  = 0.9  // actual/requested pause below this
 	noisyStdErrPct  = 3    // standard error of a point's estimate above this, %
 	maxAutoBatch    = 100
-	maxAutoPause    = 10 * time.Millisecond
+	maxAutoPause    = 4 * time.Millisecond
 	queueShareBatch = 0.25 // share of the connections the target may drain during one pause
 )
 

@@ -42,11 +42,16 @@ func (r *Runner) restartTarget(ctx context.Context, d time.Duration) error {
 //     is still u1, works off about B d / u1 queued calls; keep that under a
 //     quarter of the connections (its queue can be no deeper than that), or
 //     the target starves and idles as if it had its original cost.
-//   - Burstiness: long pauses make every other service alternate between
-//     stopped and flat out, and the slowdown run loses throughput the model
-//     does not account for. On the demo at an 80% reduction, pauses of about
-//     10, 40 and 100 ms measured 1.6%, 6% and 10% below the ideal slowdown
-//     throughput, so pauses are kept to about maxAutoPause.
+//   - Pause length: every round costs the paused services' cores signals
+//     and wake-ups, and long pauses make every other service alternate
+//     between stopped and flat out, which costs throughput the model does
+//     not account for. Over the synthetic subset on the 2-core machine
+//     (about 140 points), pauses of 1-3 ms gave a mean error of -1.4% to
+//     -2.4%, pauses of 5-11 ms +3.7% to +4.7%; on the demo at an 80%
+//     reduction pauses of 10, 40 and 100 ms measured 1.6%, 6% and 10%
+//     below the ideal slowdown throughput. Pauses are kept to about
+//     maxAutoPause, and chooseConnections keeps enough connections for it
+//     (queueFloor).
 func chooseBatch(d, u1 time.Duration, q1 float64, connections int) int {
 	if d <= 0 || u1 <= 0 {
 		return maxAutoBatch

@@ -49,10 +49,7 @@ func (r *Runner) profile(s *sample) (*profile, error) {
 	for name := range s.after {
 		p.ci[name] = ratio(name)
 	}
-	p.q1 = float64(len(r.d.Placement.CPUs(r.opts.Target)))
-	if sp, ok := r.spec.Service(r.opts.Target); ok && float64(sp.CPUs) < p.q1 {
-		p.q1 = float64(sp.CPUs)
-	}
+	p.q1 = r.targetCores()
 	if p.u1 <= 0 {
 		return nil, fmt.Errorf("target %q used no measurable CPU during pre-profiling (%d calls)", r.opts.Target, calls)
 	}
@@ -148,4 +145,14 @@ func (r *Runner) star() map[string][]string {
 		}
 	}
 	return out
+}
+
+// targetCores is q1: the cores the target may use, the fewer of its
+// placement and its spec's cpus.
+func (r *Runner) targetCores() float64 {
+	q := float64(len(r.d.Placement.CPUs(r.opts.Target)))
+	if sp, ok := r.spec.Service(r.opts.Target); ok && sp.CPUs > 0 && float64(sp.CPUs) < q {
+		q = float64(sp.CPUs)
+	}
+	return q
 }
