@@ -69,6 +69,7 @@ func benchAccuracy(args []string) int {
 	fs.DurationVar(&o.Duration, "duration", 0, "measurement window (default: the configs' 3s)")
 	fs.DurationVar(&o.Warmup, "warmup", 0, "warm-up (default: the configs' 1s)")
 	fs.BoolVar(&o.Uncoordinated, "uncoordinated", false, "local pausing instead of coordinated rounds")
+	fs.DurationVar(&o.PauseLead, "pause-lead", experiment.DefaultPauseLead, "start every stop this long after the round's trigger (0: on arrival)")
 	fs.BoolVar(&o.GraphRounds, "graph-rounds", false, "forward rounds along the call graph instead of from the target directly (for comparison)")
 	fs.BoolVar(&o.FixedConnections, "fixed-connections", false, "use each config's connections instead of choosing the smallest that saturates")
 	fs.BoolVar(&o.NoColocatedExtension, "no-colocated-extension", false, "do not extend pauses by co-located CPU use (for comparison)")

@@ -41,6 +41,7 @@ type predictConfig struct {
 	uncoord   bool
 	noExtend  bool
 	graph     bool
+	lead      time.Duration
 }
 
 func predictFlags(fs *flag.FlagSet, c *predictConfig) {
@@ -67,6 +68,7 @@ func predictFlags(fs *flag.FlagSet, c *predictConfig) {
 	fs.DurationVar(&c.maxPause, "max-pause", controller.DefaultMaxPause, "hard cap on any single pause of a service")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-<target>-<time>)")
 	fs.BoolVar(&c.noExtend, "no-colocated-extension", false, "do not extend pauses by the CPU the load generator and controllers use on the paused services' cores (for comparison)")
+	fs.DurationVar(&c.lead, "pause-lead", experiment.DefaultPauseLead, "start every stop this long after the target triggered the round, so that services sharing cores stop together (0: on arrival)")
 	fs.BoolVar(&c.graph, "graph-rounds", false, "forward rounds along the call graph, as the paper does, instead of sending them from the target to every service directly (for comparison)")
 	fs.BoolVar(&c.uncoord, "uncoordinated", false, "pause every service locally instead of in coordinated rounds (to measure what coordination buys; less accurate)")
 }
@@ -132,6 +134,9 @@ func predict(c predictConfig) error {
 	if c.reps < 1 {
 		return errors.New("--reps must be at least 1")
 	}
+	if c.lead < 0 {
+		return errors.New("--pause-lead must not be negative")
+	}
 	if c.precision <= 0 {
 		return errors.New("--precision must be positive")
 	}
@@ -166,7 +171,7 @@ func predict(c predictConfig) error {
 	runner, err := experiment.New(d, experiment.Options{
 		Target: c.target, Reductions: reds, ReductionsText: texts, Batch: c.batch, Connections: c.conns,
 		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxRepetitions: c.maxReps, PrecisionPct: c.precision, MaxPause: c.maxPause,
-		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate, Uncoordinated: c.uncoord, AutoConnections: c.autoConns, NoColocatedExtension: c.noExtend, GraphRounds: c.graph,
+		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate, Uncoordinated: c.uncoord, AutoConnections: c.autoConns, NoColocatedExtension: c.noExtend, GraphRounds: c.graph, PauseLead: c.lead,
 	})
 	if err != nil {
 		return err

@@ -153,6 +153,48 @@ func TestHardCapResumes(t *testing.T) {
 	}
 }
 
+func TestPauseAtDefersTheStop(t *testing.T) {
+	tests := []struct {
+		name     string
+		lead     time.Duration
+		deferred bool
+	}{
+		{"ahead: the child runs until then", 300 * time.Millisecond, true},
+		{"already past: stops at once", -time.Second, false},
+		{"beyond maxLead: stops at once", time.Hour, false},
+	}
+	// Leads long enough to observe on a busy machine.
+	saved := maxLead
+	maxLead = 10 * time.Second
+	defer func() { maxLead = saved }()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := startCtl(t, "spin", "spin", 10*time.Second)
+			start := time.Now()
+			c.pauser.PauseAt(200*time.Millisecond, start.Add(tt.lead))
+			if tt.deferred {
+				time.Sleep(tt.lead / 2)
+				if st := procState(c.PID()); st == "T" {
+					t.Fatalf("child stopped %v before the stop was due", tt.lead/2)
+				}
+			}
+			waitFor(t, "child to stop", 2*time.Second, func() bool { return procState(c.PID()) == "T" })
+			stoppedAfter := time.Since(start)
+			waitFor(t, "child to resume", 2*time.Second, func() bool { return procState(c.PID()) != "T" })
+			if tt.deferred && stoppedAfter < tt.lead-20*time.Millisecond {
+				t.Fatalf("stopped after %v, due at %v", stoppedAfter, tt.lead)
+			}
+			if !tt.deferred && stoppedAfter > time.Second {
+				t.Fatalf("stopped only after %v, want at once", stoppedAfter)
+			}
+			waitFor(t, "pause accounted", time.Second, func() bool { return c.pauser.stats().pauses == 1 })
+			if st := c.pauser.stats(); st.actual < 150*time.Millisecond {
+				t.Fatalf("stopped %v, asked 200ms", st.actual)
+			}
+		})
+	}
+}
+
 func TestPauseCompensatesOverrun(t *testing.T) {
 	// Many short pauses: total stopped time tracks total asked time even
 	// though each timer wake-up is late.
@@ -384,6 +426,11 @@ func TestUnauthenticatedRejected(t *testing.T) {
 	}
 	if err := cl.Configure(wire.Configure{PausePerRoundNS: int64(time.Hour)}); err == nil {
 		t.Fatal("a pause over the hard cap accepted")
+	}
+	for _, lead := range []time.Duration{-time.Millisecond, time.Second} {
+		if err := cl.Configure(wire.Configure{LeadNS: int64(lead)}); err == nil {
+			t.Fatalf("lead %v accepted", lead)
+		}
 	}
 }
 

@@ -20,7 +20,7 @@ type pauser struct {
 	// capacity, not lend part of it to them.
 	others func() time.Duration
 
-	add  chan time.Duration
+	add  chan pauseRequest
 	halt chan struct{}
 	done chan struct{}
 
@@ -39,7 +39,7 @@ func newPauser(max time.Duration, signal func(stop bool) error) *pauser {
 	p := &pauser{
 		max:    max,
 		signal: signal,
-		add:    make(chan time.Duration, 1024),
+		add:    make(chan pauseRequest, 1024),
 		halt:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
 	}
@@ -47,11 +47,26 @@ func newPauser(max time.Duration, signal func(stop bool) error) *pauser {
 	return p
 }
 
+// pauseRequest is d more of pause, to start no earlier than at (zero: now).
+type pauseRequest struct {
+	d  time.Duration
+	at time.Time
+}
+
+// maxLead bounds how long a stop may be deferred: a round stamped far in
+// the future (a clock gone wrong) stops at once. A variable for tests.
+var maxLead = 50 * time.Millisecond
+
 // Pause asks for d more of pause. It never blocks; a full queue drops the
 // request (counted as clipped).
-func (p *pauser) Pause(d time.Duration) {
+func (p *pauser) Pause(d time.Duration) { p.PauseAt(d, time.Time{}) }
+
+// PauseAt asks for d more of pause, starting at at if that is still ahead:
+// services that share cores are given the same at so that they stop
+// together. A stop already running or already deferred takes d on.
+func (p *pauser) PauseAt(d time.Duration, at time.Time) {
 	select {
-	case p.add <- d:
+	case p.add <- pauseRequest{d, at}:
 	default:
 		p.mu.Lock()
 		p.asked += d
@@ -74,25 +89,68 @@ func (p *pauser) Close() { close(p.done) }
 func (p *pauser) loop() {
 	var timer *time.Timer
 	for {
-		var d time.Duration
+		var req pauseRequest
 		select {
-		case d = <-p.add:
+		case req = <-p.add:
 		case <-p.halt:
 			p.forgive()
 			continue
 		case <-p.done:
 			return
 		}
-		p.mu.Lock()
-		p.asked += d
-		p.requested += d
-		p.mu.Unlock()
+		p.owe(req.d)
+		if wait := time.Until(req.at); wait > 0 && wait <= maxLead {
+			switch p.waitToStop(&timer, wait) {
+			case deferHalted:
+				p.forgive()
+				continue
+			case deferClosed:
+				return
+			}
+		}
 		halted, closed := p.stopOnce(&timer)
 		if halted {
 			p.forgive()
 		}
 		if closed {
 			return
+		}
+	}
+}
+
+func (p *pauser) owe(d time.Duration) {
+	p.mu.Lock()
+	p.asked += d
+	p.requested += d
+	p.mu.Unlock()
+}
+
+const (
+	deferDone = iota
+	deferHalted
+	deferClosed
+)
+
+// waitToStop waits before a stop, the service still running; pause asked for
+// meanwhile is added to the stop that follows.
+func (p *pauser) waitToStop(timer **time.Timer, wait time.Duration) int {
+	if *timer == nil {
+		*timer = time.NewTimer(wait)
+	} else {
+		(*timer).Reset(wait)
+	}
+	for {
+		select {
+		case req := <-p.add:
+			p.owe(req.d)
+		case <-(*timer).C:
+			return deferDone
+		case <-p.halt:
+			(*timer).Stop()
+			return deferHalted
+		case <-p.done:
+			(*timer).Stop()
+			return deferClosed
 		}
 	}
 }
@@ -148,12 +206,9 @@ wait:
 			(*timer).Reset(left)
 		}
 		select {
-		case d := <-p.add:
+		case req := <-p.add:
 			(*timer).Stop()
-			p.mu.Lock()
-			p.asked += d
-			p.requested += d
-			p.mu.Unlock()
+			p.owe(req.d)
 		case <-(*timer).C:
 			break wait
 		case <-p.halt:

@@ -108,6 +108,8 @@ func (c *Controller) Configure(cf wire.Configure) error {
 		return fmt.Errorf("pause per round %v exceeds this controller's hard cap %v", time.Duration(cf.PausePerRoundNS), c.cfg.MaxPause)
 	case len(cf.Neighbours) > maxNeighbours:
 		return fmt.Errorf("at most %d neighbours, got %d", maxNeighbours, len(cf.Neighbours))
+	case cf.LeadNS < 0 || time.Duration(cf.LeadNS) > maxLead:
+		return fmt.Errorf("lead must be in [0, %v], got %v", maxLead, time.Duration(cf.LeadNS))
 	case len(cf.Colocated) > maxColocated:
 		return fmt.Errorf("at most %d co-located processes, got %d", maxColocated, len(cf.Colocated))
 	}
@@ -308,9 +310,13 @@ func (c *Controller) onRound(r wire.Round, now time.Time) {
 	r.Hops++
 	c.forwardLocked(r, from)
 	target := c.conf.Target
+	var at time.Time
+	if c.conf.LeadNS > 0 {
+		at = time.Unix(0, r.SentUnixNS+c.conf.LeadNS)
+	}
 	c.mu.Unlock()
 	if !target {
-		c.pauser.Pause(pause)
+		c.pauser.PauseAt(pause, at)
 	}
 }
 

@@ -56,6 +56,11 @@ type Options struct {
 	// other controller: the orchestrator knows them all, and one hop
 	// instead of up to the graph's diameter keeps pauses in step.
 	GraphRounds bool
+	// PauseLead defers every stop until this long after the target
+	// triggered the round, so that the services sharing cores stop
+	// together rather than each when its copy of the round arrives
+	// (DefaultPauseLead; 0 stops on arrival).
+	PauseLead time.Duration
 	// NoColocatedExtension turns off extending stops by the CPU time that
 	// never-paused processes (load generator, controllers) use on the
 	// paused services' cores during them. For measuring what it buys.
@@ -78,6 +83,13 @@ const (
 // spread between two runs of one point was 0-13% (median 2%), and a
 // 1.5% standard error keeps that noise under the 3% accuracy target.
 const DefaultPrecisionPct = 1.5
+
+// DefaultPauseLead is the CLI's --pause-lead. Rounds reached the slowest
+// controller 0.3-1.2 ms after the trigger on average on the 2-core machine
+// (round_delay_us over the synthetic subset), so services sharing the core
+// stopped up to a millisecond apart, and the core kept working for part of
+// each 3-4 ms "pause".
+const DefaultPauseLead = 2 * time.Millisecond
 
 // Runner runs experiments on one deployment.
 type Runner struct {

@@ -138,7 +138,7 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 			if svc.Control == nil {
 				continue
 			}
-			cf := wire.Configure{Epoch: r.epoch, Target: svc.Name == r.opts.Target, Batch: sd.batch, PausePerRoundNS: int64(sd.pause), Colocated: colocated}
+			cf := wire.Configure{Epoch: r.epoch, Target: svc.Name == r.opts.Target, Batch: sd.batch, PausePerRoundNS: int64(sd.pause), Colocated: colocated, LeadNS: int64(r.opts.PauseLead)}
 			if r.opts.Uncoordinated && !cf.Target && r.prof != nil {
 				// Same pause per call as rounds give, applied locally:
 				// B calls of this service take B d c1/(q1 ci).

@@ -25,6 +25,11 @@ type Configure struct {
 	// the CPU time they use during it, so that it removes the full pause
 	// from the cores' capacity instead of lending part of it to them.
 	Colocated []int `json:"colocated,omitempty"`
+	// LeadNS delays each stop until this long after the round was
+	// triggered (Round.SentUnixNS), so that services sharing cores stop
+	// together instead of one round delay apart; a round that arrives
+	// later stops at once. 0 stops on arrival.
+	LeadNS int64 `json:"lead_ns,omitempty"`
 }
 
 // Round tells a controller to pause for Count rounds (TRound). Sent by the
