@@ -91,6 +91,7 @@ type Controller struct {
 
 type counters struct {
 	started, received, duplicate, stale, forwarded, forwardErrors uint64
+	late                                                          uint64 // received after the lead had passed
 	authFailures                                                  uint64
 	delaySum, delayMax                                            int64
 	hopsMax                                                       int

@@ -477,3 +477,17 @@ func TestLocalModePausesOnOwnCalls(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+func TestLateRoundsAreCounted(t *testing.T) {
+	c := startCtl(t, "b", "spin", time.Second)
+	lead := 2 * time.Millisecond
+	must(t, c.Configure(wire.Configure{Epoch: 3, PausePerRoundNS: int64(time.Millisecond), LeadNS: int64(lead)}))
+	must(t, c.StartSlowdown())
+	now := time.Now()
+	c.onRound(wire.Round{Epoch: 3, Round: 1, Count: 1, Origin: "a", Via: "a", SentUnixNS: now.Add(-10 * lead).UnixNano()}, now)
+	c.onRound(wire.Round{Epoch: 3, Round: 2, Count: 1, Origin: "a", Via: "a", SentUnixNS: now.UnixNano()}, now)
+	waitFor(t, "both pauses", 2*time.Second, func() bool { return c.Stats().Pauses >= 1 && procState(c.PID()) != "T" })
+	if st := c.Stats(); st.RoundsReceived != 2 || st.RoundsLate != 1 {
+		t.Fatalf("received %d, late %d; want 2 and 1", st.RoundsReceived, st.RoundsLate)
+	}
+}

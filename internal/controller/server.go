@@ -295,6 +295,9 @@ func (c *Controller) onRound(r wire.Round, now time.Time) {
 	c.c.received += uint64(r.Count)
 	delay := now.UnixNano() - r.SentUnixNS
 	c.c.delaySum += delay
+	if c.conf.LeadNS > 0 && delay > c.conf.LeadNS {
+		c.c.late += uint64(r.Count)
+	}
 	c.c.delayMax = max(c.c.delayMax, delay)
 	c.c.hopsMax = max(c.c.hopsMax, r.Hops+1)
 	pause := time.Duration(c.conf.PausePerRoundNS) * time.Duration(r.Count)
@@ -575,6 +578,7 @@ func (c *Controller) Stats() *wire.Stats {
 	st.Active, st.Target, st.Epoch, st.Batch = c.active, c.conf.Target, c.conf.Epoch, c.conf.Batch
 	st.PausePerRoundNS, st.MaxPauseNS = c.conf.PausePerRoundNS, int64(c.cfg.MaxPause)
 	st.RoundsStarted, st.RoundsReceived, st.RoundsDuplicate = c.c.started, c.c.received, c.c.duplicate
+	st.RoundsLate = c.c.late
 	st.RoundsStale, st.RoundsForwarded, st.ForwardErrors = c.c.stale, c.c.forwarded, c.c.forwardErrors
 	st.AuthFailures = c.c.authFailures
 	st.Pauses, st.PauseRequestedNS, st.PauseActualNS = ps.pauses, int64(ps.requested), int64(ps.actual)

@@ -29,20 +29,21 @@ func TestChooseBatch(t *testing.T) {
 	}
 }
 
-func TestSaturatedThroughput(t *testing.T) {
+func TestPickConnections(t *testing.T) {
 	tests := []struct {
 		name string
 		tput []float64
-		want float64
+		want int
 	}{
-		{"flat with one lucky probe", []float64{151, 161, 159, 164, 198, 171}, 171},
-		{"rising", []float64{486, 464, 522, 560, 572, 617}, 572},
-		{"two probes", []float64{100, 120}, 120},
+		{"flat: the smallest", []float64{569, 576, 568, 565, 570, 579}, 0},
+		{"rising to the last", []float64{484, 495, 512, 518, 505, 613}, 5},
+		{"plateau from the third", []float64{300, 400, 500, 505, 498, 510}, 2},
+		{"one probe", []float64{100}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := saturatedThroughput(tt.tput); got != tt.want {
-				t.Fatalf("saturatedThroughput(%v) = %g, want %g", tt.tput, got, tt.want)
+			if got := pickConnections(tt.tput); got != tt.want {
+				t.Fatalf("pickConnections(%v) = %d, want %d", tt.tput, got, tt.want)
 			}
 		})
 	}

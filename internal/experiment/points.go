@@ -106,6 +106,7 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *pr
 	flags := map[string]bool{}
 	var busyIn, busyAll, others, delays []float64
 	var requested, actual int64
+	var received, late uint64
 	for _, s := range samples {
 		others = append(others, r.othersCPU(s))
 		p.SlowdownRuns = append(p.SlowdownRuns, s.res.Throughput)
@@ -138,6 +139,8 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *pr
 			delay = max(delay, st.DelayMeanNS)
 			requested += st.PauseRequestedNS
 			actual += st.PauseActualNS
+			received += st.RoundsReceived
+			late += st.RoundsLate
 			if st.ForwardErrors > 0 || (!r.opts.Uncoordinated && st.RoundsReceived < tgt.RoundsStarted) {
 				flags[report.FlagNeighbourUnreachable] = true
 			}
@@ -160,6 +163,9 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *pr
 	p.PauseActualMS = float64(actual) / 1e6 / nOthers / float64(len(samples))
 	p.OthersCPUUS = report.Median(others)
 	p.RoundDelayUS = report.Median(delays)
+	if received > 0 {
+		p.LateRoundsPct = 100 * float64(late) / float64(received)
+	}
 	p.TargetBusyInPause = report.Median(busyIn)
 	p.TargetBusyOverall = report.Median(busyAll)
 	if d > 0 && p.TargetBusyInPause > 0 && p.TargetBusyInPause < starvedRatio*p.TargetBusyOverall {

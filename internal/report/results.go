@@ -104,7 +104,11 @@ type Point struct {
 	// the slowest service's controller (mean per service, the largest over
 	// services, median over runs). Pauses start that late, and services
 	// that start late pause out of step with the others.
-	RoundDelayUS    float64   `json:"round_delay_us"`
+	RoundDelayUS float64 `json:"round_delay_us"`
+	// LateRoundsPct is the share of rounds that reached a paused service
+	// after the pause lead had passed, so that it stopped out of step with
+	// the others (all services, all runs; 0 without a lead).
+	LateRoundsPct   float64   `json:"late_rounds_pct"`
 	PausePerRoundUS float64   `json:"pause_per_round_us"`
 	SlowdownRPS     float64   `json:"slowdown_rps"` // median measured throughput with pauses
 	SlowdownRuns    []float64 `json:"slowdown_runs"`

@@ -75,6 +75,7 @@ type Stats struct {
 	RoundsStarted   uint64 `json:"rounds_started"`   // target: rounds triggered
 	RoundsReceived  uint64 `json:"rounds_received"`  // new rounds received (coalesced rounds counted each)
 	RoundsDuplicate uint64 `json:"rounds_duplicate"` // already seen, dropped
+	RoundsLate      uint64 `json:"rounds_late"`      // received after the lead had passed: stopped late
 	RoundsStale     uint64 `json:"rounds_stale"`     // other epoch or not active
 	RoundsForwarded uint64 `json:"rounds_forwarded"` // messages sent to neighbours
 	ForwardErrors   uint64 `json:"forward_errors"`   // neighbour unreachable or send failed
