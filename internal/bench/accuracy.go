@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
@@ -81,6 +82,9 @@ func Accuracy(ctx context.Context, o AccuracyOptions) (*AccuracyResult, error) {
 	reds, err := model.ParseReductions(o.Reduce)
 	if err != nil {
 		return nil, err
+	}
+	if o.PauseLead < 0 || o.PauseLead > controller.MaxLead {
+		return nil, fmt.Errorf("pause lead must be between 0 and %v", controller.MaxLead)
 	}
 	all, err := suite.Suite(o.Seed)
 	if err != nil {

@@ -53,9 +53,12 @@ type pauseRequest struct {
 	at time.Time
 }
 
-// maxLead bounds how long a stop may be deferred: a round stamped far in
-// the future (a clock gone wrong) stops at once. A variable for tests.
-var maxLead = 50 * time.Millisecond
+// MaxLead bounds how long a stop may be deferred (Configure.LeadNS): a
+// round stamped further in the future (a clock gone wrong) stops at once.
+const MaxLead = 50 * time.Millisecond
+
+// maxLead is MaxLead, a variable so that tests can observe long leads.
+var maxLead = MaxLead
 
 // Pause asks for d more of pause. It never blocks; a full queue drops the
 // request (counted as clipped).

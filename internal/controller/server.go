@@ -108,8 +108,8 @@ func (c *Controller) Configure(cf wire.Configure) error {
 		return fmt.Errorf("pause per round %v exceeds this controller's hard cap %v", time.Duration(cf.PausePerRoundNS), c.cfg.MaxPause)
 	case len(cf.Neighbours) > maxNeighbours:
 		return fmt.Errorf("at most %d neighbours, got %d", maxNeighbours, len(cf.Neighbours))
-	case cf.LeadNS < 0 || time.Duration(cf.LeadNS) > maxLead:
-		return fmt.Errorf("lead must be in [0, %v], got %v", maxLead, time.Duration(cf.LeadNS))
+	case cf.LeadNS < 0 || time.Duration(cf.LeadNS) > MaxLead:
+		return fmt.Errorf("lead must be in [0, %v], got %v", MaxLead, time.Duration(cf.LeadNS))
 	case len(cf.Colocated) > maxColocated:
 		return fmt.Errorf("at most %d co-located processes, got %d", maxColocated, len(cf.Colocated))
 	}
@@ -253,16 +253,18 @@ func (c *Controller) onTick(total uint64) {
 	pause := time.Duration(c.conf.PausePerRoundNS) * time.Duration(count)
 	measure := !c.busyMeasured
 	c.busyMeasured = true
+	lead := time.Duration(c.conf.LeadNS)
 	c.forwardLocked(r, "")
 	c.mu.Unlock()
 	if measure {
-		go c.measureBusy(pause)
+		go c.measureBusy(lead, pause)
 	}
 }
 
 // measureBusy records how much CPU the target used during a pause it
-// triggered: a target that idles while its callers are stopped is starved.
-func (c *Controller) measureBusy(pause time.Duration) {
+// triggered, which starts lead after the trigger: a target that idles
+// while its callers are stopped is starved.
+func (c *Controller) measureBusy(lead, pause time.Duration) {
 	defer func() {
 		c.mu.Lock()
 		c.busyMeasured = false
@@ -271,6 +273,7 @@ func (c *Controller) measureBusy(pause time.Duration) {
 	if pause <= 0 {
 		return
 	}
+	time.Sleep(lead)
 	before := threadsCPU(c.pgid)
 	time.Sleep(pause)
 	used := threadsCPU(c.pgid) - before

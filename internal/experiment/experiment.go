@@ -137,6 +137,9 @@ func New(d *local.Deployment, opts Options) (*Runner, error) {
 	if opts.Batch < 0 {
 		return nil, errors.New("batch must be positive")
 	}
+	if opts.PauseLead < 0 || opts.PauseLead > controller.MaxLead {
+		return nil, fmt.Errorf("pause lead must be between 0 and %v, got %v", controller.MaxLead, opts.PauseLead)
+	}
 	if opts.Validate {
 		if svc, _ := s.Service(opts.Target); svc.GroundTruth == nil {
 			return nil, fmt.Errorf("validate needs a way to really reduce %q's work: add ground_truth (env, base_us) to it in the spec (docs/spec.md)", opts.Target)
@@ -321,7 +324,8 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		var noisy []int
 		var worst float64
 		for i, p := range points {
-			if se := stdErrPct(p.samples, p.truth, p.d, prof); se > o.PrecisionPct {
+			// A single run has no standard error yet (--reps 1).
+			if se, _ := stdErrPct(p.samples, p.truth, p.d, prof); len(p.samples) < 2 || se > o.PrecisionPct {
 				noisy = append(noisy, i)
 				worst = max(worst, se)
 			}
@@ -344,7 +348,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	var sq, maxAbs float64
 	for _, p := range points {
 		pt := r.point(p.d, p.sd, p.samples, prof)
-		pt.StdErrPct = stdErrPct(p.samples, p.truth, p.d, prof)
+		pt.StdErrPct, _ = stdErrPct(p.samples, p.truth, p.d, prof)
 		if pt.StdErrPct > noisyStdErrPct && !slices.Contains(pt.Flags, report.FlagNoisy) {
 			pt.Flags = append(pt.Flags, report.FlagNoisy)
 			slices.Sort(pt.Flags)

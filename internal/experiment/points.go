@@ -185,17 +185,18 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *pr
 // stdErrPct is the relative standard error (%) of a point's estimate: of
 // the mean prediction, combined with that of the mean ground truth when
 // there is one, since the error compares the two. Runs without a feasible
-// prediction are left out; fewer than two runs give 0.
-func stdErrPct(samples []*sample, truth []float64, d time.Duration, prof *profile) float64 {
+// prediction are left out; n is how many predictions were feasible, and
+// fewer than two give 0.
+func stdErrPct(samples []*sample, truth []float64, d time.Duration, prof *profile) (se float64, n int) {
 	var preds []float64
 	for _, s := range samples {
 		if p, err := model.Predict(s.res.Throughput, d.Seconds(), prof.c1, prof.q1); err == nil && p > 0 {
 			preds = append(preds, p)
 		}
 	}
-	se := relStdErr(preds)
-	t := relStdErr(truth)
-	return 100 * math.Sqrt(se*se+t*t)
+	sp := relStdErr(preds)
+	st := relStdErr(truth)
+	return 100 * math.Sqrt(sp*sp+st*st), len(preds)
 }
 
 // relStdErr is the standard error of the mean of xs relative to the mean.

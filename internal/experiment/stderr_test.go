@@ -41,17 +41,17 @@ func TestStdErrPctCombinesPredictionAndTruth(t *testing.T) {
 		samples = append(samples, &sample{res: &load.Result{Throughput: 1 / (1/p + d.Seconds())}})
 	}
 	pred := 100 * relStdErr([]float64{1000, 1040})
-	if got := stdErrPct(samples, nil, d, prof); math.Abs(got-pred) > 1e-6 {
-		t.Fatalf("without truth: %g, want %g", got, pred)
+	if got, n := stdErrPct(samples, nil, d, prof); math.Abs(got-pred) > 1e-6 || n != 2 {
+		t.Fatalf("without truth: %g from %d runs, want %g from 2", got, n, pred)
 	}
 	truth := []float64{1000, 1030}
 	want := math.Hypot(pred, 100*relStdErr(truth))
-	if got := stdErrPct(samples, truth, d, prof); math.Abs(got-want) > 1e-6 {
+	if got, _ := stdErrPct(samples, truth, d, prof); math.Abs(got-want) > 1e-6 {
 		t.Fatalf("with truth: %g, want %g", got, want)
 	}
 	// An infeasible run (slowdown throughput at or above 1/d) is left out.
 	samples = append(samples, &sample{res: &load.Result{Throughput: 1 / d.Seconds() * 1.1}})
-	if got := stdErrPct(samples, nil, d, prof); math.Abs(got-pred) > 1e-6 {
-		t.Fatalf("with an infeasible run: %g, want %g", got, pred)
+	if got, n := stdErrPct(samples, nil, d, prof); math.Abs(got-pred) > 1e-6 || n != 2 {
+		t.Fatalf("with an infeasible run: %g from %d feasible runs, want %g from 2", got, n, pred)
 	}
 }
