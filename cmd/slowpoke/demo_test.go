@@ -100,8 +100,12 @@ func TestDemoEndToEnd(t *testing.T) {
 	// Generous (1 s windows on a noisy machine): halving the bottleneck's
 	// cost must not predict less than the baseline, and the pauses must
 	// not make the application faster than the baseline.
+	// The 0% point is a second measurement of the unmodified application
+	// (rounds, no pauses); the larger of the two is the reference, since a
+	// single 1 s window can be disturbed by whatever else the machine runs.
 	p50 := res.Points[1]
-	if p50.PredictedRPS < 0.9*res.Baseline.RPS || p50.SlowdownRPS > 1.25*res.Baseline.RPS {
+	ref := max(res.Baseline.RPS, res.Points[0].SlowdownRPS)
+	if p50.PredictedRPS < 0.9*ref || p50.SlowdownRPS > 1.25*ref {
 		t.Errorf("curve makes no sense: baseline %.0f, points %+v", res.Baseline.RPS, res.Points)
 	}
 	for _, f := range []string{"plot.png", "plot.svg"} {
