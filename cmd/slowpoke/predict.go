@@ -134,8 +134,8 @@ func predict(c predictConfig) error {
 	if c.reps < 1 {
 		return errors.New("--reps must be at least 1")
 	}
-	if c.lead < 0 || c.lead > controller.MaxLead {
-		return fmt.Errorf("--pause-lead must be between 0 and %v", controller.MaxLead)
+	if err := experiment.CheckPauseLead(c.lead); err != nil {
+		return fmt.Errorf("--pause-lead: %w", err)
 	}
 	if c.precision <= 0 {
 		return errors.New("--precision must be positive")

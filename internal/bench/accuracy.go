@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
-	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
@@ -83,8 +82,8 @@ func Accuracy(ctx context.Context, o AccuracyOptions) (*AccuracyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.PauseLead < 0 || o.PauseLead > controller.MaxLead {
-		return nil, fmt.Errorf("pause lead must be between 0 and %v", controller.MaxLead)
+	if err := experiment.CheckPauseLead(o.PauseLead); err != nil {
+		return nil, err
 	}
 	all, err := suite.Suite(o.Seed)
 	if err != nil {

@@ -102,16 +102,13 @@ func (p *pauser) loop() {
 			return
 		}
 		p.owe(req.d)
+		halted, closed := false, false
 		if wait := time.Until(req.at); wait > 0 && wait <= maxLead {
-			switch p.waitToStop(&timer, wait) {
-			case deferHalted:
-				p.forgive()
-				continue
-			case deferClosed:
-				return
-			}
+			halted, closed = p.waitToStop(&timer, wait)
 		}
-		halted, closed := p.stopOnce(&timer)
+		if !halted && !closed {
+			halted, closed = p.stopOnce(&timer)
+		}
 		if halted {
 			p.forgive()
 		}
@@ -128,33 +125,32 @@ func (p *pauser) owe(d time.Duration) {
 	p.mu.Unlock()
 }
 
-const (
-	deferDone = iota
-	deferHalted
-	deferClosed
-)
-
-// waitToStop waits before a stop, the service still running; pause asked for
-// meanwhile is added to the stop that follows.
-func (p *pauser) waitToStop(timer **time.Timer, wait time.Duration) int {
-	if *timer == nil {
-		*timer = time.NewTimer(wait)
-	} else {
-		(*timer).Reset(wait)
-	}
+// waitToStop waits before a stop, the service still running; pause asked
+// for meanwhile is added to the stop that follows.
+func (p *pauser) waitToStop(timer **time.Timer, wait time.Duration) (halted, closed bool) {
+	arm(timer, wait)
 	for {
 		select {
 		case req := <-p.add:
 			p.owe(req.d)
 		case <-(*timer).C:
-			return deferDone
+			return false, false
 		case <-p.halt:
 			(*timer).Stop()
-			return deferHalted
+			return true, false
 		case <-p.done:
 			(*timer).Stop()
-			return deferClosed
+			return false, true
 		}
+	}
+}
+
+// arm starts the loop's one reusable timer for d.
+func arm(timer **time.Timer, d time.Duration) {
+	if *timer == nil {
+		*timer = time.NewTimer(d)
+	} else {
+		(*timer).Reset(d)
 	}
 }
 
@@ -203,11 +199,7 @@ wait:
 		if left <= 0 {
 			break
 		}
-		if *timer == nil {
-			*timer = time.NewTimer(left)
-		} else {
-			(*timer).Reset(left)
-		}
+		arm(timer, left)
 		select {
 		case req := <-p.add:
 			(*timer).Stop()

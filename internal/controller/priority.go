@@ -1,10 +1,9 @@
 package controller
 
 import (
-	"os"
-	"strconv"
-
 	"golang.org/x/sys/unix"
+
+	"github.com/slowpoke-dev/slowpoke/internal/threads"
 )
 
 // controllerNice is the nice value of controller threads.
@@ -25,18 +24,7 @@ const controllerNice = -20
 // controller spinning at 100% that no longer handled SIGTERM), so it is not
 // used. The service is started before this and keeps its own priority.
 func raisePriority() error {
-	ents, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if err := unix.Setpriority(unix.PRIO_PROCESS, tid, controllerNice); err != nil && err != unix.ESRCH {
-			return err
-		}
-	}
-	return nil
+	return threads.Each(func(tid int) error {
+		return unix.Setpriority(unix.PRIO_PROCESS, tid, controllerNice)
+	})
 }

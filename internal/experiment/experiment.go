@@ -91,6 +91,15 @@ const DefaultPrecisionPct = 1.5
 // each 3-4 ms "pause".
 const DefaultPauseLead = 2 * time.Millisecond
 
+// CheckPauseLead refuses a lead the controllers would refuse, so that
+// commands can fail before they start anything.
+func CheckPauseLead(lead time.Duration) error {
+	if lead < 0 || lead > controller.MaxLead {
+		return fmt.Errorf("pause lead must be between 0 and %v, got %v", controller.MaxLead, lead)
+	}
+	return nil
+}
+
 // Runner runs experiments on one deployment.
 type Runner struct {
 	prof  *profile // set by pre-profiling
@@ -137,8 +146,8 @@ func New(d *local.Deployment, opts Options) (*Runner, error) {
 	if opts.Batch < 0 {
 		return nil, errors.New("batch must be positive")
 	}
-	if opts.PauseLead < 0 || opts.PauseLead > controller.MaxLead {
-		return nil, fmt.Errorf("pause lead must be between 0 and %v, got %v", controller.MaxLead, opts.PauseLead)
+	if err := CheckPauseLead(opts.PauseLead); err != nil {
+		return nil, err
 	}
 	if opts.Validate {
 		if svc, _ := s.Service(opts.Target); svc.GroundTruth == nil {
@@ -325,7 +334,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		var worst float64
 		for i, p := range points {
 			// A single run has no standard error yet (--reps 1).
-			if se, _ := stdErrPct(p.samples, p.truth, p.d, prof); len(p.samples) < 2 || se > o.PrecisionPct {
+			if se := stdErrPct(predictions(p.samples, p.d, prof), p.truth); len(p.samples) < 2 || se > o.PrecisionPct {
 				noisy = append(noisy, i)
 				worst = max(worst, se)
 			}
@@ -346,36 +355,19 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	}
 	out.Baseline = r.baselineOf(baselines)
 	var sq, maxAbs float64
+	n := 0
 	for _, p := range points {
-		pt := r.point(p.d, p.sd, p.samples, prof)
-		pt.StdErrPct, _ = stdErrPct(p.samples, p.truth, p.d, prof)
-		if pt.StdErrPct > noisyStdErrPct && !slices.Contains(pt.Flags, report.FlagNoisy) {
-			pt.Flags = append(pt.Flags, report.FlagNoisy)
-			slices.Sort(pt.Flags)
-		}
-		if o.Validate {
-			t := report.Median(p.truth)
-			pt.TrueRPS, pt.TrueRuns = &t, p.truth
-			if pt.PredictedRPS > 0 && t > 0 {
-				e := (pt.PredictedRPS - t) / t * 100
-				pt.ErrorPct = &e
-				sq += e * e
-				maxAbs = max(maxAbs, math.Abs(e))
-			}
+		pt := r.point(p.d, p.sd, p.samples, p.truth, prof)
+		if e := pt.ErrorPct; e != nil {
+			sq += *e * *e
+			maxAbs = max(maxAbs, math.Abs(*e))
+			n++
 		}
 		out.Points = append(out.Points, pt)
 	}
-	if o.Validate {
-		n := 0
-		for _, p := range out.Points {
-			if p.ErrorPct != nil {
-				n++
-			}
-		}
-		if n > 0 {
-			rmse := math.Sqrt(sq / float64(n))
-			out.RMSEPct, out.MaxAbsErrorPct = &rmse, &maxAbs
-		}
+	if n > 0 {
+		rmse := math.Sqrt(sq / float64(n))
+		out.RMSEPct, out.MaxAbsErrorPct = &rmse, &maxAbs
 	}
 	return out, nil
 }

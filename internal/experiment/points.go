@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -96,7 +97,19 @@ func (r *Runner) othersCPU(s *sample) float64 {
 	return total.Seconds() * 1e6 / float64(n)
 }
 
-func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *profile) report.Point {
+// predictions is the prediction of every slowdown run, 0 for a run whose
+// prediction is infeasible.
+func predictions(samples []*sample, d time.Duration, prof *profile) []float64 {
+	preds := make([]float64, len(samples))
+	for i, s := range samples {
+		preds[i], _ = model.Predict(s.res.Throughput, d.Seconds(), prof.c1, prof.q1)
+	}
+	return preds
+}
+
+// point summarises the runs of one reduction: its slowdown samples and, for
+// validate, its ground-truth throughputs (nil otherwise).
+func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, truth []float64, prof *profile) report.Point {
 	p := report.Point{
 		ReductionPct:    model.PercentOf(d.Seconds(), prof.u1.Seconds()),
 		ReductionUS:     d.Seconds() * 1e6,
@@ -107,14 +120,11 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *pr
 	var busyIn, busyAll, others, delays []float64
 	var requested, actual int64
 	var received, late uint64
+	p.PredictedRuns = predictions(samples, d, prof)
+	flags[report.FlagInfeasible] = slices.Contains(p.PredictedRuns, 0)
 	for _, s := range samples {
 		others = append(others, r.othersCPU(s))
 		p.SlowdownRuns = append(p.SlowdownRuns, s.res.Throughput)
-		pred, err := model.Predict(s.res.Throughput, d.Seconds(), prof.c1, prof.q1)
-		if err != nil {
-			flags[report.FlagInfeasible] = true
-		}
-		p.PredictedRuns = append(p.PredictedRuns, pred)
 		p.Errors += s.res.Errors
 		p.Non2xx += s.res.Non2xx
 		if total := s.res.Completed + s.res.Errors + s.res.Non2xx; total > 0 && float64(s.res.Errors+s.res.Non2xx) > errorShare*float64(total) {
@@ -174,9 +184,21 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *pr
 	if requested > 0 && float64(actual) < pauseShortfall*float64(requested) {
 		flags[report.FlagPauseShortfall] = true
 	}
+	p.StdErrPct = stdErrPct(p.PredictedRuns, truth)
+	flags[report.FlagNoisy] = p.StdErrPct > noisyStdErrPct
+	if truth != nil {
+		t := report.Median(truth)
+		p.TrueRPS, p.TrueRuns = &t, truth
+		if p.PredictedRPS > 0 && t > 0 {
+			e := (p.PredictedRPS - t) / t * 100
+			p.ErrorPct = &e
+		}
+	}
 	p.Flags = []string{}
-	for f := range flags {
-		p.Flags = append(p.Flags, f)
+	for f, set := range flags {
+		if set {
+			p.Flags = append(p.Flags, f)
+		}
 	}
 	sort.Strings(p.Flags)
 	return p
@@ -184,19 +206,12 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, prof *pr
 
 // stdErrPct is the relative standard error (%) of a point's estimate: of
 // the mean prediction, combined with that of the mean ground truth when
-// there is one, since the error compares the two. Runs without a feasible
-// prediction are left out; n is how many predictions were feasible, and
-// fewer than two give 0.
-func stdErrPct(samples []*sample, truth []float64, d time.Duration, prof *profile) (se float64, n int) {
-	var preds []float64
-	for _, s := range samples {
-		if p, err := model.Predict(s.res.Throughput, d.Seconds(), prof.c1, prof.q1); err == nil && p > 0 {
-			preds = append(preds, p)
-		}
-	}
-	sp := relStdErr(preds)
-	st := relStdErr(truth)
-	return 100 * math.Sqrt(sp*sp+st*st), len(preds)
+// there is one, since the error compares the two. Infeasible runs (0) are
+// left out; fewer than two runs give 0.
+func stdErrPct(preds, truth []float64) float64 {
+	feasible := slices.DeleteFunc(slices.Clone(preds), func(p float64) bool { return p <= 0 })
+	sp, st := relStdErr(feasible), relStdErr(truth)
+	return 100 * math.Sqrt(sp*sp+st*st)
 }
 
 // relStdErr is the standard error of the mean of xs relative to the mean.

@@ -32,26 +32,35 @@ func TestRelStdErr(t *testing.T) {
 }
 
 func TestStdErrPctCombinesPredictionAndTruth(t *testing.T) {
-	prof := &profile{c1: 1, q1: 1}
-	d := 500 * time.Microsecond
-	// Slowdown throughputs whose predictions are 1000 and 1040 req/s:
-	// 1/(1/p + d).
-	var samples []*sample
-	for _, p := range []float64{1000, 1040} {
-		samples = append(samples, &sample{res: &load.Result{Throughput: 1 / (1/p + d.Seconds())}})
-	}
 	pred := 100 * relStdErr([]float64{1000, 1040})
-	if got, n := stdErrPct(samples, nil, d, prof); math.Abs(got-pred) > 1e-6 || n != 2 {
-		t.Fatalf("without truth: %g from %d runs, want %g from 2", got, n, pred)
+	if got := stdErrPct([]float64{1000, 1040}, nil); math.Abs(got-pred) > 1e-6 {
+		t.Fatalf("without truth: %g, want %g", got, pred)
 	}
 	truth := []float64{1000, 1030}
 	want := math.Hypot(pred, 100*relStdErr(truth))
-	if got, _ := stdErrPct(samples, truth, d, prof); math.Abs(got-want) > 1e-6 {
+	if got := stdErrPct([]float64{1000, 1040}, truth); math.Abs(got-want) > 1e-6 {
 		t.Fatalf("with truth: %g, want %g", got, want)
 	}
-	// An infeasible run (slowdown throughput at or above 1/d) is left out.
-	samples = append(samples, &sample{res: &load.Result{Throughput: 1 / d.Seconds() * 1.1}})
-	if got, n := stdErrPct(samples, nil, d, prof); math.Abs(got-pred) > 1e-6 || n != 2 {
-		t.Fatalf("with an infeasible run: %g from %d feasible runs, want %g from 2", got, n, pred)
+	// An infeasible run (0) is left out.
+	if got := stdErrPct([]float64{1000, 0, 1040}, nil); math.Abs(got-pred) > 1e-6 {
+		t.Fatalf("with an infeasible run: %g, want %g", got, pred)
+	}
+}
+
+func TestPredictions(t *testing.T) {
+	prof := &profile{c1: 1, q1: 1}
+	d := 500 * time.Microsecond
+	// Slowdown throughputs whose predictions are 1000 and 1040 req/s,
+	// 1/(1/p + d), and one at or above 1/d, which is infeasible.
+	var samples []*sample
+	for _, tvs := range []float64{1 / (1/1000.0 + d.Seconds()), 1 / (1/1040.0 + d.Seconds()), 1 / d.Seconds() * 1.1} {
+		samples = append(samples, &sample{res: &load.Result{Throughput: tvs}})
+	}
+	got := predictions(samples, d, prof)
+	want := []float64{1000, 1040, 0}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-6 {
+			t.Fatalf("predictions = %v, want %v", got, want)
+		}
 	}
 }

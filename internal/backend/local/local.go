@@ -54,8 +54,6 @@ type Service struct {
 	Control *controller.Client // nil with NoController
 	PID     int                // the service process (its process group id)
 	LogPath string
-	// ControllerPID is the controller's process (0 with NoController).
-	ControllerPID int
 
 	cmd       *exec.Cmd // controller (or the service itself with NoController)
 	exited    chan struct{}
@@ -83,13 +81,15 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 	}
 	// Services run in their own directories: relative PATH entries and log
 	// paths would point elsewhere there.
+	extra := make([]string, len(opts.ExtraPath)) // not the caller's slice
 	for i, dir := range opts.ExtraPath {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
 			return nil, err
 		}
-		opts.ExtraPath[i] = abs
+		extra[i] = abs
 	}
+	opts.ExtraPath = extra
 	if abs, err := filepath.Abs(opts.LogDir); err == nil {
 		opts.LogDir = abs
 	}
@@ -203,7 +203,6 @@ func (d *Deployment) launch(s *spec.Service) error {
 			return fmt.Errorf("service %q: controller did not come up: %v\n%s", s.Name, err, logTail(logPath))
 		}
 		svc.Control = controller.NewClient(addr, d.Secret)
-		svc.ControllerPID = cmd.Process.Pid
 	}
 	return nil
 }

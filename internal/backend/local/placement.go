@@ -2,10 +2,11 @@ package local
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/slowpoke-dev/slowpoke/internal/threads"
 )
 
 // Placement says which CPUs each part of an experiment runs on.
@@ -80,20 +81,12 @@ func PinProcess(cpus []int) error {
 		return nil
 	}
 	set := cpuSet(cpus)
-	ents, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
+	return threads.Each(func(tid int) error {
+		if err := unix.SchedSetaffinity(tid, &set); err != nil {
 			return fmt.Errorf("pin thread %d to CPUs %v: %w", tid, cpus, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func cpuSet(cpus []int) unix.CPUSet {

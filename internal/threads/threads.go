@@ -1,0 +1,29 @@
+package threads
+
+import (
+	"errors"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// Each calls fn with the id of every thread of this process. A thread that
+// exits meanwhile (fn returns ESRCH) is skipped; any other error stops the
+// walk and is returned.
+func Each(fn func(tid int) error) error {
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if err := fn(tid); err != nil && !errors.Is(err, unix.ESRCH) {
+			return err
+		}
+	}
+	return nil
+}
