@@ -30,6 +30,24 @@ func Predict(tVS, d, c1, q1 float64) (float64, error) {
 	return 1 / den, nil
 }
 
+// WithoutOverhead returns the throughput a slowdown run would have measured
+// had the rounds themselves not cost overhead seconds per user request on
+// the resources the pauses slow down (the controllers' signals and
+// wake-ups, which the optimized system does not have). Removing it is
+// right while those resources are the bottleneck; the result is therefore
+// never above what the target's own demand of floor seconds per request
+// (its resource per request divided by its quota) allows, nor below tVS.
+func WithoutOverhead(tVS, overhead, floor float64) float64 {
+	if !(tVS > 0) || math.IsInf(tVS, 0) || !(overhead > 0) {
+		return tVS
+	}
+	inv := max(1/tVS-overhead, floor)
+	if inv <= 0 || inv >= 1/tVS {
+		return tVS
+	}
+	return 1 / inv
+}
+
 // SlowdownFor is the inverse of Predict: the throughput a slowdown run should
 // measure if the optimized system runs at tOpt. Useful for checks and tests.
 func SlowdownFor(tOpt, d, c1, q1 float64) (float64, error) {

@@ -166,3 +166,26 @@ func TestResolve(t *testing.T) {
 		t.Error("PercentOf")
 	}
 }
+
+func TestWithoutOverhead(t *testing.T) {
+	tests := []struct {
+		name                 string
+		tvs, overhead, floor float64
+		want                 float64
+	}{
+		{"no overhead", 500, 0, 0, 500},
+		{"removed", 500, 100e-6, 0, 1 / (1/500.0 - 100e-6)},
+		{"floor binds", 500, 500e-6, 1.9e-3, 1 / 1.9e-3},
+		{"floor above the run", 500, 100e-6, 2.5e-3, 500},
+		{"overhead beyond the run", 500, 3e-3, 0, 500},
+		{"negative overhead", 500, -1e-4, 0, 500},
+		{"no throughput", 0, 1e-4, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := WithoutOverhead(tt.tvs, tt.overhead, tt.floor); math.Abs(got-tt.want) > 1e-9*math.Max(1, tt.want) {
+				t.Fatalf("WithoutOverhead(%g, %g, %g) = %g, want %g", tt.tvs, tt.overhead, tt.floor, got, tt.want)
+			}
+		})
+	}
+}

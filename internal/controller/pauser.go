@@ -30,6 +30,7 @@ type pauser struct {
 	actual    time.Duration
 	clipped   time.Duration
 	extended  time.Duration
+	selfIn    time.Duration // this process's CPU time while the group was stopped
 	longest   time.Duration
 	pauses    uint64
 	stopped   bool
@@ -161,6 +162,9 @@ func (p *pauser) stopOnce(timer **time.Timer) (halted, closed bool) {
 	if err := p.signal(true); err != nil {
 		return false, false
 	}
+	// The stop's own handling counts from here to the continue signal
+	// included: the group is stopped, so it takes nothing from it.
+	selfStart := selfCPU()
 	// Independent hard cap: whatever happens to this loop, the group is
 	// continued once max has passed.
 	guard := time.AfterFunc(p.max, func() { p.signal(false) })
@@ -219,9 +223,11 @@ wait:
 	p.signal(false)
 	guard.Stop()
 	took := time.Since(start)
+	self := selfCPU() - selfStart
 	p.mu.Lock()
 	p.stopped = false
 	p.actual += took
+	p.selfIn += self
 	p.pauses++
 	if took > p.longest {
 		p.longest = took
@@ -253,20 +259,20 @@ const (
 )
 
 type pauseStats struct {
-	requested, actual, clipped, extended, longest time.Duration
-	pauses                                        uint64
+	requested, actual, clipped, extended, selfIn, longest time.Duration
+	pauses                                                uint64
 }
 
 func (p *pauser) stats() pauseStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return pauseStats{p.asked, p.actual, p.clipped, p.extended, p.longest, p.pauses}
+	return pauseStats{p.asked, p.actual, p.clipped, p.extended, p.selfIn, p.longest, p.pauses}
 }
 
 func (p *pauser) reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.asked, p.requested, p.actual, p.clipped, p.extended, p.longest, p.pauses = 0, 0, 0, 0, 0, 0, 0
+	p.asked, p.requested, p.actual, p.clipped, p.extended, p.selfIn, p.longest, p.pauses = 0, 0, 0, 0, 0, 0, 0, 0
 }
 
 // setOthers sets the co-located CPU clock used to extend stops.

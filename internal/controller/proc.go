@@ -96,3 +96,13 @@ func processCPU(pid int) time.Duration {
 	}
 	return time.Duration(ts.Nano())
 }
+
+// selfCPU is this process's CPU time, all threads, from the kernel's
+// precise per-process clock (not /proc's 10 ms ticks).
+func selfCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}

@@ -574,6 +574,7 @@ func (c *Controller) Stats() *wire.Stats {
 	st.PID = c.pgid
 	st.AgentConnected = connected
 	st.CPUNS = groupCPU(c.pgid)
+	st.ControllerCPUNS = int64(selfCPU())
 	st.TakenUnixNS = time.Now().UnixNano()
 	ps := c.pauser.stats()
 	c.mu.Lock()
@@ -586,6 +587,7 @@ func (c *Controller) Stats() *wire.Stats {
 	st.AuthFailures = c.c.authFailures
 	st.Pauses, st.PauseRequestedNS, st.PauseActualNS = ps.pauses, int64(ps.requested), int64(ps.actual)
 	st.PauseClippedNS, st.PauseMaxNS, st.PauseExtendedNS = int64(ps.clipped), int64(ps.longest), int64(ps.extended)
+	st.ControllerCPUStoppedNS = int64(ps.selfIn)
 	if c.c.received > 0 {
 		st.DelayMeanNS = c.c.delaySum / int64(c.c.received)
 	}

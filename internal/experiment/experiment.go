@@ -61,6 +61,11 @@ type Options struct {
 	// together rather than each when its copy of the round arrives
 	// (DefaultPauseLead; 0 stops on arrival).
 	PauseLead time.Duration
+	// NoOverheadCorrection keeps the cost of the rounds themselves in the
+	// prediction: by default, the CPU time the controllers spend per
+	// request outside stops, above what they spend in the baseline, is
+	// taken off the slowdown run's time per request (see roundOverhead).
+	NoOverheadCorrection bool
 	// NoColocatedExtension turns off extending stops by the CPU time that
 	// never-paused processes (load generator, controllers) use on the
 	// paused services' cores during them. For measuring what it buys.
@@ -102,7 +107,8 @@ func CheckPauseLead(lead time.Duration) error {
 
 // Runner runs experiments on one deployment.
 type Runner struct {
-	prof  *profile // set by pre-profiling
+	prof  *profile  // set by pre-profiling
+	base  []*sample // baseline runs so far
 	d     *local.Deployment
 	spec  *spec.Spec
 	opts  Options
@@ -225,6 +231,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		return nil, err
 	}
 	r.prof = prof
+	r.base = append(r.base, pre)
 	out.C1, out.Q1, out.U1US, out.Neighbours = prof.c1, prof.q1, prof.u1.Seconds()*1e6, prof.neighbours
 	out.Warnings = append(out.Warnings, prof.warnings...)
 	r.progress("baseline %.0f req/s; c1 = %.3f target calls per request, q1 = %g, u1 = %.1f µs per call", pre.res.Throughput, prof.c1, prof.q1, out.U1US)
@@ -252,7 +259,6 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		}
 		points[i] = &pointAcc{d: d, sd: slowdown{batch: b, pause: pause}}
 	}
-	baselines := []*sample{pre}
 	rounds := prof.neighbours
 	if !o.GraphRounds {
 		rounds = r.star()
@@ -265,7 +271,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 			return err
 		}
 		p.samples = append(p.samples, s)
-		pred, perr := model.Predict(s.res.Throughput, p.d.Seconds(), prof.c1, prof.q1)
+		pred, perr := r.predict(s, p.d)
 		predText := fmt.Sprintf("%.0f req/s", pred)
 		if perr != nil {
 			predText = "infeasible"
@@ -321,7 +327,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 			if err != nil {
 				return nil, err
 			}
-			baselines = append(baselines, s)
+			r.base = append(r.base, s)
 			r.progress("rep %d baseline: %.0f req/s", rep+1, s.res.Throughput)
 		}
 		if err := measure(rep, all); err != nil {
@@ -334,7 +340,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		var worst float64
 		for i, p := range points {
 			// A single run has no standard error yet (--reps 1).
-			if se := stdErrPct(predictions(p.samples, p.d, prof), p.truth); len(p.samples) < 2 || se > o.PrecisionPct {
+			if se := stdErrPct(r.predictions(p.samples, p.d), p.truth); len(p.samples) < 2 || se > o.PrecisionPct {
 				noisy = append(noisy, i)
 				worst = max(worst, se)
 			}
@@ -353,7 +359,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 			return nil, err
 		}
 	}
-	out.Baseline = r.baselineOf(baselines)
+	out.Baseline = r.baselineOf(r.base)
 	var sq, maxAbs float64
 	n := 0
 	for _, p := range points {

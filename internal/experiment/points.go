@@ -64,9 +64,10 @@ func chooseBatch(d, u1 time.Duration, q1 float64, connections int) int {
 
 func (r *Runner) baselineOf(samples []*sample) report.Baseline {
 	var b report.Baseline
-	var p50, p99, others []float64
+	var p50, p99, others, ctl []float64
 	for _, s := range samples {
 		others = append(others, r.othersCPU(s))
+		ctl = append(ctl, r.controllersCPU(s))
 		b.Runs = append(b.Runs, s.res.Throughput)
 		b.Errors += s.res.Errors
 		b.Non2xx += s.res.Non2xx
@@ -77,6 +78,7 @@ func (r *Runner) baselineOf(samples []*sample) report.Baseline {
 	b.SpreadPct = report.SpreadPct(b.Runs)
 	b.P50MS, b.P99MS = report.Median(p50), report.Median(p99)
 	b.OthersCPUUS = report.Median(others)
+	b.ControllersCPUUS = report.Median(ctl)
 	return b
 }
 
@@ -97,12 +99,69 @@ func (r *Runner) othersCPU(s *sample) float64 {
 	return total.Seconds() * 1e6 / float64(n)
 }
 
+// controllersCPU is the CPU time (µs) all controllers used per completed
+// request in the sample's window, less what they used while their own
+// service was stopped: the part that competes with running services.
+func (r *Runner) controllersCPU(s *sample) float64 {
+	n := s.responses()
+	if n == 0 {
+		return 0
+	}
+	var total int64
+	for name, a := range s.after {
+		b := s.before[name]
+		if b == nil {
+			continue
+		}
+		total += (a.ControllerCPUNS - b.ControllerCPUNS) - (a.ControllerCPUStoppedNS - b.ControllerCPUStoppedNS)
+	}
+	return float64(total) / 1e3 / float64(n)
+}
+
+// roundOverhead is the time per request (seconds) that a slowdown run's
+// rounds cost the cores the paused services share: the controllers' CPU
+// per request outside stops above the baseline's (median), spread over
+// those cores. Every round wakes every controller to receive it, to stop
+// its service at the lead and to continue it; the optimized system has
+// none of that, and on the synthetic subset slowdown runs under-predicted
+// most on the configurations with the most services.
+func (r *Runner) roundOverhead(s *sample) float64 {
+	if r.opts.NoOverheadCorrection || len(r.base) == 0 {
+		return 0
+	}
+	var base []float64
+	for _, b := range r.base {
+		base = append(base, r.controllersCPU(b))
+	}
+	extra := r.controllersCPU(s) - report.Median(base)
+	return max(0, extra) / 1e6 / float64(max(1, len(r.d.Placement.OtherCPUs)))
+}
+
+// targetDemand is the target's CPU time per completed request divided by
+// its quota (seconds): no throughput above its inverse is possible, with
+// or without the rounds' overhead.
+func (r *Runner) targetDemand(s *sample) float64 {
+	n := s.responses()
+	if n == 0 {
+		return 0
+	}
+	_, cpu := s.delta(r.opts.Target)
+	return cpu.Seconds() / float64(n) / r.prof.q1
+}
+
+// predict is one slowdown run's prediction for reduction d, its rounds'
+// own overhead removed.
+func (r *Runner) predict(s *sample, d time.Duration) (float64, error) {
+	tvs := model.WithoutOverhead(s.res.Throughput, r.roundOverhead(s), r.targetDemand(s))
+	return model.Predict(tvs, d.Seconds(), r.prof.c1, r.prof.q1)
+}
+
 // predictions is the prediction of every slowdown run, 0 for a run whose
 // prediction is infeasible.
-func predictions(samples []*sample, d time.Duration, prof *profile) []float64 {
+func (r *Runner) predictions(samples []*sample, d time.Duration) []float64 {
 	preds := make([]float64, len(samples))
 	for i, s := range samples {
-		preds[i], _ = model.Predict(s.res.Throughput, d.Seconds(), prof.c1, prof.q1)
+		preds[i], _ = r.predict(s, d)
 	}
 	return preds
 }
@@ -117,13 +176,15 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, truth []
 		PausePerRoundUS: float64(sd.pause) / 1e3,
 	}
 	flags := map[string]bool{}
-	var busyIn, busyAll, others, delays []float64
+	var busyIn, busyAll, others, ctl, overhead, delays []float64
 	var requested, actual int64
 	var received, late uint64
-	p.PredictedRuns = predictions(samples, d, prof)
+	p.PredictedRuns = r.predictions(samples, d)
 	flags[report.FlagInfeasible] = slices.Contains(p.PredictedRuns, 0)
 	for _, s := range samples {
 		others = append(others, r.othersCPU(s))
+		ctl = append(ctl, r.controllersCPU(s))
+		overhead = append(overhead, r.roundOverhead(s)*1e6)
 		p.SlowdownRuns = append(p.SlowdownRuns, s.res.Throughput)
 		p.Errors += s.res.Errors
 		p.Non2xx += s.res.Non2xx
@@ -172,6 +233,8 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, truth []
 	p.PauseRequestedMS = float64(requested) / 1e6 / nOthers / float64(len(samples))
 	p.PauseActualMS = float64(actual) / 1e6 / nOthers / float64(len(samples))
 	p.OthersCPUUS = report.Median(others)
+	p.ControllersCPUUS = report.Median(ctl)
+	p.OverheadUS = report.Median(overhead)
 	p.RoundDelayUS = report.Median(delays)
 	if received > 0 {
 		p.LateRoundsPct = 100 * float64(late) / float64(received)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
 	"github.com/slowpoke-dev/slowpoke/load"
 )
 
@@ -56,11 +58,63 @@ func TestPredictions(t *testing.T) {
 	for _, tvs := range []float64{1 / (1/1000.0 + d.Seconds()), 1 / (1/1040.0 + d.Seconds()), 1 / d.Seconds() * 1.1} {
 		samples = append(samples, &sample{res: &load.Result{Throughput: tvs}})
 	}
-	got := predictions(samples, d, prof)
+	r := &Runner{prof: prof}
+	got := r.predictions(samples, d)
 	want := []float64{1000, 1040, 0}
 	for i := range want {
 		if math.Abs(got[i]-want[i]) > 1e-6 {
 			t.Fatalf("predictions = %v, want %v", got, want)
 		}
+	}
+}
+
+// The controllers' CPU outside stops above the baseline's is taken off the
+// slowdown run's time per request, but never past the target's demand.
+func TestPredictRemovesRoundOverhead(t *testing.T) {
+	const n = 1000 // requests in every window
+	d := 200 * time.Microsecond
+	// ctl: the controllers' CPU in the window outside stops; target: the
+	// target's CPU in the window.
+	mk := func(tvs float64, ctl, stopped, target time.Duration) *sample {
+		before := map[string]*wire.Stats{"a": {}, "t": {}}
+		after := map[string]*wire.Stats{
+			"a": {ControllerCPUNS: int64(ctl + stopped), ControllerCPUStoppedNS: int64(stopped)},
+			"t": {CPUNS: int64(target)},
+		}
+		return &sample{res: &load.Result{Throughput: tvs, Completed: n}, before: before, after: after}
+	}
+	base := mk(500, 10*time.Millisecond, 0, 0) // 10 µs per request
+	tests := []struct {
+		name   string
+		tvs    float64
+		ctl    time.Duration // outside stops, whole window
+		target time.Duration
+		off    bool
+		want   float64 // 1/t_vs less overhead, seconds per request
+	}{
+		{"no extra", 400, 10 * time.Millisecond, 0, false, 1 / 400.0},
+		{"extra removed", 400, 60 * time.Millisecond, 0, false, 1/400.0 - 50e-6},
+		{"below baseline", 400, 5 * time.Millisecond, 0, false, 1 / 400.0},
+		{"target floor", 400, 60 * time.Millisecond, 2480 * time.Millisecond, false, 2480e-6},
+		{"floor above run", 400, 60 * time.Millisecond, 3 * time.Second, false, 1 / 400.0},
+		{"turned off", 400, 60 * time.Millisecond, 0, true, 1 / 400.0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Runner{
+				prof: &profile{c1: 1, q1: 1},
+				base: []*sample{base},
+				d:    &local.Deployment{Placement: local.Placement{Target: "t", OtherCPUs: []int{0}}},
+				opts: Options{Target: "t", NoOverheadCorrection: tt.off},
+			}
+			got, err := r.predict(mk(tt.tvs, tt.ctl, 7*time.Millisecond, tt.target), d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 1 / (tt.want - d.Seconds())
+			if math.Abs(got-want) > 1e-6*want {
+				t.Fatalf("predict = %.3f, want %.3f", got, want)
+			}
+		})
 	}
 }

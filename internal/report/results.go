@@ -87,6 +87,9 @@ type Baseline struct {
 	// OthersCPUUS is the CPU time all services but the target used per
 	// completed request (median over runs); compare with the points'.
 	OthersCPUUS float64 `json:"others_cpu_us"`
+	// ControllersCPUUS is the CPU time all controllers used per completed
+	// request outside their services' stops (median over runs).
+	ControllersCPUUS float64 `json:"controllers_cpu_us"`
 }
 
 // Point is the prediction (and, for validate, the truth) for one reduction
@@ -100,6 +103,13 @@ type Point struct {
 	// assumes it stays at the baseline's: a lower value means the paused
 	// services ran more efficiently than in the baseline.
 	OthersCPUUS float64 `json:"others_cpu_us"`
+	// ControllersCPUUS is the controllers' CPU time per completed request
+	// outside their services' stops during the slowdown runs (median).
+	ControllersCPUUS float64 `json:"controllers_cpu_us"`
+	// OverheadUS is the time per request taken off each slowdown run
+	// before predicting: the controllers' CPU above the baseline's, per
+	// shared core (median over runs; 0 with --no-overhead-correction).
+	OverheadUS float64 `json:"overhead_us"`
 	// RoundDelayUS is how long rounds took from the target's trigger to
 	// the slowest service's controller (mean per service, the largest over
 	// services, median over runs). Pauses start that late, and services

@@ -63,7 +63,13 @@ type Stats struct {
 	Endpoints      map[string]uint64 `json:"endpoints"`
 	Downstream     map[string]uint64 `json:"downstream"`
 	CPUNS          int64             `json:"cpu_ns"` // CPU time of the service's process group
-	TakenUnixNS    int64             `json:"taken_unix_ns"`
+	// ControllerCPUNS is the controller's own CPU time since it started;
+	// ControllerCPUStoppedNS the part of it spent while its service was
+	// stopped, since the last TReset. The rest is what rounds cost the
+	// cores the controller shares with services.
+	ControllerCPUNS        int64 `json:"controller_cpu_ns"`
+	ControllerCPUStoppedNS int64 `json:"controller_cpu_stopped_ns"`
+	TakenUnixNS            int64 `json:"taken_unix_ns"`
 
 	Active          bool   `json:"active"`
 	Target          bool   `json:"target"`
