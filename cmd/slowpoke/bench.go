@@ -73,7 +73,7 @@ func benchAccuracy(args []string) int {
 	fs.BoolVar(&o.GraphRounds, "graph-rounds", false, "forward rounds along the call graph instead of from the target directly (for comparison)")
 	fs.BoolVar(&o.FixedConnections, "fixed-connections", false, "use each config's connections instead of choosing the smallest that saturates")
 	fs.BoolVar(&o.NoColocatedExtension, "no-colocated-extension", false, "do not extend pauses by co-located CPU use (for comparison)")
-	fs.BoolVar(&o.NoOverheadCorrection, "no-overhead-correction", false, "keep the controllers' own CPU cost of the rounds in the predictions (for comparison)")
+	fs.BoolVar(&o.OverheadCorrection, "overhead-correction", false, "experimental: take the controllers' CPU per request outside stops, above the baseline's, off every slowdown run (over-corrects on most configurations measured; docs/method.md)")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-accuracy-<time>)")
 	if err := fs.Parse(args); err != nil {
 		return 2

@@ -40,7 +40,7 @@ type predictConfig struct {
 	validate  bool
 	uncoord   bool
 	noExtend  bool
-	noOverhd  bool
+	overhead  bool
 	graph     bool
 	lead      time.Duration
 }
@@ -68,7 +68,7 @@ func predictFlags(fs *flag.FlagSet, c *predictConfig) {
 	fs.Float64Var(&c.precision, "precision", experiment.DefaultPrecisionPct, "standard error (%) a noisy point is repeated down to")
 	fs.DurationVar(&c.maxPause, "max-pause", controller.DefaultMaxPause, "hard cap on any single pause of a service")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-<target>-<time>)")
-	fs.BoolVar(&c.noOverhd, "no-overhead-correction", false, "keep the CPU the controllers spend on rounds, outside stops, in the predictions instead of taking it off each slowdown run (for comparison)")
+	fs.BoolVar(&c.overhead, "overhead-correction", false, "experimental: take the controllers' CPU per request outside stops, above the baseline's, off every slowdown run before predicting (over-corrects on most configurations measured; docs/method.md)")
 	fs.BoolVar(&c.noExtend, "no-colocated-extension", false, "do not extend pauses by the CPU the load generator and controllers use on the paused services' cores (for comparison)")
 	fs.DurationVar(&c.lead, "pause-lead", experiment.DefaultPauseLead, "start every stop this long after the target triggered the round, so that services sharing cores stop together (0: on arrival)")
 	fs.BoolVar(&c.graph, "graph-rounds", false, "forward rounds along the call graph, as the paper does, instead of sending them from the target to every service directly (for comparison)")
@@ -173,7 +173,7 @@ func predict(c predictConfig) error {
 	runner, err := experiment.New(d, experiment.Options{
 		Target: c.target, Reductions: reds, ReductionsText: texts, Batch: c.batch, Connections: c.conns,
 		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxRepetitions: c.maxReps, PrecisionPct: c.precision, MaxPause: c.maxPause,
-		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate, Uncoordinated: c.uncoord, AutoConnections: c.autoConns, NoColocatedExtension: c.noExtend, NoOverheadCorrection: c.noOverhd, GraphRounds: c.graph, PauseLead: c.lead,
+		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate, Uncoordinated: c.uncoord, AutoConnections: c.autoConns, NoColocatedExtension: c.noExtend, OverheadCorrection: c.overhead, GraphRounds: c.graph, PauseLead: c.lead,
 	})
 	if err != nil {
 		return err

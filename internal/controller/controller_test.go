@@ -114,23 +114,23 @@ func TestPauseStopsChildCPU(t *testing.T) {
 	waitFor(t, "child to use CPU", 5*time.Second, func() bool { return groupCPU(c.PID()) > 50e6 })
 
 	const window = 600 * time.Millisecond
-	before := threadsCPU(c.PID())
+	before := processCPU(c.PID())
 	time.Sleep(window)
-	running := threadsCPU(c.PID()) - before
+	running := processCPU(c.PID()) - before
 
 	c.pauser.Pause(window + 200*time.Millisecond)
 	waitFor(t, "child to stop", time.Second, func() bool { return procState(c.PID()) == "T" })
-	before = threadsCPU(c.PID())
+	before = processCPU(c.PID())
 	time.Sleep(window)
-	paused := threadsCPU(c.PID()) - before
+	paused := processCPU(c.PID()) - before
 	waitFor(t, "child to resume", 2*time.Second, func() bool { return procState(c.PID()) != "T" })
 
-	t.Logf("CPU over %v: running %v, paused %v", window, time.Duration(running), time.Duration(paused))
-	if running < int64(window)/10 {
-		t.Fatalf("child used only %v of CPU while running; cannot judge the pause", time.Duration(running))
+	t.Logf("CPU over %v: running %v, paused %v", window, running, paused)
+	if running < window/10 {
+		t.Fatalf("child used only %v of CPU while running; cannot judge the pause", running)
 	}
 	if paused > running/5 {
-		t.Fatalf("child used %v of CPU while paused (vs %v running)", time.Duration(paused), time.Duration(running))
+		t.Fatalf("child used %v of CPU while paused (vs %v running)", paused, running)
 	}
 	st := c.pauser.stats()
 	if st.pauses != 1 || st.actual < window {

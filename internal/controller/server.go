@@ -274,9 +274,9 @@ func (c *Controller) measureBusy(lead, pause time.Duration) {
 		return
 	}
 	time.Sleep(lead)
-	before := threadsCPU(c.pgid)
+	before := processCPU(c.pgid)
 	time.Sleep(pause)
-	used := threadsCPU(c.pgid) - before
+	used := int64(processCPU(c.pgid) - before)
 	c.mu.Lock()
 	c.c.pauseBusy += used
 	c.c.pauseWindow += int64(pause)

@@ -61,11 +61,13 @@ type Options struct {
 	// together rather than each when its copy of the round arrives
 	// (DefaultPauseLead; 0 stops on arrival).
 	PauseLead time.Duration
-	// NoOverheadCorrection keeps the cost of the rounds themselves in the
-	// prediction: by default, the CPU time the controllers spend per
-	// request outside stops, above what they spend in the baseline, is
-	// taken off the slowdown run's time per request (see roundOverhead).
-	NoOverheadCorrection bool
+	// OverheadCorrection takes the cost of the rounds themselves off the
+	// prediction: the CPU time the controllers spend per request outside
+	// stops, above what they spend in the baseline, is taken off each
+	// slowdown run's time per request (see roundOverhead). Experimental:
+	// on the synthetic configurations measured it over-corrects more often
+	// than not (docs/method.md).
+	OverheadCorrection bool
 	// NoColocatedExtension turns off extending stops by the CPU time that
 	// never-paused processes (load generator, controllers) use on the
 	// paused services' cores during them. For measuring what it buys.
@@ -240,7 +242,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		d       time.Duration
 		sd      slowdown
 		samples []*sample
-		truth   []float64
+		truth   []*sample
 	}
 	points := make([]*pointAcc, len(o.Reductions))
 	for i, red := range o.Reductions {
@@ -283,11 +285,12 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	truth := func(rep, i int) error {
 		p := points[i]
 		r.step++
-		tput, err := r.truth(ctx, p.d)
+		ts, err := r.truth(ctx, p.d)
 		if err != nil {
 			return err
 		}
-		p.truth = append(p.truth, tput)
+		p.truth = append(p.truth, ts)
+		tput := ts.res.Throughput
 		r.progress("rep %d %s ground truth (target's work really reduced by %v): %.0f req/s",
 			rep+1, o.Reductions[i].Text, p.d.Round(time.Microsecond), tput)
 		return nil
@@ -340,7 +343,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		var worst float64
 		for i, p := range points {
 			// A single run has no standard error yet (--reps 1).
-			if se := stdErrPct(r.predictions(p.samples, p.d), p.truth); len(p.samples) < 2 || se > o.PrecisionPct {
+			if se := stdErrPct(r.predictions(p.samples, p.d), throughputs(p.truth)); len(p.samples) < 2 || se > o.PrecisionPct {
 				noisy = append(noisy, i)
 				worst = max(worst, se)
 			}

@@ -16,15 +16,11 @@ import (
 
 // truth measures the application with the target's work really reduced by
 // d: the target is restarted with its ground-truth knob set.
-func (r *Runner) truth(ctx context.Context, d time.Duration) (float64, error) {
+func (r *Runner) truth(ctx context.Context, d time.Duration) (*sample, error) {
 	if err := r.restartTarget(ctx, d); err != nil {
-		return 0, err
+		return nil, err
 	}
-	s, err := r.run(ctx, nil, nil, r.opts.Warmup, false)
-	if err != nil {
-		return 0, err
-	}
-	return s.res.Throughput, nil
+	return r.run(ctx, nil, nil, r.opts.Warmup, false)
 }
 
 func (r *Runner) restartTarget(ctx context.Context, d time.Duration) error {
@@ -64,8 +60,9 @@ func chooseBatch(d, u1 time.Duration, q1 float64, connections int) int {
 
 func (r *Runner) baselineOf(samples []*sample) report.Baseline {
 	var b report.Baseline
-	var p50, p99, others, ctl []float64
+	var p50, p99, others, ctl, idle []float64
 	for _, s := range samples {
+		idle = append(idle, r.sharedIdlePct(s))
 		others = append(others, r.othersCPU(s))
 		ctl = append(ctl, r.controllersCPU(s))
 		b.Runs = append(b.Runs, s.res.Throughput)
@@ -79,6 +76,7 @@ func (r *Runner) baselineOf(samples []*sample) report.Baseline {
 	b.P50MS, b.P99MS = report.Median(p50), report.Median(p99)
 	b.OthersCPUUS = report.Median(others)
 	b.ControllersCPUUS = report.Median(ctl)
+	b.SharedIdlePct = report.Median(idle)
 	return b
 }
 
@@ -97,6 +95,15 @@ func (r *Runner) othersCPU(s *sample) float64 {
 		}
 	}
 	return total.Seconds() * 1e6 / float64(n)
+}
+
+// sharedIdlePct is the share (%) of the window the shared cores were idle.
+func (r *Runner) sharedIdlePct(s *sample) float64 {
+	n := len(r.d.Placement.OtherCPUs)
+	if s.window <= 0 || n == 0 {
+		return 0
+	}
+	return 100 * float64(s.idle) / float64(s.window) / float64(n)
 }
 
 // controllersCPU is the CPU time (µs) all controllers used per completed
@@ -126,7 +133,7 @@ func (r *Runner) controllersCPU(s *sample) float64 {
 // none of that, and on the synthetic subset slowdown runs under-predicted
 // most on the configurations with the most services.
 func (r *Runner) roundOverhead(s *sample) float64 {
-	if r.opts.NoOverheadCorrection || len(r.base) == 0 {
+	if !r.opts.OverheadCorrection || len(r.base) == 0 {
 		return 0
 	}
 	var base []float64
@@ -167,8 +174,14 @@ func (r *Runner) predictions(samples []*sample, d time.Duration) []float64 {
 }
 
 // point summarises the runs of one reduction: its slowdown samples and, for
-// validate, its ground-truth throughputs (nil otherwise).
-func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, truth []float64, prof *profile) report.Point {
+// validate, its ground-truth runs (nil otherwise).
+func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sample, prof *profile) report.Point {
+	truth := throughputs(truthRuns)
+	var truthOthers, truthIdle []float64
+	for _, s := range truthRuns {
+		truthOthers = append(truthOthers, r.othersCPU(s))
+		truthIdle = append(truthIdle, r.sharedIdlePct(s))
+	}
 	p := report.Point{
 		ReductionPct:    model.PercentOf(d.Seconds(), prof.u1.Seconds()),
 		ReductionUS:     d.Seconds() * 1e6,
@@ -176,7 +189,7 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, truth []
 		PausePerRoundUS: float64(sd.pause) / 1e3,
 	}
 	flags := map[string]bool{}
-	var busyIn, busyAll, others, ctl, overhead, delays []float64
+	var busyIn, busyAll, others, ctl, overhead, idle, delays []float64
 	var requested, actual int64
 	var received, late uint64
 	p.PredictedRuns = r.predictions(samples, d)
@@ -185,6 +198,7 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, truth []
 		others = append(others, r.othersCPU(s))
 		ctl = append(ctl, r.controllersCPU(s))
 		overhead = append(overhead, r.roundOverhead(s)*1e6)
+		idle = append(idle, r.sharedIdlePct(s))
 		p.SlowdownRuns = append(p.SlowdownRuns, s.res.Throughput)
 		p.Errors += s.res.Errors
 		p.Non2xx += s.res.Non2xx
@@ -235,6 +249,7 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, truth []
 	p.OthersCPUUS = report.Median(others)
 	p.ControllersCPUUS = report.Median(ctl)
 	p.OverheadUS = report.Median(overhead)
+	p.SharedIdlePct = report.Median(idle)
 	p.RoundDelayUS = report.Median(delays)
 	if received > 0 {
 		p.LateRoundsPct = 100 * float64(late) / float64(received)
@@ -251,7 +266,8 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, truth []
 	flags[report.FlagNoisy] = p.StdErrPct > noisyStdErrPct
 	if truth != nil {
 		t := report.Median(truth)
-		p.TrueRPS, p.TrueRuns = &t, truth
+		o, idle := report.Median(truthOthers), report.Median(truthIdle)
+		p.TrueRPS, p.TrueRuns, p.TrueOthersCPUUS, p.TrueSharedIdlePct = &t, truth, &o, &idle
 		if p.PredictedRPS > 0 && t > 0 {
 			e := (p.PredictedRPS - t) / t * 100
 			p.ErrorPct = &e
@@ -265,6 +281,15 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples []*sample, truth []
 	}
 	sort.Strings(p.Flags)
 	return p
+}
+
+// throughputs lists the samples' throughputs (nil for none).
+func throughputs(samples []*sample) []float64 {
+	var out []float64
+	for _, s := range samples {
+		out = append(out, s.res.Throughput)
+	}
+	return out
 }
 
 // stdErrPct is the relative standard error (%) of a point's estimate: of

@@ -39,6 +39,7 @@ type sample struct {
 	idle1    map[string]*wire.Stats
 	rounds   map[string]*wire.Stats // controller counters after the slowdown stopped
 	window   time.Duration
+	idle     time.Duration // idle time of the shared cores in the window, summed over them
 	slowdown *slowdown
 }
 
@@ -170,9 +171,18 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 		s.idle0 = r.snapshot()
 	}
 	var t0 time.Time
+	var idle0 time.Duration
 	res, err := load.RunClosed(ctx, r.mix,
 		load.WithConnections(r.opts.Connections), load.WithWarmup(warmup), load.WithDuration(r.opts.Duration),
-		load.WithWindowHooks(func() { s.before = r.snapshot(); t0 = time.Now() }, func() { s.window = time.Since(t0); s.after = r.snapshot() }))
+		load.WithWindowHooks(func() {
+			s.before = r.snapshot()
+			idle0 = sharedIdle(r.d.Placement.OtherCPUs)
+			t0 = time.Now()
+		}, func() {
+			s.window = time.Since(t0)
+			s.idle = sharedIdle(r.d.Placement.OtherCPUs) - idle0
+			s.after = r.snapshot()
+		}))
 	if sd != nil {
 		// Target first: no new rounds, then everyone resumes.
 		slices.Reverse(svcs)

@@ -105,7 +105,7 @@ func TestPredictRemovesRoundOverhead(t *testing.T) {
 				prof: &profile{c1: 1, q1: 1},
 				base: []*sample{base},
 				d:    &local.Deployment{Placement: local.Placement{Target: "t", OtherCPUs: []int{0}}},
-				opts: Options{Target: "t", NoOverheadCorrection: tt.off},
+				opts: Options{Target: "t", OverheadCorrection: !tt.off},
 			}
 			got, err := r.predict(mk(tt.tvs, tt.ctl, 7*time.Millisecond, tt.target), d)
 			if err != nil {

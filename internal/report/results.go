@@ -90,6 +90,9 @@ type Baseline struct {
 	// ControllersCPUUS is the CPU time all controllers used per completed
 	// request outside their services' stops (median over runs).
 	ControllersCPUUS float64 `json:"controllers_cpu_us"`
+	// SharedIdlePct is the share of time the cores of the non-target
+	// services were idle during the window (median over runs).
+	SharedIdlePct float64 `json:"shared_idle_pct"`
 }
 
 // Point is the prediction (and, for validate, the truth) for one reduction
@@ -108,8 +111,11 @@ type Point struct {
 	ControllersCPUUS float64 `json:"controllers_cpu_us"`
 	// OverheadUS is the time per request taken off each slowdown run
 	// before predicting: the controllers' CPU above the baseline's, per
-	// shared core (median over runs; 0 with --no-overhead-correction).
+	// shared core (median over runs; 0 without --overhead-correction).
 	OverheadUS float64 `json:"overhead_us"`
+	// SharedIdlePct is the share of time the non-target services' cores
+	// were idle during the slowdown runs, stops included (median).
+	SharedIdlePct float64 `json:"shared_idle_pct"`
 	// RoundDelayUS is how long rounds took from the target's trigger to
 	// the slowest service's controller (mean per service, the largest over
 	// services, median over runs). Pauses start that late, and services
@@ -139,7 +145,14 @@ type Point struct {
 	Flags             []string  `json:"flags"`
 	TrueRPS           *float64  `json:"true_rps,omitempty"` // validate only: median with the target really optimized
 	TrueRuns          []float64 `json:"true_runs,omitempty"`
-	ErrorPct          *float64  `json:"error_pct,omitempty"` // validate only: (predicted-true)/true*100
+	// TrueOthersCPUUS is others_cpu_us in the ground-truth runs (validate
+	// only): with the baseline's and the slowdown runs', it shows whether
+	// the other services' cost per request moved with the load or with
+	// the pauses.
+	TrueOthersCPUUS *float64 `json:"true_others_cpu_us,omitempty"`
+	// TrueSharedIdlePct is shared_idle_pct in the ground-truth runs.
+	TrueSharedIdlePct *float64 `json:"true_shared_idle_pct,omitempty"`
+	ErrorPct          *float64 `json:"error_pct,omitempty"` // validate only: (predicted-true)/true*100
 }
 
 // Infeasible reports whether the point has no prediction.
