@@ -136,6 +136,38 @@ func TestPauseStopsChildCPU(t *testing.T) {
 	if st.pauses != 1 || st.actual < window {
 		t.Fatalf("pause stats %+v", st)
 	}
+	// The controller's own CPU during the stop (the continue signal at
+	// least) is counted, and is a small part of its total.
+	if st.selfIn <= 0 || st.selfIn > st.actual {
+		t.Fatalf("controller CPU during the stop %v, stop %v", st.selfIn, st.actual)
+	}
+	if s := c.Stats(); s.ControllerCPUStoppedNS != int64(st.selfIn) || s.ControllerCPUNS < s.ControllerCPUStoppedNS {
+		t.Fatalf("stats: controller CPU %d ns, during stops %d ns (pauser: %v)", s.ControllerCPUNS, s.ControllerCPUStoppedNS, st.selfIn)
+	}
+}
+
+// The CPU clocks read with raw system calls agree with each other and
+// advance with work done.
+func TestCPUClocks(t *testing.T) {
+	self0, proc0 := selfCPU(), processCPU(os.Getpid())
+	if self0 <= 0 || proc0 <= 0 {
+		t.Fatalf("clocks not readable: self %v, process %v", self0, proc0)
+	}
+	spinUntil := self0 + 50*time.Millisecond
+	for selfCPU() < spinUntil {
+	}
+	self1, proc1 := selfCPU(), processCPU(os.Getpid())
+	if d := self1 - self0; d < 50*time.Millisecond {
+		t.Fatalf("self clock advanced %v over 50ms of work", d)
+	}
+	// Both clocks count the whole process; other threads of this test
+	// binary may run between the two reads, so allow some slack.
+	if diff := (proc1 - proc0) - (self1 - self0); diff < -10*time.Millisecond || diff > 50*time.Millisecond {
+		t.Fatalf("process clock moved %v, self clock %v", proc1-proc0, self1-self0)
+	}
+	if processCPU(1<<22+12345) != 0 {
+		t.Fatal("a process that does not exist has CPU time")
+	}
 }
 
 func TestHardCapResumes(t *testing.T) {

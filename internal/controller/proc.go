@@ -78,7 +78,8 @@ func selfCPU() time.Duration { return cpuClock(unix.CLOCK_PROCESS_CPUTIME_ID) }
 // it polls every 20 µs while the controller is busy. The pause loop reads
 // these clocks on every stop; sysmon's wake-ups were about 40% of the
 // controllers' CPU on a shared core (perf), and making these calls raw
-// cut the controllers' CPU per round by about a quarter (docs/method.md).
+// took the controllers' CPU per round from 306 µs to 217-270 µs on a
+// 3-service chain (docs/method.md, "What rounds cost").
 func cpuClock(id int32) time.Duration {
 	var ts unix.Timespec
 	if _, _, errno := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, uintptr(id), uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
