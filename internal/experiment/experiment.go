@@ -366,7 +366,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	var sq, maxAbs float64
 	n := 0
 	for _, p := range points {
-		pt := r.point(p.d, p.sd, p.samples, p.truth, prof)
+		pt := r.point(p.d, p.sd, p.samples, p.truth)
 		if e := pt.ErrorPct; e != nil {
 			sq += *e * *e
 			maxAbs = max(maxAbs, math.Abs(*e))

@@ -60,11 +60,8 @@ func chooseBatch(d, u1 time.Duration, q1 float64, connections int) int {
 
 func (r *Runner) baselineOf(samples []*sample) report.Baseline {
 	var b report.Baseline
-	var p50, p99, others, ctl, idle []float64
+	var p50, p99 []float64
 	for _, s := range samples {
-		idle = append(idle, r.sharedIdlePct(s))
-		others = append(others, r.othersCPU(s))
-		ctl = append(ctl, r.controllersCPU(s))
 		b.Runs = append(b.Runs, s.res.Throughput)
 		b.Errors += s.res.Errors
 		b.Non2xx += s.res.Non2xx
@@ -74,9 +71,9 @@ func (r *Runner) baselineOf(samples []*sample) report.Baseline {
 	b.RPS = report.Median(b.Runs)
 	b.SpreadPct = report.SpreadPct(b.Runs)
 	b.P50MS, b.P99MS = report.Median(p50), report.Median(p99)
-	b.OthersCPUUS = report.Median(others)
-	b.ControllersCPUUS = report.Median(ctl)
-	b.SharedIdlePct = report.Median(idle)
+	b.OthersCPUUS = medianOf(samples, r.othersCPU)
+	b.ControllersCPUUS = medianOf(samples, r.controllersCPU)
+	b.SharedIdlePct = medianOf(samples, r.sharedIdlePct)
 	return b
 }
 
@@ -136,11 +133,7 @@ func (r *Runner) roundOverhead(s *sample) float64 {
 	if !r.opts.OverheadCorrection || len(r.base) == 0 {
 		return 0
 	}
-	var base []float64
-	for _, b := range r.base {
-		base = append(base, r.controllersCPU(b))
-	}
-	extra := r.controllersCPU(s) - report.Median(base)
+	extra := r.controllersCPU(s) - medianOf(r.base, r.controllersCPU)
 	return max(0, extra) / 1e6 / float64(max(1, len(r.d.Placement.OtherCPUs)))
 }
 
@@ -175,13 +168,9 @@ func (r *Runner) predictions(samples []*sample, d time.Duration) []float64 {
 
 // point summarises the runs of one reduction: its slowdown samples and, for
 // validate, its ground-truth runs (nil otherwise).
-func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sample, prof *profile) report.Point {
+func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sample) report.Point {
+	prof := r.prof
 	truth := throughputs(truthRuns)
-	var truthOthers, truthIdle []float64
-	for _, s := range truthRuns {
-		truthOthers = append(truthOthers, r.othersCPU(s))
-		truthIdle = append(truthIdle, r.sharedIdlePct(s))
-	}
 	p := report.Point{
 		ReductionPct:    model.PercentOf(d.Seconds(), prof.u1.Seconds()),
 		ReductionUS:     d.Seconds() * 1e6,
@@ -189,16 +178,12 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sampl
 		PausePerRoundUS: float64(sd.pause) / 1e3,
 	}
 	flags := map[string]bool{}
-	var busyIn, busyAll, others, ctl, overhead, idle, delays []float64
+	var busyIn, busyAll, delays []float64
 	var requested, actual int64
 	var received, late uint64
 	p.PredictedRuns = r.predictions(samples, d)
 	flags[report.FlagInfeasible] = slices.Contains(p.PredictedRuns, 0)
 	for _, s := range samples {
-		others = append(others, r.othersCPU(s))
-		ctl = append(ctl, r.controllersCPU(s))
-		overhead = append(overhead, r.roundOverhead(s)*1e6)
-		idle = append(idle, r.sharedIdlePct(s))
 		p.SlowdownRuns = append(p.SlowdownRuns, s.res.Throughput)
 		p.Errors += s.res.Errors
 		p.Non2xx += s.res.Non2xx
@@ -246,10 +231,10 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sampl
 	nOthers := float64(max(1, len(r.d.Services())-1))
 	p.PauseRequestedMS = float64(requested) / 1e6 / nOthers / float64(len(samples))
 	p.PauseActualMS = float64(actual) / 1e6 / nOthers / float64(len(samples))
-	p.OthersCPUUS = report.Median(others)
-	p.ControllersCPUUS = report.Median(ctl)
-	p.OverheadUS = report.Median(overhead)
-	p.SharedIdlePct = report.Median(idle)
+	p.OthersCPUUS = medianOf(samples, r.othersCPU)
+	p.ControllersCPUUS = medianOf(samples, r.controllersCPU)
+	p.OverheadUS = 1e6 * medianOf(samples, r.roundOverhead)
+	p.SharedIdlePct = medianOf(samples, r.sharedIdlePct)
 	p.RoundDelayUS = report.Median(delays)
 	if received > 0 {
 		p.LateRoundsPct = 100 * float64(late) / float64(received)
@@ -266,7 +251,7 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sampl
 	flags[report.FlagNoisy] = p.StdErrPct > noisyStdErrPct
 	if truth != nil {
 		t := report.Median(truth)
-		o, idle := report.Median(truthOthers), report.Median(truthIdle)
+		o, idle := medianOf(truthRuns, r.othersCPU), medianOf(truthRuns, r.sharedIdlePct)
 		p.TrueRPS, p.TrueRuns, p.TrueOthersCPUUS, p.TrueSharedIdlePct = &t, truth, &o, &idle
 		if p.PredictedRPS > 0 && t > 0 {
 			e := (p.PredictedRPS - t) / t * 100
@@ -290,6 +275,15 @@ func throughputs(samples []*sample) []float64 {
 		out = append(out, s.res.Throughput)
 	}
 	return out
+}
+
+// medianOf is the median of f over the samples (0 for none).
+func medianOf(samples []*sample, f func(*sample) float64) float64 {
+	xs := make([]float64, 0, len(samples))
+	for _, s := range samples {
+		xs = append(xs, f(s))
+	}
+	return report.Median(xs)
 }
 
 // stdErrPct is the relative standard error (%) of a point's estimate: of
