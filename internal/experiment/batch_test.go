@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -68,6 +69,37 @@ func TestQueueFloor(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := queueFloor(tt.u1, tt.q1); got != tt.want {
 				t.Fatalf("queueFloor(%v, %g) = %d, want %d", tt.u1, tt.q1, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCycleLimit(t *testing.T) {
+	limit := (&Runner{opts: Options{Duration: 3 * time.Second}}).maxCycle()
+	if want := 3 * time.Second / cyclesPerWindow; limit != want {
+		t.Fatalf("maxCycle = %v, want %v", limit, want)
+	}
+	tests := []struct {
+		name   string
+		conns  int
+		tput   float64
+		want   time.Duration
+		within bool
+	}{
+		// Probes recorded on the synthetic subset (dag-cross-grpc-seq-leaf).
+		{"64 at 189 req/s", 64, 189, 338624338, true},
+		{"128 at 189 req/s", 128, 189, 677248677, false},
+		{"16 at 584 req/s", 16, 584, 27397260, true},
+		{"nothing completed", 8, 0, time.Duration(math.MaxInt64), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := cycle(tt.conns, tt.tput)
+			if d := got - tt.want; d < -time.Microsecond || d > time.Microsecond {
+				t.Fatalf("cycle(%d, %g) = %v, want %v", tt.conns, tt.tput, got, tt.want)
+			}
+			if within := got <= limit; within != tt.within {
+				t.Fatalf("cycle %v within %v = %v, want %v", got, limit, within, tt.within)
 			}
 		})
 	}

@@ -14,13 +14,23 @@ const (
 	saturationSlack = 0.03 // within this of the best throughput counts as saturated
 	probeDuration   = 1500 * time.Millisecond
 	probeWarmup     = 500 * time.Millisecond
+	// cyclesPerWindow is the fewest request cycles (connections over
+	// throughput: the time a request takes to come round) a measurement
+	// window must span for a count to be chosen. Over five runs of the
+	// synthetic subset (3 s windows), 7 of the 9 configurations run at a
+	// baseline cycle of 450 ms or more had a point off by more than 6%,
+	// all too high (+7.5% to +23%); 8 of the 45 run below 300 ms did,
+	// mostly too low, on the two configurations whose target starves.
+	cyclesPerWindow = 7
 )
 
 // chooseConnections finds the smallest closed-loop connection count that
 // saturates the application: it measures every count of connectionSteps
 // and keeps the smallest whose throughput is within saturationSlack of the
-// best, the best being measured twice. Then it raises the count, if
-// needed, to queueFloor. The count is fixed for every phase.
+// best, the best being measured twice. Counts whose request cycle is
+// longer than a measurement window allows (maxCycle) are neither probed
+// further nor chosen. Then it raises the count, if needed, to queueFloor
+// within the same limit. The count is fixed for every phase.
 //
 // Why not fewer: the model assumes a saturated bottleneck. Stopping at the
 // first doubling that gains little picked 8 connections on a configuration
@@ -33,6 +43,7 @@ const (
 // at high concurrency (on the suite's larger configurations, up to 10% more
 // at 128 connections than at 8).
 func (r *Runner) chooseConnections(ctx context.Context) (int, error) {
+	maxCycle := r.maxCycle()
 	saved := r.opts
 	defer func() { r.opts = saved }()
 	r.opts.Warmup, r.opts.Duration = probeWarmup, probeDuration
@@ -55,6 +66,16 @@ func (r *Runner) chooseConnections(ctx context.Context) (int, error) {
 			return 0, err
 		}
 		r.progress("choosing connections: %d -> %.0f req/s", n, tput[i])
+		if c := cycle(n, tput[i]); c > maxCycle {
+			if i == 0 {
+				r.progress("choosing connections: warning: at %d connections a request takes %v to come round, more than 1/%d of the %v window; a longer --duration makes every run less noisy", n, c.Round(time.Millisecond), cyclesPerWindow, saved.Duration)
+				tput = tput[:1]
+			} else {
+				r.progress("choosing connections: at %d a request takes %v to come round, more than 1/%d of the %v window: not choosing it or more", n, c.Round(time.Millisecond), cyclesPerWindow, saved.Duration)
+				tput = tput[:i]
+			}
+			break
+		}
 	}
 	// The best probe sets the bar, so measure it again: one lucky probe
 	// would otherwise push the choice up.
@@ -70,12 +91,27 @@ func (r *Runner) chooseConnections(ctx context.Context) (int, error) {
 		return chosen, nil
 	}
 	u1 := cpu / time.Duration(calls)
-	floor := queueFloor(u1, r.targetCores())
+	floor := min(queueFloor(u1, r.targetCores()), connectionSteps[len(tput)-1])
 	if floor > chosen {
 		r.progress("choosing connections: %d saturate; %d keep the target's queue deep enough for %v pauses (u1 = %v)", chosen, floor, maxAutoPause, u1.Round(time.Microsecond))
 		return floor, nil
 	}
 	return chosen, nil
+}
+
+// maxCycle is the longest request cycle a measurement window of the
+// experiment's duration allows (see cyclesPerWindow).
+func (r *Runner) maxCycle() time.Duration {
+	return r.opts.Duration / cyclesPerWindow
+}
+
+// cycle is the time a request takes to come round in a closed loop of n
+// connections at throughput tput (Little's law); unbounded at zero.
+func cycle(n int, tput float64) time.Duration {
+	if tput <= 0 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(float64(n) / tput * float64(time.Second))
 }
 
 // queueFloor is the smallest connection step that lets chooseBatch reach
