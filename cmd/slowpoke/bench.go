@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/bench"
-	"github.com/slowpoke-dev/slowpoke/internal/experiment"
 )
 
 func runBench(args []string) int {
@@ -64,20 +63,21 @@ func benchAccuracy(args []string) int {
 	fs.StringVar(&o.Reduce, "reduce", "20,40,...,80%", "reductions per configuration")
 	fs.IntVar(&o.Reps, "reps", 2, "repetitions per point")
 	fs.IntVar(&o.MaxReps, "max-reps", 4, "repeat points whose error estimate is still noisy up to this many runs")
-	fs.Float64Var(&o.PrecisionPct, "precision", experiment.DefaultPrecisionPct, "standard error (%) a noisy point is repeated down to")
 	fs.IntVar(&o.Batch, "batch", 0, "batch size (0: automatic)")
 	fs.DurationVar(&o.Duration, "duration", 0, "measurement window (default: the configs' 3s)")
 	fs.DurationVar(&o.Warmup, "warmup", 0, "warm-up (default: the configs' 1s)")
-	fs.BoolVar(&o.Uncoordinated, "uncoordinated", false, "local pausing instead of coordinated rounds")
-	fs.DurationVar(&o.PauseLead, "pause-lead", experiment.DefaultPauseLead, "start every stop this long after the round's trigger (0: on arrival)")
-	fs.BoolVar(&o.GraphRounds, "graph-rounds", false, "forward rounds along the call graph instead of from the target directly (for comparison)")
 	fs.BoolVar(&o.FixedConnections, "fixed-connections", false, "use each config's connections instead of choosing the smallest that saturates")
-	fs.BoolVar(&o.NoColocatedExtension, "no-colocated-extension", false, "do not extend pauses by co-located CPU use (for comparison)")
-	fs.BoolVar(&o.OverheadCorrection, "overhead-correction", false, "experimental: take the controllers' CPU per request outside stops, above the baseline's, off every slowdown run (over-corrects on most configurations measured; docs/method.md)")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-accuracy-<time>)")
+	m := defaultMethod()
+	methodFlags(fs, &m)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if err := m.check(); err != nil {
+		fmt.Fprintln(os.Stderr, "slowpoke bench accuracy:", err)
+		return 2
+	}
+	o.PrecisionPct, o.PauseLead, o.GraphRounds, o.Uncoordinated, o.NoColocatedExtension, o.OverheadCorrection = m.precision, m.lead, m.graph, m.uncoord, m.noExtend, m.overhead
 	if *only != "" {
 		o.Only = strings.Split(*only, ",")
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/examples/demo"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
-	"github.com/slowpoke-dev/slowpoke/internal/experiment"
 )
 
 // emuName is the emulator's command name. The slowpoke binary is also the
@@ -22,7 +21,7 @@ const emuName = "slowpoke-emu"
 
 func runDemo(args []string) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	c := predictConfig{target: "cart", reduce: "0,20,...,80%", reps: 3, precision: experiment.DefaultPrecisionPct, lead: experiment.DefaultPauseLead, maxPause: controller.DefaultMaxPause}
+	c := predictConfig{target: "cart", reduce: "0,20,...,80%", reps: 3, method: defaultMethod(), maxPause: controller.DefaultMaxPause}
 	fs.StringVar(&c.reduce, "reduce", c.reduce, "reductions of cart's per-call cost")
 	fs.IntVar(&c.reps, "reps", c.reps, "repetitions")
 	fs.DurationVar(&c.duration, "duration", 0, "measurement window (default: the demo spec's 3s)")

@@ -33,16 +33,11 @@ type predictConfig struct {
 	duration  time.Duration
 	reps      int
 	maxReps   int
-	precision float64
 	maxPause  time.Duration
 	outDir    string
 	extraPath []string
 	validate  bool
-	uncoord   bool
-	noExtend  bool
-	overhead  bool
-	graph     bool
-	lead      time.Duration
+	method    methodConfig
 }
 
 func predictFlags(fs *flag.FlagSet, c *predictConfig) {
@@ -65,14 +60,9 @@ func predictFlags(fs *flag.FlagSet, c *predictConfig) {
 	fs.DurationVar(&c.duration, "duration", 0, "measurement window (default: the spec's)")
 	fs.IntVar(&c.reps, "reps", 3, "repetitions of the baseline and of every point")
 	fs.IntVar(&c.maxReps, "max-reps", 6, "repeat points whose estimate is still noisy up to this many runs (at most --reps: no extra runs)")
-	fs.Float64Var(&c.precision, "precision", experiment.DefaultPrecisionPct, "standard error (%) a noisy point is repeated down to")
 	fs.DurationVar(&c.maxPause, "max-pause", controller.DefaultMaxPause, "hard cap on any single pause of a service")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-<target>-<time>)")
-	fs.BoolVar(&c.overhead, "overhead-correction", false, "experimental: take the controllers' CPU per request outside stops, above the baseline's, off every slowdown run before predicting (over-corrects on most configurations measured; docs/method.md)")
-	fs.BoolVar(&c.noExtend, "no-colocated-extension", false, "do not extend pauses by the CPU the load generator and controllers use on the paused services' cores (for comparison)")
-	fs.DurationVar(&c.lead, "pause-lead", experiment.DefaultPauseLead, "start every stop this long after the target triggered the round, so that services sharing cores stop together (0: on arrival)")
-	fs.BoolVar(&c.graph, "graph-rounds", false, "forward rounds along the call graph, as the paper does, instead of sending them from the target to every service directly (for comparison)")
-	fs.BoolVar(&c.uncoord, "uncoordinated", false, "pause every service locally instead of in coordinated rounds (to measure what coordination buys; less accurate)")
+	methodFlags(fs, &c.method)
 }
 
 func runPredict(args []string) int { return predictCommand("predict", args) }
@@ -81,7 +71,7 @@ func runValidate(args []string) int { return predictCommand("validate", args) }
 
 func predictCommand(name string, args []string) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	c := predictConfig{validate: name == "validate"}
+	c := predictConfig{validate: name == "validate", method: defaultMethod()}
 	fs.StringVar(&c.specPath, "f", "", "application spec (YAML, see docs/spec.md) (required)")
 	predictFlags(fs, &c)
 	fs.Usage = func() {
@@ -136,11 +126,8 @@ func predict(c predictConfig) error {
 	if c.reps < 1 {
 		return errors.New("--reps must be at least 1")
 	}
-	if err := experiment.CheckPauseLead(c.lead); err != nil {
-		return fmt.Errorf("--pause-lead: %w", err)
-	}
-	if c.precision <= 0 {
-		return errors.New("--precision must be positive")
+	if err := c.method.check(); err != nil {
+		return err
 	}
 	if c.outDir == "" {
 		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-%s-%s", s.Name, c.target, time.Now().Format("20060102-150405")))
@@ -172,8 +159,9 @@ func predict(c predictConfig) error {
 	}
 	runner, err := experiment.New(d, experiment.Options{
 		Target: c.target, Reductions: reds, ReductionsText: texts, Batch: c.batch, Connections: c.conns,
-		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxRepetitions: c.maxReps, PrecisionPct: c.precision, MaxPause: c.maxPause,
-		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate, Uncoordinated: c.uncoord, AutoConnections: c.autoConns, NoColocatedExtension: c.noExtend, OverheadCorrection: c.overhead, GraphRounds: c.graph, PauseLead: c.lead,
+		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxRepetitions: c.maxReps, PrecisionPct: c.method.precision, MaxPause: c.maxPause,
+		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate, AutoConnections: c.autoConns,
+		Uncoordinated: c.method.uncoord, NoColocatedExtension: c.method.noExtend, OverheadCorrection: c.method.overhead, GraphRounds: c.method.graph, PauseLead: c.method.lead,
 	})
 	if err != nil {
 		return err

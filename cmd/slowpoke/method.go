@@ -1,0 +1,47 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/experiment"
+)
+
+// methodConfig holds the flags that change how slowdown runs are made and
+// repeated, shared by predict, validate, demo and bench accuracy so that
+// they mean the same everywhere.
+type methodConfig struct {
+	precision float64
+	lead      time.Duration
+	graph     bool
+	uncoord   bool
+	noExtend  bool
+	overhead  bool
+}
+
+// defaultMethod is the method every command uses unless told otherwise.
+func defaultMethod() methodConfig {
+	return methodConfig{precision: experiment.DefaultPrecisionPct, lead: experiment.DefaultPauseLead}
+}
+
+func methodFlags(fs *flag.FlagSet, m *methodConfig) {
+	fs.Float64Var(&m.precision, "precision", m.precision, "standard error (%) a noisy point is repeated down to")
+	fs.DurationVar(&m.lead, "pause-lead", m.lead, "start every stop this long after the target triggered the round, so that services sharing cores stop together (0: on arrival)")
+	fs.BoolVar(&m.graph, "graph-rounds", m.graph, "forward rounds along the call graph, as the paper does, instead of sending them from the target to every service directly (for comparison)")
+	fs.BoolVar(&m.uncoord, "uncoordinated", m.uncoord, "pause every service locally instead of in coordinated rounds (to measure what coordination buys; less accurate)")
+	fs.BoolVar(&m.noExtend, "no-colocated-extension", m.noExtend, "do not extend pauses by the CPU the load generator uses on the paused services' cores (for comparison)")
+	fs.BoolVar(&m.overhead, "overhead-correction", m.overhead, "experimental: take the controllers' CPU per request outside stops, above the baseline's, off every slowdown run before predicting (over-corrects on most configurations measured; docs/method.md)")
+}
+
+// check refuses what the experiment would refuse, before anything starts.
+func (m methodConfig) check() error {
+	if err := experiment.CheckPauseLead(m.lead); err != nil {
+		return fmt.Errorf("--pause-lead: %w", err)
+	}
+	if m.precision <= 0 {
+		return errors.New("--precision must be positive")
+	}
+	return nil
+}
