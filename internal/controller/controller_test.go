@@ -190,10 +190,14 @@ func TestPauseAtDefersTheStop(t *testing.T) {
 		name     string
 		lead     time.Duration
 		deferred bool
+		// how the stop's lateness is counted: stops with a due time,
+		// and bounds on their summed lateness
+		due                uint64
+		lateMin, lateUnder time.Duration
 	}{
-		{"ahead: the child runs until then", 300 * time.Millisecond, true},
-		{"already past: stops at once", -time.Second, false},
-		{"beyond maxLead: stops at once", time.Hour, false},
+		{"ahead: the child runs until then", 300 * time.Millisecond, true, 1, 0, 250 * time.Millisecond},
+		{"already past: stops at once", -time.Second, false, 1, 900 * time.Millisecond, time.Hour},
+		{"beyond maxLead: stops at once", time.Hour, false, 0, 0, 1},
 	}
 	// Leads long enough to observe on a busy machine.
 	saved := maxLead
@@ -220,8 +224,12 @@ func TestPauseAtDefersTheStop(t *testing.T) {
 				t.Fatalf("stopped only after %v, want at once", stoppedAfter)
 			}
 			waitFor(t, "pause accounted", time.Second, func() bool { return c.pauser.stats().pauses == 1 })
-			if st := c.pauser.stats(); st.actual < 150*time.Millisecond {
+			st := c.pauser.stats()
+			if st.actual < 150*time.Millisecond {
 				t.Fatalf("stopped %v, asked 200ms", st.actual)
+			}
+			if st.due != tt.due || st.late < tt.lateMin || st.late >= tt.lateUnder {
+				t.Fatalf("lateness counted over %d stops: %v; want %d stops, in [%v, %v)", st.due, st.late, tt.due, tt.lateMin, tt.lateUnder)
 			}
 		})
 	}

@@ -31,6 +31,8 @@ type pauser struct {
 	clipped   time.Duration
 	extended  time.Duration
 	selfIn    time.Duration // this process's CPU time while the group was stopped
+	late      time.Duration // stop signals sent after the time they were due, summed
+	due       uint64        // stops that had a due time (PauseAt)
 	longest   time.Duration
 	pauses    uint64
 	stopped   bool
@@ -104,11 +106,14 @@ func (p *pauser) loop() {
 		}
 		p.owe(req.d)
 		halted, closed := false, false
-		if wait := time.Until(req.at); wait > 0 && wait <= maxLead {
+		due := req.at
+		if wait := time.Until(due); wait > maxLead {
+			due = time.Time{} // a clock gone wrong: stop now, and do not count it late
+		} else if wait > 0 {
 			halted, closed = p.waitToStop(&timer, wait)
 		}
 		if !halted && !closed {
-			halted, closed = p.stopOnce(&timer)
+			halted, closed = p.stopOnce(&timer, due)
 		}
 		if halted {
 			p.forgive()
@@ -156,11 +161,19 @@ func arm(timer **time.Timer, d time.Duration) {
 }
 
 // stopOnce stops the group, waits until the owed pause has passed (new
-// requests extend it), and continues the group.
-func (p *pauser) stopOnce(timer **time.Timer) (halted, closed bool) {
+// requests extend it), and continues the group. due is when the stop was
+// asked to start (zero: now); how late it started is counted, because
+// services sharing cores overlap only as far as their stops do.
+func (p *pauser) stopOnce(timer **time.Timer, due time.Time) (halted, closed bool) {
 	start := time.Now()
 	if err := p.signal(true); err != nil {
 		return false, false
+	}
+	if !due.IsZero() {
+		p.mu.Lock()
+		p.late += max(0, start.Sub(due))
+		p.due++
+		p.mu.Unlock()
 	}
 	// The stop's own handling counts from here to the continue signal
 	// included: the group is stopped, so it takes nothing from it.
@@ -259,20 +272,21 @@ const (
 )
 
 type pauseStats struct {
-	requested, actual, clipped, extended, selfIn, longest time.Duration
-	pauses                                                uint64
+	requested, actual, clipped, extended, selfIn, late, longest time.Duration
+	pauses, due                                                 uint64
 }
 
 func (p *pauser) stats() pauseStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return pauseStats{p.asked, p.actual, p.clipped, p.extended, p.selfIn, p.longest, p.pauses}
+	return pauseStats{p.asked, p.actual, p.clipped, p.extended, p.selfIn, p.late, p.longest, p.pauses, p.due}
 }
 
 func (p *pauser) reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.asked, p.requested, p.actual, p.clipped, p.extended, p.selfIn, p.longest, p.pauses = 0, 0, 0, 0, 0, 0, 0, 0
+	p.asked, p.requested, p.actual, p.clipped, p.extended, p.selfIn, p.late, p.longest = 0, 0, 0, 0, 0, 0, 0, 0
+	p.pauses, p.due = 0, 0
 }
 
 // setOthers sets the co-located CPU clock used to extend stops.

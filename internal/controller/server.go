@@ -588,6 +588,9 @@ func (c *Controller) Stats() *wire.Stats {
 	st.Pauses, st.PauseRequestedNS, st.PauseActualNS = ps.pauses, int64(ps.requested), int64(ps.actual)
 	st.PauseClippedNS, st.PauseMaxNS, st.PauseExtendedNS = int64(ps.clipped), int64(ps.longest), int64(ps.extended)
 	st.ControllerCPUStoppedNS = int64(ps.selfIn)
+	if ps.due > 0 {
+		st.StopLateMeanNS = int64(ps.late) / int64(ps.due)
+	}
 	if c.c.received > 0 {
 		st.DelayMeanNS = c.c.delaySum / int64(c.c.received)
 	}

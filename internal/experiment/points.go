@@ -178,7 +178,7 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sampl
 		PausePerRoundUS: float64(sd.pause) / 1e3,
 	}
 	flags := map[string]bool{}
-	var busyIn, busyAll, delays []float64
+	var busyIn, busyAll, delays, lateMin, lateMax []float64
 	var requested, actual int64
 	var received, late uint64
 	p.PredictedRuns = r.predictions(samples, d)
@@ -201,12 +201,14 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sampl
 		if _, cpu := s.delta(r.opts.Target); s.window > 0 {
 			busyAll = append(busyAll, float64(cpu)/float64(s.window)/prof.q1)
 		}
-		var delay int64
+		var delay, lmax int64
+		lmin := int64(math.MaxInt64)
 		for name, st := range s.rounds {
 			if name == r.opts.Target {
 				continue
 			}
 			delay = max(delay, st.DelayMeanNS)
+			lmin, lmax = min(lmin, st.StopLateMeanNS), max(lmax, st.StopLateMeanNS)
 			requested += st.PauseRequestedNS
 			actual += st.PauseActualNS
 			received += st.RoundsReceived
@@ -216,6 +218,9 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sampl
 			}
 		}
 		delays = append(delays, float64(delay)/1e3)
+		if lmin <= lmax {
+			lateMin, lateMax = append(lateMin, float64(lmin)/1e3), append(lateMax, float64(lmax)/1e3)
+		}
 		if tgt.ForwardErrors > 0 {
 			flags[report.FlagNeighbourUnreachable] = true
 		}
@@ -236,6 +241,7 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sampl
 	p.OverheadUS = 1e6 * medianOf(samples, r.roundOverhead)
 	p.SharedIdlePct = medianOf(samples, r.sharedIdlePct)
 	p.RoundDelayUS = report.Median(delays)
+	p.StopLateMinUS, p.StopLateMaxUS = report.Median(lateMin), report.Median(lateMax)
 	if received > 0 {
 		p.LateRoundsPct = 100 * float64(late) / float64(received)
 	}

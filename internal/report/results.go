@@ -124,7 +124,13 @@ type Point struct {
 	// LateRoundsPct is the share of rounds that reached a paused service
 	// after the pause lead had passed, so that it stopped out of step with
 	// the others (all services, all runs; 0 without a lead).
-	LateRoundsPct   float64   `json:"late_rounds_pct"`
+	LateRoundsPct float64 `json:"late_rounds_pct"`
+	// StopLateUS is how late the paused services' stops started after the
+	// time they were due (trigger plus lead), the mean per service: the
+	// smallest and the largest over services (medians over runs). Their
+	// difference is how far stops that should coincide are out of step.
+	StopLateMinUS   float64   `json:"stop_late_min_us"`
+	StopLateMaxUS   float64   `json:"stop_late_max_us"`
 	PausePerRoundUS float64   `json:"pause_per_round_us"`
 	SlowdownRPS     float64   `json:"slowdown_rps"` // median measured throughput with pauses
 	SlowdownRuns    []float64 `json:"slowdown_runs"`

@@ -93,6 +93,10 @@ type Stats struct {
 	PauseClippedNS   int64  `json:"pause_clipped_ns"`  // dropped to honour the hard cap
 	PauseMaxNS       int64  `json:"pause_max_ns"`      // longest single stop
 	PauseExtendedNS  int64  `json:"pause_extended_ns"` // added for co-located CPU use during stops
+	// StopLateMeanNS is how late, on average, stops that were due at a
+	// given time (a round's trigger plus the lead) started: services that
+	// share cores are stopped together only as far as their stops overlap.
+	StopLateMeanNS int64 `json:"stop_late_mean_ns"`
 
 	DelayMeanNS int64 `json:"delay_mean_ns"` // trigger-to-receipt, mean over received rounds
 	DelayMaxNS  int64 `json:"delay_max_ns"`
