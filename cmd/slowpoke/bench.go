@@ -77,7 +77,8 @@ func benchAccuracy(args []string) int {
 		fmt.Fprintln(os.Stderr, "slowpoke bench accuracy:", err)
 		return 2
 	}
-	o.PrecisionPct, o.PauseLead, o.GraphRounds, o.Uncoordinated, o.NoColocatedExtension, o.OverheadCorrection = m.precision, m.lead, m.graph, m.uncoord, m.noExtend, m.overhead
+	o.PrecisionPct, o.PauseLead, o.GraphRounds, o.Uncoordinated = m.precision, m.lead, m.graph, m.uncoord
+	o.NoColocatedExtension, o.PeerExtension, o.OverheadCorrection = m.noExtend, m.peers, m.overhead
 	if *only != "" {
 		o.Only = strings.Split(*only, ",")
 	}

@@ -36,6 +36,7 @@ type AccuracyOptions struct {
 	Progress             io.Writer `json:"-"`
 	Uncoordinated        bool
 	NoColocatedExtension bool
+	PeerExtension        bool
 	OverheadCorrection   bool
 	GraphRounds          bool // forward rounds along the call graph
 	PauseLead            time.Duration
@@ -185,7 +186,7 @@ func validateConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds
 	}
 	r, err := experiment.New(d, experiment.Options{
 		Target: c.Target, Reductions: reds, ReductionsText: texts, Repetitions: o.Reps, MaxRepetitions: o.MaxReps, PrecisionPct: o.PrecisionPct, Batch: o.Batch,
-		Duration: o.Duration, Warmup: o.Warmup, SpecPath: specPath, Validate: true, Uncoordinated: o.Uncoordinated, NoColocatedExtension: o.NoColocatedExtension, OverheadCorrection: o.OverheadCorrection, GraphRounds: o.GraphRounds, PauseLead: o.PauseLead, AutoConnections: !o.FixedConnections,
+		Duration: o.Duration, Warmup: o.Warmup, SpecPath: specPath, Validate: true, Uncoordinated: o.Uncoordinated, NoColocatedExtension: o.NoColocatedExtension, PeerExtension: o.PeerExtension, OverheadCorrection: o.OverheadCorrection, GraphRounds: o.GraphRounds, PauseLead: o.PauseLead, AutoConnections: !o.FixedConnections,
 		Progress: o.Progress,
 	})
 	if err != nil {

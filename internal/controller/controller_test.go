@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -470,6 +471,15 @@ func TestUnauthenticatedRejected(t *testing.T) {
 	for _, lead := range []time.Duration{-time.Millisecond, time.Second} {
 		if err := cl.Configure(wire.Configure{LeadNS: int64(lead)}); err == nil {
 			t.Fatalf("lead %v accepted", lead)
+		}
+	}
+	for _, cf := range []wire.Configure{
+		{Colocated: []int{0}},
+		{Peers: []int{-1}},
+		{Peers: slices.Repeat([]int{1}, maxColocated+1)},
+	} {
+		if err := cl.Configure(cf); err == nil {
+			t.Fatalf("co-located %v, peers of %d accepted", cf.Colocated, len(cf.Peers))
 		}
 	}
 }

@@ -22,6 +22,14 @@ type pauser struct {
 	// during it: the pause must take its full length out of the cores'
 	// capacity, not lend part of it to them.
 	others func() time.Duration
+	// peers is the same for the other paused services on the service's
+	// cores. Stops due together start and end a little apart; a peer
+	// that runs while this service is stopped uses the core the pause
+	// should have left idle. At the end of the stop as asked, it is
+	// extended once by what the peers used since it began: once, because
+	// after that the peers' own stops may have ended, and what they use
+	// then is theirs.
+	peers func() time.Duration
 
 	add  chan pauseRequest
 	halt chan struct{}
@@ -217,11 +225,14 @@ func (p *pauser) stopOnce(timer **time.Timer, due time.Time) (halted, closed boo
 	guard := time.AfterFunc(p.max, func() { p.signal(false) })
 	p.mu.Lock()
 	p.stopped = true
-	others := p.others
+	others, peers := p.others, p.peers
 	p.mu.Unlock()
-	var mark time.Duration
+	var mark, peersMark time.Duration
 	if others != nil {
 		mark = others()
+	}
+	if peers != nil {
+		peersMark = peers()
 	}
 	extensions := 0
 wait:
@@ -235,15 +246,20 @@ wait:
 		}
 		p.mu.Unlock()
 		left := owed - time.Since(start)
+		if left <= 0 && peers != nil {
+			ext := peers() - peersMark
+			peers = nil
+			if ext > minExtension {
+				p.extend(ext)
+				continue
+			}
+		}
 		if left <= 0 && others != nil && extensions < maxExtensions {
 			now := others()
 			if ext := now - mark; ext > minExtension {
 				mark = now
 				extensions++
-				p.mu.Lock()
-				p.requested += ext
-				p.extended += ext
-				p.mu.Unlock()
+				p.extend(ext)
 				continue
 			}
 		}
@@ -299,6 +315,14 @@ wait:
 	return halted, closed
 }
 
+// extend lengthens the running stop by d.
+func (p *pauser) extend(d time.Duration) {
+	p.mu.Lock()
+	p.requested += d
+	p.extended += d
+	p.mu.Unlock()
+}
+
 // forgive drops pause still owed (or credit from overruns) at the end of a
 // slowdown run.
 func (p *pauser) forgive() {
@@ -339,9 +363,10 @@ func (p *pauser) reset() {
 	p.pauses, p.due = 0, 0
 }
 
-// setOthers sets the co-located CPU clock used to extend stops.
-func (p *pauser) setOthers(fn func() time.Duration) {
+// setOthers sets the CPU clocks, per core, of the never-paused co-located
+// processes and of the paused peers, used to extend stops (nil: none).
+func (p *pauser) setOthers(others, peers func() time.Duration) {
 	p.mu.Lock()
-	p.others = fn
+	p.others, p.peers = others, peers
 	p.mu.Unlock()
 }

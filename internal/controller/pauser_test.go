@@ -39,3 +39,39 @@ func BenchmarkStopLateness(b *testing.B) {
 	}
 	b.ReportMetric(float64((st.longest - pause).Microseconds()), "worst-overrun-µs")
 }
+
+func TestPeerExtension(t *testing.T) {
+	const pause = 30 * time.Millisecond
+	tests := []struct {
+		name string
+		step time.Duration // what the peers' clock gains per read after the first
+		want time.Duration // extension
+	}{
+		// A peer that keeps running gains on every read; the stop is
+		// extended once, by what it used up to the stop's asked end.
+		{"peer ran during the stop: extended once", 20 * time.Millisecond, 20 * time.Millisecond},
+		{"peers stopped too: not extended", 0, 0},
+		{"too little to be worth a timer", minExtension / 2, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPauser(time.Second, func(bool) error { return nil })
+			defer p.Close()
+			var reads time.Duration
+			p.setOthers(nil, func() time.Duration {
+				v := reads
+				reads += tt.step
+				return v
+			})
+			p.Pause(pause)
+			waitFor(t, "the stop to end", 5*time.Second, func() bool { return p.stats().pauses == 1 })
+			st := p.stats()
+			if st.extended != tt.want {
+				t.Fatalf("extended by %v, want %v", st.extended, tt.want)
+			}
+			if st.actual < pause+tt.want {
+				t.Fatalf("stopped %v, want at least %v", st.actual, pause+tt.want)
+			}
+		})
+	}
+}

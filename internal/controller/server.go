@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -112,8 +113,10 @@ func (c *Controller) Configure(cf wire.Configure) error {
 		return fmt.Errorf("lead must be in [0, %v], got %v", MaxLead, time.Duration(cf.LeadNS))
 	case len(cf.Colocated) > maxColocated:
 		return fmt.Errorf("at most %d co-located processes, got %d", maxColocated, len(cf.Colocated))
+	case len(cf.Peers) > maxColocated:
+		return fmt.Errorf("at most %d peers, got %d", maxColocated, len(cf.Peers))
 	}
-	for _, pid := range cf.Colocated {
+	for _, pid := range append(slices.Clip(cf.Colocated), cf.Peers...) {
 		if pid <= 0 {
 			return fmt.Errorf("bad co-located pid %d", pid)
 		}
@@ -129,7 +132,7 @@ func (c *Controller) Configure(cf wire.Configure) error {
 		return errors.New("slowdown is running: stop it before configuring")
 	}
 	c.conf = cf
-	c.pauser.setOthers(colocatedCPU(cf.Colocated, c.numCPUs()))
+	c.pauser.setOthers(colocatedCPU(cf.Colocated, c.numCPUs()), colocatedCPU(cf.Peers, c.numCPUs()))
 	keep := map[string]bool{}
 	for _, n := range cf.Neighbours {
 		keep[n.Addr] = true

@@ -25,6 +25,13 @@ type Configure struct {
 	// the CPU time they use during it, so that it removes the full pause
 	// from the cores' capacity instead of lending part of it to them.
 	Colocated []int `json:"colocated,omitempty"`
+	// Peers are the other paused services on this service's cores. Stops
+	// due together start and end a little apart (each controller wakes in
+	// turn on a shared core), and a peer that runs while this service is
+	// stopped takes the core the pause should have left idle. At the end
+	// of the stop as asked, the stop is extended once by the CPU time the
+	// peers used since it began.
+	Peers []int `json:"peers,omitempty"`
 	// LeadNS delays each stop until this long after the round was
 	// triggered (Round.SentUnixNS), so that services sharing cores stop
 	// together instead of one round delay apart; a round that arrives
