@@ -10,8 +10,8 @@ import (
 )
 
 // methodConfig holds the flags that change how slowdown runs are made and
-// repeated, shared by predict, validate, demo and bench accuracy so that
-// they mean the same everywhere.
+// repeated, shared by predict, validate and bench accuracy so that they
+// mean the same everywhere; demo runs with defaultMethod.
 type methodConfig struct {
 	precision float64
 	lead      time.Duration
@@ -33,7 +33,7 @@ func methodFlags(fs *flag.FlagSet, m *methodConfig) {
 	fs.BoolVar(&m.graph, "graph-rounds", m.graph, "forward rounds along the call graph, as the paper does, instead of sending them from the target to every service directly (for comparison)")
 	fs.BoolVar(&m.uncoord, "uncoordinated", m.uncoord, "pause every service locally instead of in coordinated rounds (to measure what coordination buys; less accurate)")
 	fs.BoolVar(&m.noExtend, "no-colocated-extension", m.noExtend, "do not extend pauses by the CPU the load generator uses on the paused services' cores (for comparison)")
-	fs.BoolVar(&m.peers, "peer-extension", m.peers, "experimental: extend every stop by the CPU the other paused services on the same cores used during it, for stops that start out of step (moved most configurations measured 2-7% too low; docs/method.md)")
+	fs.BoolVar(&m.peers, "peer-extension", m.peers, "experimental: extend every stop by the CPU the other paused services on the same cores used during it, for stops that start out of step (on the synthetic subset it lowered most predictions, mean error -2.8% against -0.4% without; docs/method.md)")
 	fs.BoolVar(&m.overhead, "overhead-correction", m.overhead, "experimental: take the controllers' CPU per request outside stops, above the baseline's, off every slowdown run before predicting (over-corrects on most configurations measured; docs/method.md)")
 }
 

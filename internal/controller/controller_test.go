@@ -475,11 +475,11 @@ func TestUnauthenticatedRejected(t *testing.T) {
 	}
 	for _, cf := range []wire.Configure{
 		{Colocated: []int{0}},
-		{Peers: []int{-1}},
-		{Peers: slices.Repeat([]int{1}, maxColocated+1)},
+		{CorePeers: []int{-1}},
+		{CorePeers: slices.Repeat([]int{1}, maxColocated+1)},
 	} {
 		if err := cl.Configure(cf); err == nil {
-			t.Fatalf("co-located %v, peers of %d accepted", cf.Colocated, len(cf.Peers))
+			t.Fatalf("co-located %v, %d core peers accepted", cf.Colocated, len(cf.CorePeers))
 		}
 	}
 }

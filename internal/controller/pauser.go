@@ -22,14 +22,15 @@ type pauser struct {
 	// during it: the pause must take its full length out of the cores'
 	// capacity, not lend part of it to them.
 	others func() time.Duration
-	// peers is the same for the other paused services on the service's
-	// cores. Stops due together start and end a little apart; a peer
-	// that runs while this service is stopped uses the core the pause
-	// should have left idle. At the end of the stop as asked, it is
+	// corePeers is the same for the other paused services on the
+	// service's cores. Stops due together start and end a little apart;
+	// a peer that runs while this service is stopped uses the core the
+	// pause should have left idle. At the end of the stop as asked, it is
 	// extended once by what the peers used since it began: once, because
-	// after that the peers' own stops may have ended, and what they use
-	// then is theirs.
-	peers func() time.Duration
+	// later the peers' own stops may have ended, and what they use then
+	// is theirs. A peer whose stop started earlier or was shorter may
+	// already have resumed before that end, and is counted too.
+	corePeers func() time.Duration
 
 	add  chan pauseRequest
 	halt chan struct{}
@@ -106,8 +107,11 @@ func (p *pauser) Close() { close(p.done) }
 func (p *pauser) loop() {
 	// The precise sleeps below block this thread; a slack of 1 ns asks
 	// the kernel not to defer their wake-ups (the default allows 50 µs).
+	// The thread stays locked on purpose: it exits with the loop, and its
+	// slack never reaches other goroutines. Without the slack the sleeps
+	// are only a little less precise, so an error is ignored.
 	runtime.LockOSThread()
-	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	var timer *time.Timer
 	for {
 		var req pauseRequest
@@ -148,11 +152,14 @@ func (p *pauser) owe(d time.Duration) {
 
 // fineWait is how close to a deadline the pauser stops relying on Go's
 // timers and sleeps precisely instead. The runtime's poller sleeps in whole
-// milliseconds, so its timers fire up to about a millisecond late (measured
-// here: 0.5-1.1 ms late for 0.3-3 ms timers, against 0.1 ms for
-// clock_nanosleep), and stops of services sharing a core, each due at the
-// same moment, started 0.7-0.9 ms late on average and out of step with one
-// another by up to that much, on pauses of 3-4 ms.
+// milliseconds, so its timers fire up to about a millisecond late (in a
+// small program here: 0.5-1.1 ms late for 0.3-3 ms timers, against 0.1 ms
+// for clock_nanosleep; BenchmarkStopLateness: 231 µs late on average with
+// timers, 49 µs with this). Stops of services sharing a core, due at the
+// same moment, started 0.7-0.9 ms late on average with timers and 0.5-0.7
+// ms with this, on pauses of 3-4 ms; the rest is the controllers waking in
+// turn. The price: each precise sleep is a blocking system call, a median
+// 21% more controller CPU per round on the synthetic subset (docs/method.md).
 const fineWait = 1500 * time.Microsecond
 
 // sleepPrecisely blocks the calling thread for d (nothing for d <= 0).
@@ -169,13 +176,21 @@ func sleepPrecisely(d time.Duration) {
 
 // waitToStop waits until due before a stop, the service still running;
 // pause asked for meanwhile is added to the stop that follows. The last
-// fineWait is slept precisely, deaf to halts for that long at most.
+// fineWait is slept precisely, deaf to halts for that long at most; a halt
+// or close that arrived meanwhile still prevents the stop.
 func (p *pauser) waitToStop(timer **time.Timer, due time.Time) (halted, closed bool) {
 	for {
 		left := time.Until(due)
 		if left <= fineWait {
 			sleepPrecisely(left)
-			return false, false
+			select {
+			case <-p.halt:
+				return true, false
+			case <-p.done:
+				return false, true
+			default:
+				return false, false
+			}
 		}
 		arm(timer, left-fineWait)
 		select {
@@ -225,7 +240,7 @@ func (p *pauser) stopOnce(timer **time.Timer, due time.Time) (halted, closed boo
 	guard := time.AfterFunc(p.max, func() { p.signal(false) })
 	p.mu.Lock()
 	p.stopped = true
-	others, peers := p.others, p.peers
+	others, peers := p.others, p.corePeers
 	p.mu.Unlock()
 	var mark, peersMark time.Duration
 	if others != nil {
@@ -267,6 +282,17 @@ wait:
 			break
 		}
 		if left <= fineWait {
+			// A halt or close that is already here ends the stop now,
+			// not after the sleep.
+			select {
+			case <-p.halt:
+				halted = true
+				break wait
+			case <-p.done:
+				closed = true
+				break wait
+			default:
+			}
 			sleepPrecisely(left)
 			// Then take in what arrived meanwhile: more pause extends
 			// this stop, and the loop checks the time again.
@@ -365,8 +391,8 @@ func (p *pauser) reset() {
 
 // setOthers sets the CPU clocks, per core, of the never-paused co-located
 // processes and of the paused peers, used to extend stops (nil: none).
-func (p *pauser) setOthers(others, peers func() time.Duration) {
+func (p *pauser) setOthers(others, corePeers func() time.Duration) {
 	p.mu.Lock()
-	p.others, p.peers = others, peers
+	p.others, p.corePeers = others, corePeers
 	p.mu.Unlock()
 }

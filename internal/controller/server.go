@@ -113,12 +113,12 @@ func (c *Controller) Configure(cf wire.Configure) error {
 		return fmt.Errorf("lead must be in [0, %v], got %v", MaxLead, time.Duration(cf.LeadNS))
 	case len(cf.Colocated) > maxColocated:
 		return fmt.Errorf("at most %d co-located processes, got %d", maxColocated, len(cf.Colocated))
-	case len(cf.Peers) > maxColocated:
-		return fmt.Errorf("at most %d peers, got %d", maxColocated, len(cf.Peers))
+	case len(cf.CorePeers) > maxColocated:
+		return fmt.Errorf("at most %d core peers, got %d", maxColocated, len(cf.CorePeers))
 	}
-	for _, pid := range append(slices.Clip(cf.Colocated), cf.Peers...) {
+	for _, pid := range append(slices.Clip(cf.Colocated), cf.CorePeers...) {
 		if pid <= 0 {
-			return fmt.Errorf("bad co-located pid %d", pid)
+			return fmt.Errorf("bad co-located or core peer pid %d", pid)
 		}
 	}
 	for _, n := range cf.Neighbours {
@@ -132,7 +132,7 @@ func (c *Controller) Configure(cf wire.Configure) error {
 		return errors.New("slowdown is running: stop it before configuring")
 	}
 	c.conf = cf
-	c.pauser.setOthers(colocatedCPU(cf.Colocated, c.numCPUs()), colocatedCPU(cf.Peers, c.numCPUs()))
+	c.pauser.setOthers(colocatedCPU(cf.Colocated, c.numCPUs()), colocatedCPU(cf.CorePeers, c.numCPUs()))
 	keep := map[string]bool{}
 	for _, n := range cf.Neighbours {
 		keep[n.Addr] = true
@@ -591,7 +591,7 @@ func (c *Controller) Stats() *wire.Stats {
 	st.Pauses, st.PauseRequestedNS, st.PauseActualNS = ps.pauses, int64(ps.requested), int64(ps.actual)
 	st.PauseClippedNS, st.PauseMaxNS, st.PauseExtendedNS = int64(ps.clipped), int64(ps.longest), int64(ps.extended)
 	st.ControllerCPUStoppedNS = int64(ps.selfIn)
-	if ps.due > 0 {
+	if st.StopsDue = ps.due; ps.due > 0 {
 		st.StopLateMeanNS = int64(ps.late) / int64(ps.due)
 	}
 	if c.c.received > 0 {

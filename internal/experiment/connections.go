@@ -67,11 +67,15 @@ func (r *Runner) chooseConnections(ctx context.Context) (int, error) {
 		}
 		r.progress("choosing connections: %d -> %.0f req/s", n, tput[i])
 		if c := cycle(n, tput[i]); c > maxCycle {
+			took := c.Round(time.Millisecond).String()
+			if tput[i] <= 0 {
+				took = "longer than the probe" // nothing completed
+			}
 			if i == 0 {
-				r.progress("choosing connections: warning: at %d connections a request takes %v to come round, more than 1/%d of the %v window; a longer --duration makes every run less noisy", n, c.Round(time.Millisecond), cyclesPerWindow, saved.Duration)
+				r.progress("choosing connections: warning: at %d connections a request takes %s to come round, more than 1/%d of the %v window; a longer --duration makes every run less noisy", n, took, cyclesPerWindow, saved.Duration)
 				tput = tput[:1]
 			} else {
-				r.progress("choosing connections: at %d a request takes %v to come round, more than 1/%d of the %v window: not choosing it or more", n, c.Round(time.Millisecond), cyclesPerWindow, saved.Duration)
+				r.progress("choosing connections: at %d a request takes %s to come round, more than 1/%d of the %v window: not choosing it or more", n, took, cyclesPerWindow, saved.Duration)
 				tput = tput[:i]
 			}
 			break

@@ -69,12 +69,12 @@ type Options struct {
 	// than not (docs/method.md).
 	OverheadCorrection bool
 	// NoColocatedExtension turns off extending stops by the CPU time that
-	// never-paused processes (load generator, controllers) use on the
-	// paused services' cores during them. For measuring what it buys.
+	// the never-paused load generator uses on the paused services' cores
+	// during them (see Runner.colocated). For measuring what it buys.
 	NoColocatedExtension bool
 	// PeerExtension extends every stop by the CPU time the other paused
-	// services on the same cores used during it (see Runner.peers).
-	// Experimental: it removed a +7.5% over-prediction on one
+	// services on the same cores used during it (see Runner.corePeers).
+	// Experimental: it removed a +7.2-7.6% over-prediction on one
 	// configuration and moved the synthetic subset 2.3 points lower on
 	// average (docs/method.md).
 	PeerExtension bool
@@ -199,6 +199,8 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 			WarmupS: o.Warmup.Seconds(), DurationS: o.Duration.Seconds(), Repetitions: o.Repetitions,
 			MaxRepetitions: o.MaxRepetitions, PrecisionPct: o.PrecisionPct,
 			MaxPauseMS: float64(o.MaxPause) / 1e6, Placement: map[string][]int{}, LoadCPUs: r.d.Placement.OtherCPUs, NumCPU: runtime.NumCPU(),
+			PauseLeadMS: float64(o.PauseLead) / 1e6, GraphRounds: o.GraphRounds, Uncoordinated: o.Uncoordinated,
+			NoColocatedExtension: o.NoColocatedExtension, PeerExtension: o.PeerExtension, OverheadCorrection: o.OverheadCorrection,
 		},
 	}
 	out.Settings.Host, _ = os.Hostname()

@@ -208,7 +208,9 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sampl
 				continue
 			}
 			delay = max(delay, st.DelayMeanNS)
-			lmin, lmax = min(lmin, st.StopLateMeanNS), max(lmax, st.StopLateMeanNS)
+			if st.StopsDue > 0 {
+				lmin, lmax = min(lmin, st.StopLateMeanNS), max(lmax, st.StopLateMeanNS)
+			}
 			requested += st.PauseRequestedNS
 			actual += st.PauseActualNS
 			received += st.RoundsReceived

@@ -139,7 +139,7 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 			if svc.Control == nil {
 				continue
 			}
-			cf := wire.Configure{Epoch: r.epoch, Target: svc.Name == r.opts.Target, Batch: sd.batch, PausePerRoundNS: int64(sd.pause), Colocated: colocated, Peers: r.peers(svc.Name), LeadNS: int64(r.opts.PauseLead)}
+			cf := wire.Configure{Epoch: r.epoch, Target: svc.Name == r.opts.Target, Batch: sd.batch, PausePerRoundNS: int64(sd.pause), Colocated: colocated, CorePeers: r.corePeers(svc.Name), LeadNS: int64(r.opts.PauseLead)}
 			if r.opts.Uncoordinated && !cf.Target && r.prof != nil {
 				// Same pause per call as rounds give, applied locally:
 				// B calls of this service take B d c1/(q1 ci).
@@ -222,9 +222,9 @@ func (r *Runner) colocated() []int {
 	return []int{os.Getpid()}
 }
 
-// peers lists the other paused services that share a core with svc, with
-// --peer-extension: a stop is extended by the CPU they used during it
-// (wire.Configure.Peers).
+// corePeers lists the other paused services that share a core with svc,
+// with --peer-extension: a stop is extended by the CPU they used during it
+// (wire.Configure.CorePeers).
 // With a pause lead, the stops of services on one core are due at the
 // same moment, but their controllers wake in turn on that core and start
 // them 0.5-0.7 ms late on average (stop_late_min_us, stop_late_max_us, on
@@ -232,7 +232,7 @@ func (r *Runner) colocated() []int {
 // running uses the core that the pause should leave idle. None for the
 // target, which never pauses, and in uncoordinated mode, where stops are
 // not meant to coincide.
-func (r *Runner) peers(svc string) []int {
+func (r *Runner) corePeers(svc string) []int {
 	if !r.opts.PeerExtension || r.opts.Uncoordinated || svc == r.opts.Target {
 		return nil
 	}

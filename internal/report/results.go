@@ -68,6 +68,13 @@ type Settings struct {
 	MaxRepetitions int     `json:"max_repetitions"`
 	PrecisionPct   float64 `json:"precision_pct"`
 	MaxPauseMS     float64 `json:"max_pause_ms"`
+	// How stops were made (the method flags; false or 0 when not set).
+	PauseLeadMS          float64 `json:"pause_lead_ms"`
+	GraphRounds          bool    `json:"graph_rounds,omitempty"`
+	Uncoordinated        bool    `json:"uncoordinated,omitempty"`
+	NoColocatedExtension bool    `json:"no_colocated_extension,omitempty"`
+	PeerExtension        bool    `json:"peer_extension,omitempty"`
+	OverheadCorrection   bool    `json:"overhead_correction,omitempty"`
 	// Placement maps each service to the CPU ids it was pinned to.
 	Placement map[string][]int `json:"placement"`
 	LoadCPUs  []int            `json:"load_cpus"`
@@ -125,10 +132,12 @@ type Point struct {
 	// after the pause lead had passed, so that it stopped out of step with
 	// the others (all services, all runs; 0 without a lead).
 	LateRoundsPct float64 `json:"late_rounds_pct"`
-	// StopLateUS is how late the paused services' stops started after the
-	// time they were due (trigger plus lead), the mean per service: the
-	// smallest and the largest over services (medians over runs). Their
-	// difference is how far stops that should coincide are out of step.
+	// StopLateMinUS and StopLateMaxUS: how late the paused services' stops
+	// started after the time they were due (trigger plus lead), the mean
+	// per service, the smallest and the largest over the services that had
+	// such stops (medians over runs; 0 when none had: no lead, or
+	// uncoordinated). Their difference is how far stops that should
+	// coincide are out of step.
 	StopLateMinUS   float64   `json:"stop_late_min_us"`
 	StopLateMaxUS   float64   `json:"stop_late_max_us"`
 	PausePerRoundUS float64   `json:"pause_per_round_us"`

@@ -25,13 +25,14 @@ type Configure struct {
 	// the CPU time they use during it, so that it removes the full pause
 	// from the cores' capacity instead of lending part of it to them.
 	Colocated []int `json:"colocated,omitempty"`
-	// Peers are the other paused services on this service's cores. Stops
-	// due together start and end a little apart (each controller wakes in
-	// turn on a shared core), and a peer that runs while this service is
-	// stopped takes the core the pause should have left idle. At the end
-	// of the stop as asked, the stop is extended once by the CPU time the
-	// peers used since it began.
-	Peers []int `json:"peers,omitempty"`
+	// CorePeers are the other paused services on this service's cores
+	// (not the round neighbours). Stops due together start and end a
+	// little apart (each controller wakes in turn on a shared core), and a
+	// peer that runs while this service is stopped takes the core the
+	// pause should have left idle. At the end of the stop as asked, the
+	// stop is extended once by the CPU time the peers used since it began,
+	// divided by the service's cores.
+	CorePeers []int `json:"core_peers,omitempty"`
 	// LeadNS delays each stop until this long after the round was
 	// triggered (Round.SentUnixNS), so that services sharing cores stop
 	// together instead of one round delay apart; a round that arrives
@@ -103,7 +104,8 @@ type Stats struct {
 	// StopLateMeanNS is how late, on average, stops that were due at a
 	// given time (a round's trigger plus the lead) started: services that
 	// share cores are stopped together only as far as their stops overlap.
-	StopLateMeanNS int64 `json:"stop_late_mean_ns"`
+	StopLateMeanNS int64  `json:"stop_late_mean_ns"`
+	StopsDue       uint64 `json:"stops_due"` // stops that had a due time: what StopLateMeanNS averages over
 
 	DelayMeanNS int64 `json:"delay_mean_ns"` // trigger-to-receipt, mean over received rounds
 	DelayMaxNS  int64 `json:"delay_max_ns"`
