@@ -183,14 +183,7 @@ func (p *pauser) waitToStop(timer **time.Timer, due time.Time) (halted, closed b
 		left := time.Until(due)
 		if left <= fineWait {
 			sleepPrecisely(left)
-			select {
-			case <-p.halt:
-				return true, false
-			case <-p.done:
-				return false, true
-			default:
-				return false, false
-			}
+			return p.interrupted()
 		}
 		arm(timer, left-fineWait)
 		select {
@@ -205,6 +198,19 @@ func (p *pauser) waitToStop(timer **time.Timer, due time.Time) (halted, closed b
 			(*timer).Stop()
 			return false, true
 		}
+	}
+}
+
+// interrupted reports, without waiting, a halt or a close already asked
+// for.
+func (p *pauser) interrupted() (halted, closed bool) {
+	select {
+	case <-p.halt:
+		return true, false
+	case <-p.done:
+		return false, true
+	default:
+		return false, false
 	}
 }
 
@@ -283,28 +289,16 @@ wait:
 		}
 		if left <= fineWait {
 			// A halt or close that is already here ends the stop now,
-			// not after the sleep.
-			select {
-			case <-p.halt:
-				halted = true
+			// not after the sleep; one that arrives during it is seen
+			// on the next pass, or by the loop once the stop is over.
+			if halted, closed = p.interrupted(); halted || closed {
 				break wait
-			case <-p.done:
-				closed = true
-				break wait
-			default:
 			}
 			sleepPrecisely(left)
-			// Then take in what arrived meanwhile: more pause extends
-			// this stop, and the loop checks the time again.
+			// More pause asked for meanwhile extends this stop.
 			select {
 			case req := <-p.add:
 				p.owe(req.d)
-			case <-p.halt:
-				halted = true
-				break wait
-			case <-p.done:
-				closed = true
-				break wait
 			default:
 			}
 			continue

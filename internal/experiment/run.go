@@ -225,7 +225,8 @@ func (r *Runner) colocated() []int {
 // corePeers lists the other paused services that share a core with svc,
 // with --peer-extension: a stop is extended by the CPU they used during it
 // (wire.Configure.CorePeers).
-// With a pause lead, the stops of services on one core are due at the
+//
+// Why: with a pause lead, the stops of services on one core are due at the
 // same moment, but their controllers wake in turn on that core and start
 // them 0.5-0.7 ms late on average (stop_late_min_us, stop_late_max_us, on
 // a 7-service configuration with 3-4 ms pauses), and a service still
