@@ -18,8 +18,9 @@ type methodConfig struct {
 	graph     bool
 	uncoord   bool
 	noExtend  bool
-	peers     bool
+	noPeers   bool
 	overhead  bool
+	noGrowth  bool
 }
 
 // defaultMethod is the method every command uses unless told otherwise.
@@ -33,8 +34,9 @@ func methodFlags(fs *flag.FlagSet, m *methodConfig) {
 	fs.BoolVar(&m.graph, "graph-rounds", m.graph, "forward rounds along the call graph, as the paper does, instead of sending them from the target to every service directly (for comparison)")
 	fs.BoolVar(&m.uncoord, "uncoordinated", m.uncoord, "pause every service locally instead of in coordinated rounds (to measure what coordination buys; less accurate)")
 	fs.BoolVar(&m.noExtend, "no-colocated-extension", m.noExtend, "do not extend pauses by the CPU the load generator uses on the paused services' cores (for comparison)")
-	fs.BoolVar(&m.peers, "peer-extension", m.peers, "experimental: extend every stop by the CPU the other paused services on the same cores used during it, for stops that start out of step (on the synthetic subset it lowered most predictions, mean error -2.8% against -0.4% without; docs/method.md)")
+	fs.BoolVar(&m.noPeers, "no-peer-extension", m.noPeers, "do not extend stops by the CPU the other paused services on the same cores used during them (for comparison; without the extension, stops that start out of step lend the shared cores capacity)")
 	fs.BoolVar(&m.overhead, "overhead-correction", m.overhead, "experimental: take the controllers' CPU per request outside stops, above the baseline's, off every slowdown run before predicting (over-corrects on most configurations measured; docs/method.md)")
+	fs.BoolVar(&m.noGrowth, "no-growth-correction", m.noGrowth, "leave the paused services' extra CPU per request (above the baseline's) in the slowdown runs instead of taking it off before predicting (for comparison)")
 }
 
 // check refuses what the experiment would refuse, before anything starts.

@@ -122,19 +122,29 @@ func (r *Runner) controllersCPU(s *sample) float64 {
 	return float64(total) / 1e3 / float64(n)
 }
 
-// roundOverhead is the time per request (seconds) that a slowdown run's
-// rounds cost the cores the paused services share: the controllers' CPU
-// per request outside stops above the baseline's (median), spread over
-// those cores. Every round wakes every controller to receive it, to stop
-// its service at the lead and to continue it; the optimized system has
-// none of that, and on the synthetic subset slowdown runs under-predicted
-// most on the configurations with the most services.
+// roundOverhead is the time per request (seconds) that a slowdown run
+// spends on the cores the paused services share for work the optimized
+// system does not do, above the baseline's (median), spread over those
+// cores:
+//   - with OverheadCorrection, the controllers' CPU per request outside
+//     stops: every round wakes every controller to receive it, to stop its
+//     service at the lead and to continue it;
+//   - unless NoGrowthCorrection, the paused services' own CPU per request:
+//     stopped and continued every few milliseconds, they do more work per
+//     request than when they run undisturbed (3-9% more at 80% on most
+//     synthetic configurations; docs/method.md).
 func (r *Runner) roundOverhead(s *sample) float64 {
-	if !r.opts.OverheadCorrection || len(r.base) == 0 {
+	if len(r.base) == 0 {
 		return 0
 	}
-	extra := r.controllersCPU(s) - medianOf(r.base, r.controllersCPU)
-	return max(0, extra) / 1e6 / float64(max(1, len(r.d.Placement.OtherCPUs)))
+	var extra float64
+	if r.opts.OverheadCorrection {
+		extra += max(0, r.controllersCPU(s)-medianOf(r.base, r.controllersCPU))
+	}
+	if !r.opts.NoGrowthCorrection {
+		extra += max(0, r.othersCPU(s)-medianOf(r.base, r.othersCPU))
+	}
+	return extra / 1e6 / float64(max(1, len(r.d.Placement.OtherCPUs)))
 }
 
 // targetDemand is the target's CPU time per completed request divided by

@@ -222,8 +222,8 @@ func (r *Runner) colocated() []int {
 	return []int{os.Getpid()}
 }
 
-// corePeers lists the other paused services that share a core with svc,
-// with --peer-extension: a stop is extended by the CPU they used during it
+// corePeers lists the other paused services that share a core with svc
+// (none with --no-peer-extension): a stop is extended by the CPU they used during it
 // (wire.Configure.CorePeers).
 //
 // Why: with a pause lead, the stops of services on one core are due at the
@@ -234,7 +234,7 @@ func (r *Runner) colocated() []int {
 // target, which never pauses, and in uncoordinated mode, where stops are
 // not meant to coincide.
 func (r *Runner) corePeers(svc string) []int {
-	if !r.opts.PeerExtension || r.opts.Uncoordinated || svc == r.opts.Target {
+	if r.opts.NoPeerExtension || r.opts.Uncoordinated || svc == r.opts.Target {
 		return nil
 	}
 	mine := r.d.Placement.CPUs(svc)

@@ -68,36 +68,40 @@ func TestPredictions(t *testing.T) {
 	}
 }
 
-// The controllers' CPU outside stops above the baseline's is taken off the
-// slowdown run's time per request, but never past the target's demand.
+// The controllers' CPU outside stops, and the paused services' own CPU,
+// above the baseline's are taken off the slowdown run's time per request,
+// each only when asked for, and never past the target's demand.
 func TestPredictRemovesRoundOverhead(t *testing.T) {
 	const n = 1000 // requests in every window
 	d := 200 * time.Microsecond
-	// ctl: the controllers' CPU in the window outside stops; target: the
-	// target's CPU in the window.
-	mk := func(tvs float64, ctl, stopped, target time.Duration) *sample {
+	// ctl: the controllers' CPU in the window outside stops; others: the
+	// paused service's CPU in the window; target: the target's.
+	mk := func(tvs float64, ctl, stopped, others, target time.Duration) *sample {
 		before := map[string]*wire.Stats{"a": {}, "t": {}}
 		after := map[string]*wire.Stats{
-			"a": {ControllerCPUNS: int64(ctl + stopped), ControllerCPUStoppedNS: int64(stopped)},
+			"a": {ControllerCPUNS: int64(ctl + stopped), ControllerCPUStoppedNS: int64(stopped), CPUNS: int64(others)},
 			"t": {CPUNS: int64(target)},
 		}
 		return &sample{res: &load.Result{Throughput: tvs, Completed: n}, before: before, after: after}
 	}
-	base := mk(500, 10*time.Millisecond, 0, 0) // 10 µs per request
+	ms := time.Millisecond
+	base := mk(500, 10*ms, 0, 1000*ms, 0) // 10 µs and 1000 µs per request
 	tests := []struct {
-		name   string
-		tvs    float64
-		ctl    time.Duration // outside stops, whole window
-		target time.Duration
-		off    bool
-		want   float64 // 1/t_vs less overhead, seconds per request
+		name             string
+		tvs              float64
+		ctl, others      time.Duration // whole window
+		target           time.Duration
+		overhead, growth bool
+		want             float64 // 1/t_vs less overhead, seconds per request
 	}{
-		{"no extra", 400, 10 * time.Millisecond, 0, false, 1 / 400.0},
-		{"extra removed", 400, 60 * time.Millisecond, 0, false, 1/400.0 - 50e-6},
-		{"below baseline", 400, 5 * time.Millisecond, 0, false, 1 / 400.0},
-		{"target floor", 400, 60 * time.Millisecond, 2480 * time.Millisecond, false, 2480e-6},
-		{"floor above run", 400, 60 * time.Millisecond, 3 * time.Second, false, 1 / 400.0},
-		{"turned off", 400, 60 * time.Millisecond, 0, true, 1 / 400.0},
+		{"no extra", 400, 10 * ms, 1000 * ms, 0, true, true, 1 / 400.0},
+		{"controllers removed", 400, 60 * ms, 1000 * ms, 0, true, false, 1/400.0 - 50e-6},
+		{"below baseline", 400, 5 * ms, 900 * ms, 0, true, true, 1 / 400.0},
+		{"growth removed", 400, 60 * ms, 1070 * ms, 0, false, true, 1/400.0 - 70e-6},
+		{"both removed", 400, 60 * ms, 1070 * ms, 0, true, true, 1/400.0 - 120e-6},
+		{"target floor", 400, 60 * ms, 1000 * ms, 2480 * ms, true, true, 2480e-6},
+		{"floor above run", 400, 60 * ms, 1000 * ms, 3 * time.Second, true, true, 1 / 400.0},
+		{"turned off", 400, 60 * ms, 1070 * ms, 0, false, false, 1 / 400.0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,9 +109,9 @@ func TestPredictRemovesRoundOverhead(t *testing.T) {
 				prof: &profile{c1: 1, q1: 1},
 				base: []*sample{base},
 				d:    &local.Deployment{Placement: local.Placement{Target: "t", OtherCPUs: []int{0}}},
-				opts: Options{Target: "t", OverheadCorrection: !tt.off},
+				opts: Options{Target: "t", OverheadCorrection: tt.overhead, NoGrowthCorrection: !tt.growth},
 			}
-			got, err := r.predict(mk(tt.tvs, tt.ctl, 7*time.Millisecond, tt.target), d)
+			got, err := r.predict(mk(tt.tvs, tt.ctl, 7*ms, tt.others, tt.target), d)
 			if err != nil {
 				t.Fatal(err)
 			}

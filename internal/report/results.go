@@ -73,8 +73,9 @@ type Settings struct {
 	GraphRounds          bool    `json:"graph_rounds,omitempty"`
 	Uncoordinated        bool    `json:"uncoordinated,omitempty"`
 	NoColocatedExtension bool    `json:"no_colocated_extension,omitempty"`
-	PeerExtension        bool    `json:"peer_extension,omitempty"`
+	NoPeerExtension      bool    `json:"no_peer_extension,omitempty"`
 	OverheadCorrection   bool    `json:"overhead_correction,omitempty"`
+	NoGrowthCorrection   bool    `json:"no_growth_correction,omitempty"`
 	// Placement maps each service to the CPU ids it was pinned to.
 	Placement map[string][]int `json:"placement"`
 	LoadCPUs  []int            `json:"load_cpus"`
@@ -117,8 +118,10 @@ type Point struct {
 	// outside their services' stops during the slowdown runs (median).
 	ControllersCPUUS float64 `json:"controllers_cpu_us"`
 	// OverheadUS is the time per request taken off each slowdown run
-	// before predicting: the controllers' CPU above the baseline's, per
-	// shared core (median over runs; 0 without --overhead-correction).
+	// before predicting, per shared core: the non-target services' CPU
+	// above the baseline's (not with --no-growth-correction) and, with
+	// --overhead-correction, the controllers' CPU above the baseline's
+	// (median over runs).
 	OverheadUS float64 `json:"overhead_us"`
 	// SharedIdlePct is the share of time the non-target services' cores
 	// were idle during the slowdown runs, stops included (median).
