@@ -133,8 +133,11 @@ func (r *Runner) controllersCPU(s *sample) float64 {
 //     stopped and continued every few milliseconds, they do more work per
 //     request than when they run undisturbed (3-9% more at 80% on most
 //     synthetic configurations; docs/method.md).
+//
+// A run without pauses (a 0% point) has nothing to correct; taking noise
+// off it would only bias it, since growth below zero is not added back.
 func (r *Runner) roundOverhead(s *sample) float64 {
-	if len(r.base) == 0 {
+	if len(r.base) == 0 || s.slowdown == nil || s.slowdown.pause <= 0 {
 		return 0
 	}
 	var extra float64

@@ -76,15 +76,16 @@ func TestPredictRemovesRoundOverhead(t *testing.T) {
 	d := 200 * time.Microsecond
 	// ctl: the controllers' CPU in the window outside stops; others: the
 	// paused service's CPU in the window; target: the target's.
+	ms := time.Millisecond
 	mk := func(tvs float64, ctl, stopped, others, target time.Duration) *sample {
 		before := map[string]*wire.Stats{"a": {}, "t": {}}
 		after := map[string]*wire.Stats{
 			"a": {ControllerCPUNS: int64(ctl + stopped), ControllerCPUStoppedNS: int64(stopped), CPUNS: int64(others)},
 			"t": {CPUNS: int64(target)},
 		}
-		return &sample{res: &load.Result{Throughput: tvs, Completed: n}, before: before, after: after}
+		return &sample{res: &load.Result{Throughput: tvs, Completed: n}, before: before, after: after,
+			slowdown: &slowdown{batch: 10, pause: 2 * ms}}
 	}
-	ms := time.Millisecond
 	base := mk(500, 10*ms, 0, 1000*ms, 0) // 10 µs and 1000 µs per request
 	tests := []struct {
 		name             string
@@ -92,16 +93,18 @@ func TestPredictRemovesRoundOverhead(t *testing.T) {
 		ctl, others      time.Duration // whole window
 		target           time.Duration
 		overhead, growth bool
+		noPause          bool    // a run without pauses (0% point)
 		want             float64 // 1/t_vs less overhead, seconds per request
 	}{
-		{"no extra", 400, 10 * ms, 1000 * ms, 0, true, true, 1 / 400.0},
-		{"controllers removed", 400, 60 * ms, 1000 * ms, 0, true, false, 1/400.0 - 50e-6},
-		{"below baseline", 400, 5 * ms, 900 * ms, 0, true, true, 1 / 400.0},
-		{"growth removed", 400, 60 * ms, 1070 * ms, 0, false, true, 1/400.0 - 70e-6},
-		{"both removed", 400, 60 * ms, 1070 * ms, 0, true, true, 1/400.0 - 120e-6},
-		{"target floor", 400, 60 * ms, 1000 * ms, 2480 * ms, true, true, 2480e-6},
-		{"floor above run", 400, 60 * ms, 1000 * ms, 3 * time.Second, true, true, 1 / 400.0},
-		{"turned off", 400, 60 * ms, 1070 * ms, 0, false, false, 1 / 400.0},
+		{"no extra", 400, 10 * ms, 1000 * ms, 0, true, true, false, 1 / 400.0},
+		{"controllers removed", 400, 60 * ms, 1000 * ms, 0, true, false, false, 1/400.0 - 50e-6},
+		{"below baseline", 400, 5 * ms, 900 * ms, 0, true, true, false, 1 / 400.0},
+		{"growth removed", 400, 60 * ms, 1070 * ms, 0, false, true, false, 1/400.0 - 70e-6},
+		{"both removed", 400, 60 * ms, 1070 * ms, 0, true, true, false, 1/400.0 - 120e-6},
+		{"target floor", 400, 60 * ms, 1000 * ms, 2480 * ms, true, true, false, 2480e-6},
+		{"floor above run", 400, 60 * ms, 1000 * ms, 3 * time.Second, true, true, false, 1 / 400.0},
+		{"turned off", 400, 60 * ms, 1070 * ms, 0, false, false, false, 1 / 400.0},
+		{"no pauses", 400, 60 * ms, 1070 * ms, 0, true, true, true, 1 / 400.0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,7 +114,11 @@ func TestPredictRemovesRoundOverhead(t *testing.T) {
 				d:    &local.Deployment{Placement: local.Placement{Target: "t", OtherCPUs: []int{0}}},
 				opts: Options{Target: "t", OverheadCorrection: tt.overhead, NoGrowthCorrection: !tt.growth},
 			}
-			got, err := r.predict(mk(tt.tvs, tt.ctl, 7*ms, tt.others, tt.target), d)
+			s := mk(tt.tvs, tt.ctl, 7*ms, tt.others, tt.target)
+			if tt.noPause {
+				s.slowdown.pause = 0
+			}
+			got, err := r.predict(s, d)
 			if err != nil {
 				t.Fatal(err)
 			}
