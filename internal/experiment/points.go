@@ -131,8 +131,8 @@ func (r *Runner) controllersCPU(s *sample) float64 {
 //     service at the lead and to continue it;
 //   - unless NoGrowthCorrection, the paused services' own CPU per request:
 //     stopped and continued every few milliseconds, they do more work per
-//     request than when they run undisturbed (3-9% more at 80% on most
-//     synthetic configurations; docs/method.md).
+//     request than when they run undisturbed (3-8% more at 80% on 10 of
+//     the 12 subset configurations; docs/method.md).
 //
 // A run without pauses (a 0% point) has nothing to correct; taking noise
 // off it would only bias it, since growth below zero is not added back.

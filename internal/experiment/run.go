@@ -223,8 +223,8 @@ func (r *Runner) colocated() []int {
 }
 
 // corePeers lists the other paused services that share a core with svc
-// (none with --no-peer-extension): a stop is extended by the CPU they used during it
-// (wire.Configure.CorePeers).
+// (none with --no-peer-extension): a stop is extended by the CPU they used
+// during it (wire.Configure.CorePeers).
 //
 // Why: with a pause lead, the stops of services on one core are due at the
 // same moment, but their controllers wake in turn on that core and start
