@@ -36,18 +36,10 @@ type pauser struct {
 	halt chan struct{}
 	done chan struct{}
 
-	mu        sync.Mutex
-	asked     time.Duration // all pause asked for since reset
-	requested time.Duration // what the stops owe: asked, less clipped and forgiven
-	actual    time.Duration
-	clipped   time.Duration
-	extended  time.Duration
-	selfIn    time.Duration // this process's CPU time while the group was stopped
-	late      time.Duration // stop signals sent after the time they were due, summed
-	due       uint64        // stops that had a due time (PauseAt)
-	longest   time.Duration
-	pauses    uint64
-	stopped   bool
+	mu      sync.Mutex
+	st      pauseStats    // counters since the last reset
+	owes    time.Duration // what the stops owe: asked, less clipped and forgiven, plus extensions
+	stopped bool
 }
 
 func newPauser(max time.Duration, signal func(stop bool) error) *pauser {
@@ -87,8 +79,8 @@ func (p *pauser) PauseAt(d time.Duration, at time.Time) {
 	case p.add <- pauseRequest{d, at}:
 	default:
 		p.mu.Lock()
-		p.asked += d
-		p.clipped += d
+		p.st.requested += d
+		p.st.clipped += d
 		p.mu.Unlock()
 	}
 }
@@ -145,8 +137,8 @@ func (p *pauser) loop() {
 
 func (p *pauser) owe(d time.Duration) {
 	p.mu.Lock()
-	p.asked += d
-	p.requested += d
+	p.st.requested += d
+	p.owes += d
 	p.mu.Unlock()
 }
 
@@ -234,8 +226,8 @@ func (p *pauser) stopOnce(timer **time.Timer, due time.Time) (halted, closed boo
 	}
 	if !due.IsZero() {
 		p.mu.Lock()
-		p.late += max(0, start.Sub(due))
-		p.due++
+		p.st.late += max(0, start.Sub(due))
+		p.st.due++
 		p.mu.Unlock()
 	}
 	// The stop's own handling counts from here to the continue signal
@@ -259,10 +251,10 @@ func (p *pauser) stopOnce(timer **time.Timer, due time.Time) (halted, closed boo
 wait:
 	for {
 		p.mu.Lock()
-		owed := p.requested - p.actual
+		owed := p.owes - p.st.actual
 		if owed > p.max {
-			p.clipped += owed - p.max
-			p.requested -= owed - p.max
+			p.st.clipped += owed - p.max
+			p.owes -= owed - p.max
 			owed = p.max
 		}
 		p.mu.Unlock()
@@ -325,11 +317,11 @@ wait:
 	self := selfCPU() - selfStart
 	p.mu.Lock()
 	p.stopped = false
-	p.actual += took
-	p.selfIn += self
-	p.pauses++
-	if took > p.longest {
-		p.longest = took
+	p.st.actual += took
+	p.st.selfIn += self
+	p.st.pauses++
+	if took > p.st.longest {
+		p.st.longest = took
 	}
 	p.mu.Unlock()
 	return halted, closed
@@ -338,8 +330,8 @@ wait:
 // extend lengthens the running stop by d.
 func (p *pauser) extend(d time.Duration) {
 	p.mu.Lock()
-	p.requested += d
-	p.extended += d
+	p.owes += d
+	p.st.extended += d
 	p.mu.Unlock()
 }
 
@@ -347,7 +339,7 @@ func (p *pauser) extend(d time.Duration) {
 // slowdown run.
 func (p *pauser) forgive() {
 	p.mu.Lock()
-	p.requested = p.actual
+	p.owes = p.st.actual
 	p.mu.Unlock()
 	for {
 		select {
@@ -365,22 +357,29 @@ const (
 	maxExtensions = 4
 )
 
+// pauseStats are the pauser's counters since the last reset.
 type pauseStats struct {
-	requested, actual, clipped, extended, selfIn, late, longest time.Duration
-	pauses, due                                                 uint64
+	requested time.Duration // all pause asked for
+	actual    time.Duration // time the group was stopped
+	clipped   time.Duration // dropped to honour the cap or a full queue
+	extended  time.Duration // added for co-located and peer CPU use
+	selfIn    time.Duration // this process's CPU time while the group was stopped
+	late      time.Duration // stop signals sent after the time they were due, summed
+	longest   time.Duration
+	pauses    uint64
+	due       uint64 // stops that had a due time (PauseAt)
 }
 
 func (p *pauser) stats() pauseStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return pauseStats{p.asked, p.actual, p.clipped, p.extended, p.selfIn, p.late, p.longest, p.pauses, p.due}
+	return p.st
 }
 
 func (p *pauser) reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.asked, p.requested, p.actual, p.clipped, p.extended, p.selfIn, p.late, p.longest = 0, 0, 0, 0, 0, 0, 0, 0
-	p.pauses, p.due = 0, 0
+	p.st, p.owes = pauseStats{}, 0
 }
 
 // setOthers sets the CPU clocks, per core, of the never-paused co-located
