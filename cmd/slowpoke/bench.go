@@ -79,6 +79,7 @@ func benchAccuracy(args []string) int {
 	}
 	o.PrecisionPct, o.PauseLead, o.GraphRounds, o.Uncoordinated = m.precision, m.lead, m.graph, m.uncoord
 	o.NoColocatedExtension, o.NoPeerExtension, o.OverheadCorrection, o.NoGrowthCorrection = m.noExtend, m.noPeers, m.overhead, m.noGrowth
+	o.Placement = m.mode()
 	if *only != "" {
 		o.Only = strings.Split(*only, ",")
 	}

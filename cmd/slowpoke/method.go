@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
 )
 
@@ -21,11 +22,12 @@ type methodConfig struct {
 	noPeers   bool
 	overhead  bool
 	noGrowth  bool
+	placement string // a local.Mode
 }
 
 // defaultMethod is the method every command uses unless told otherwise.
 func defaultMethod() methodConfig {
-	return methodConfig{precision: experiment.DefaultPrecisionPct, lead: experiment.DefaultPauseLead}
+	return methodConfig{precision: experiment.DefaultPrecisionPct, lead: experiment.DefaultPauseLead, placement: string(local.ModeAuto)}
 }
 
 func methodFlags(fs *flag.FlagSet, m *methodConfig) {
@@ -36,7 +38,14 @@ func methodFlags(fs *flag.FlagSet, m *methodConfig) {
 	fs.BoolVar(&m.noExtend, "no-colocated-extension", m.noExtend, "do not extend pauses by the CPU the load generator uses on the paused services' cores (for comparison)")
 	fs.BoolVar(&m.noPeers, "no-peer-extension", m.noPeers, "do not extend stops by the CPU the other paused services on the same cores used during them (for comparison; without the extension, stops that start out of step lend the shared cores capacity)")
 	fs.BoolVar(&m.overhead, "overhead-correction", m.overhead, "experimental: take the controllers' CPU per request outside stops, above the baseline's, off every slowdown run before predicting (over-corrects on most configurations measured; docs/method.md)")
+	fs.StringVar(&m.placement, "placement", m.placement, "auto, shared or dedicated: dedicated gives every service its spec'd cores of its own (as the paper's one service per node) and keeps 2 for the load generator and the controllers; shared gives only the target cores of its own; auto is dedicated where the machine has the cores")
 	fs.BoolVar(&m.noGrowth, "no-growth-correction", m.noGrowth, "leave the paused services' extra CPU per request (above the baseline's) in the slowdown runs instead of taking it off before predicting (for comparison)")
+}
+
+// mode is the placement mode (checked by check).
+func (m methodConfig) mode() local.Mode {
+	mode, _ := local.ParseMode(m.placement)
+	return mode
 }
 
 // check refuses what the experiment would refuse, before anything starts.
@@ -46,6 +55,9 @@ func (m methodConfig) check() error {
 	}
 	if m.precision <= 0 {
 		return errors.New("--precision must be positive")
+	}
+	if _, err := local.ParseMode(m.placement); err != nil {
+		return fmt.Errorf("--placement: %w", err)
 	}
 	return nil
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -141,7 +143,7 @@ func predict(c predictConfig) error {
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 	logf("starting %d services of %q (logs in %s)", len(s.Services), s.Name, filepath.Join(c.outDir, "logs"))
 	d, err := local.Start(ctx, s, local.Options{
-		Target: c.target, LogDir: filepath.Join(c.outDir, "logs"), MaxPause: c.maxPause, ExtraPath: c.extraPath, Logf: logf,
+		Target: c.target, Placement: c.method.mode(), LogDir: filepath.Join(c.outDir, "logs"), MaxPause: c.maxPause, ExtraPath: c.extraPath, Logf: logf,
 	})
 	if err != nil {
 		return err
@@ -150,8 +152,7 @@ func predict(c predictConfig) error {
 		logf("stopping services")
 		d.Stop()
 	}()
-	p := d.Placement
-	logf("placement: %s on CPUs %v; other services, load and controllers on CPUs %v", c.target, p.TargetCPUs, p.OtherCPUs)
+	logf("placement: %s", describePlacement(d.Placement))
 
 	var texts []string
 	for _, r := range reds {
@@ -188,4 +189,17 @@ func writeOutputs(res *report.Results, dir string) error {
 	}
 	fmt.Printf("\nwrote %s\n", strings.Join([]string{jsonPath, pngPath, svgPath}, "\n      "))
 	return nil
+}
+
+// describePlacement says which cores each part runs on, for the log.
+func describePlacement(p local.Placement) string {
+	if p.Mode() == local.ModeShared {
+		return fmt.Sprintf("%s on CPUs %v; other services, load and controllers on CPUs %v", p.Target, p.TargetCPUs, p.OtherCPUs)
+	}
+	names := slices.Sorted(maps.Keys(p.Services))
+	parts := []string{fmt.Sprintf("%s on CPUs %v", p.Target, p.TargetCPUs)}
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s on %v", n, p.Services[n]))
+	}
+	return fmt.Sprintf("dedicated: %s; load and controllers on CPUs %v", strings.Join(parts, ", "), p.OtherCPUs)
 }

@@ -42,6 +42,7 @@ type AccuracyOptions struct {
 	GraphRounds          bool // forward rounds along the call graph
 	PauseLead            time.Duration
 	FixedConnections     bool // use the configs' connection count instead of choosing one
+	Placement            local.Mode
 }
 
 // AccuracyConfig is the outcome for one configuration.
@@ -176,7 +177,7 @@ func validateConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds
 	if err != nil {
 		return nil, err
 	}
-	d, err := local.Start(ctx, s, local.Options{Target: c.Target, LogDir: filepath.Join(o.Dir, "logs", c.Name), ExtraPath: o.ExtraPath})
+	d, err := local.Start(ctx, s, local.Options{Target: c.Target, Placement: o.Placement, LogDir: filepath.Join(o.Dir, "logs", c.Name), ExtraPath: o.ExtraPath})
 	if err != nil {
 		return nil, err
 	}

@@ -205,7 +205,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 			Spec: o.SpecPath, Reductions: o.ReductionsText, Batch: o.Batch, Connections: o.Connections,
 			WarmupS: o.Warmup.Seconds(), DurationS: o.Duration.Seconds(), Repetitions: o.Repetitions,
 			MaxRepetitions: o.MaxRepetitions, PrecisionPct: o.PrecisionPct,
-			MaxPauseMS: float64(o.MaxPause) / 1e6, Placement: map[string][]int{}, LoadCPUs: r.d.Placement.OtherCPUs, NumCPU: runtime.NumCPU(),
+			MaxPauseMS: float64(o.MaxPause) / 1e6, Placement: map[string][]int{}, PlacementMode: string(r.d.Placement.Mode()), LoadCPUs: r.d.Placement.OtherCPUs, NumCPU: runtime.NumCPU(),
 			PauseLeadMS: float64(o.PauseLead) / 1e6, GraphRounds: o.GraphRounds, Uncoordinated: o.Uncoordinated,
 			NoColocatedExtension: o.NoColocatedExtension, NoPeerExtension: o.NoPeerExtension, OverheadCorrection: o.OverheadCorrection, NoGrowthCorrection: o.NoGrowthCorrection,
 		},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/model"
 )
@@ -94,9 +95,10 @@ func (r *Runner) othersCPU(s *sample) float64 {
 	return total.Seconds() * 1e6 / float64(n)
 }
 
-// sharedIdlePct is the share (%) of the window the shared cores were idle.
+// sharedIdlePct is the share (%) of the window the paused services' cores
+// were idle.
 func (r *Runner) sharedIdlePct(s *sample) float64 {
-	n := len(r.d.Placement.OtherCPUs)
+	n := len(r.d.Placement.PausedCPUs())
 	if s.window <= 0 || n == 0 {
 		return 0
 	}
@@ -123,9 +125,10 @@ func (r *Runner) controllersCPU(s *sample) float64 {
 }
 
 // roundOverhead is the time per request (seconds) that a slowdown run
-// spends on the cores the paused services share for work the optimized
-// system does not do, above the baseline's (median), spread over those
-// cores:
+// spends on the paused services' cores for work the optimized system does
+// not do, above the baseline's (median), spread over those cores (meant
+// for shared cores; under dedicated placement only a rough stand-in for
+// the busiest service's share, not yet measured):
 //   - with OverheadCorrection, the controllers' CPU per request outside
 //     stops: every round wakes every controller to receive it, to stop its
 //     service at the lead and to continue it;
@@ -141,13 +144,15 @@ func (r *Runner) roundOverhead(s *sample) float64 {
 		return 0
 	}
 	var extra float64
-	if r.opts.OverheadCorrection {
+	// Under dedicated placement the controllers run on the load
+	// generator's cores, not on the services'.
+	if r.opts.OverheadCorrection && r.d.Placement.Mode() == local.ModeShared {
 		extra += max(0, r.controllersCPU(s)-medianOf(r.base, r.controllersCPU))
 	}
 	if !r.opts.NoGrowthCorrection {
 		extra += max(0, r.othersCPU(s)-medianOf(r.base, r.othersCPU))
 	}
-	return extra / 1e6 / float64(max(1, len(r.d.Placement.OtherCPUs)))
+	return extra / 1e6 / float64(max(1, len(r.d.Placement.PausedCPUs())))
 }
 
 // targetDemand is the target's CPU time per completed request divided by

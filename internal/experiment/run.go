@@ -131,7 +131,6 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 			return nil, errors.New("a slowdown needs the services to run under controllers")
 		}
 		r.epoch++
-		colocated := r.colocated()
 		// Non-targets first, target last: every pauser is listening before
 		// the first round.
 		sort.SliceStable(svcs, func(i, j int) bool { return svcs[j].Name == r.opts.Target && svcs[i].Name != r.opts.Target })
@@ -139,7 +138,7 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 			if svc.Control == nil {
 				continue
 			}
-			cf := wire.Configure{Epoch: r.epoch, Target: svc.Name == r.opts.Target, Batch: sd.batch, PausePerRoundNS: int64(sd.pause), Colocated: colocated, CorePeers: r.corePeers(svc.Name), LeadNS: int64(r.opts.PauseLead)}
+			cf := wire.Configure{Epoch: r.epoch, Target: svc.Name == r.opts.Target, Batch: sd.batch, PausePerRoundNS: int64(sd.pause), Colocated: r.colocated(svc.Name), CorePeers: r.corePeers(svc.Name), LeadNS: int64(r.opts.PauseLead)}
 			if r.opts.Uncoordinated && !cf.Target && r.prof != nil {
 				// Same pause per call as rounds give, applied locally:
 				// B calls of this service take B d c1/(q1 ci).
@@ -176,11 +175,11 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 		load.WithConnections(r.opts.Connections), load.WithWarmup(warmup), load.WithDuration(r.opts.Duration),
 		load.WithWindowHooks(func() {
 			s.before = r.snapshot()
-			idle0 = sharedIdle(r.d.Placement.OtherCPUs)
+			idle0 = sharedIdle(r.d.Placement.PausedCPUs())
 			t0 = time.Now()
 		}, func() {
 			s.window = time.Since(t0)
-			s.idle = sharedIdle(r.d.Placement.OtherCPUs) - idle0
+			s.idle = sharedIdle(r.d.Placement.PausedCPUs()) - idle0
 			s.after = r.snapshot()
 		}))
 	if sd != nil {
@@ -207,16 +206,17 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 }
 
 // colocated lists the never-paused processes whose CPU use during a stop
-// extends it: this process, which runs the load generator on the paused
-// services' cores. In the ground truth that work competes with the
-// services, so a stop must leave the services the time it took. The
+// of svc extends it: this process, which runs the load generator, when it
+// shares svc's cores (always, but under dedicated placement). In the ground
+// truth that work competes with the service, so a stop must leave the
+// service the time it took. The
 // controllers are not listed: their work during a stop is the stop's own
 // handling (signals, timers, rounds), which the ground truth does not
 // have, and extending stops by it made every stop on a 9-service chain
 // 30-45% longer than asked at 1 ms pauses, an under-prediction of up to
 // 15%.
-func (r *Runner) colocated() []int {
-	if r.opts.NoColocatedExtension {
+func (r *Runner) colocated(svc string) []int {
+	if r.opts.NoColocatedExtension || !sharesCPU(r.d.Placement.CPUs(svc), r.d.Placement.OtherCPUs) {
 		return nil
 	}
 	return []int{os.Getpid()}

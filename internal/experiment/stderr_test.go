@@ -95,23 +95,29 @@ func TestPredictRemovesRoundOverhead(t *testing.T) {
 		overhead, growth bool
 		noPause          bool    // a run without pauses (0% point)
 		want             float64 // 1/t_vs less overhead, seconds per request
+		dedicated        bool    // "a" on 2 cores of its own, the controllers elsewhere
 	}{
-		{"no extra", 400, 10 * ms, 1000 * ms, 0, true, true, false, 1 / 400.0},
-		{"controllers removed", 400, 60 * ms, 1000 * ms, 0, true, false, false, 1/400.0 - 50e-6},
-		{"below baseline", 400, 5 * ms, 900 * ms, 0, true, true, false, 1 / 400.0},
-		{"growth removed", 400, 60 * ms, 1070 * ms, 0, false, true, false, 1/400.0 - 70e-6},
-		{"both removed", 400, 60 * ms, 1070 * ms, 0, true, true, false, 1/400.0 - 120e-6},
-		{"target floor", 400, 60 * ms, 1000 * ms, 2480 * ms, true, true, false, 2480e-6},
-		{"floor above run", 400, 60 * ms, 1000 * ms, 3 * time.Second, true, true, false, 1 / 400.0},
-		{"turned off", 400, 60 * ms, 1070 * ms, 0, false, false, false, 1 / 400.0},
-		{"no pauses", 400, 60 * ms, 1070 * ms, 0, true, true, true, 1 / 400.0},
+		{"no extra", 400, 10 * ms, 1000 * ms, 0, true, true, false, 1 / 400.0, false},
+		{"controllers removed", 400, 60 * ms, 1000 * ms, 0, true, false, false, 1/400.0 - 50e-6, false},
+		{"below baseline", 400, 5 * ms, 900 * ms, 0, true, true, false, 1 / 400.0, false},
+		{"growth removed", 400, 60 * ms, 1070 * ms, 0, false, true, false, 1/400.0 - 70e-6, false},
+		{"both removed", 400, 60 * ms, 1070 * ms, 0, true, true, false, 1/400.0 - 120e-6, false},
+		{"target floor", 400, 60 * ms, 1000 * ms, 2480 * ms, true, true, false, 2480e-6, false},
+		{"floor above run", 400, 60 * ms, 1000 * ms, 3 * time.Second, true, true, false, 1 / 400.0, false},
+		{"turned off", 400, 60 * ms, 1070 * ms, 0, false, false, false, 1 / 400.0, false},
+		{"no pauses", 400, 60 * ms, 1070 * ms, 0, true, true, true, 1 / 400.0, false},
+		{"dedicated: growth over the paused cores, controllers not", 400, 60 * ms, 1070 * ms, 0, true, true, false, 1/400.0 - 35e-6, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			pl := local.Placement{Target: "t", OtherCPUs: []int{0}}
+			if tt.dedicated {
+				pl = local.Placement{Target: "t", TargetCPUs: []int{3}, OtherCPUs: []int{0}, Services: map[string][]int{"a": {1, 2}}}
+			}
 			r := &Runner{
 				prof: &profile{c1: 1, q1: 1},
 				base: []*sample{base},
-				d:    &local.Deployment{Placement: local.Placement{Target: "t", OtherCPUs: []int{0}}},
+				d:    &local.Deployment{Placement: pl},
 				opts: Options{Target: "t", OverheadCorrection: tt.overhead, NoGrowthCorrection: !tt.growth},
 			}
 			s := mk(tt.tvs, tt.ctl, 7*ms, tt.others, tt.target)

@@ -76,11 +76,14 @@ type Settings struct {
 	NoPeerExtension      bool    `json:"no_peer_extension,omitempty"`
 	OverheadCorrection   bool    `json:"overhead_correction,omitempty"`
 	NoGrowthCorrection   bool    `json:"no_growth_correction,omitempty"`
-	// Placement maps each service to the CPU ids it was pinned to.
-	Placement map[string][]int `json:"placement"`
-	LoadCPUs  []int            `json:"load_cpus"`
-	Host      string           `json:"host"`
-	NumCPU    int              `json:"num_cpu"`
+	// Placement maps each service to the CPU ids it was pinned to;
+	// PlacementMode says whether the non-target services shared cores
+	// ("shared") or had cores of their own ("dedicated").
+	Placement     map[string][]int `json:"placement"`
+	PlacementMode string           `json:"placement_mode,omitempty"`
+	LoadCPUs      []int            `json:"load_cpus"`
+	Host          string           `json:"host"`
+	NumCPU        int              `json:"num_cpu"`
 }
 
 // Baseline is the unmodified application's throughput.

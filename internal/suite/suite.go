@@ -399,7 +399,8 @@ type configParams struct {
 	placement              string
 	target                 string
 	topo                   *emulator.Topology
-	order                  []string // services in spec order; order[0] is the entry
+	order                  []string       // services in spec order; order[0] is the entry
+	cpus                   map[string]int // cores of services that need more than one
 	tags                   []string
 	notes                  []string // extra comment lines for the spec
 }
@@ -497,7 +498,8 @@ func Visits(t *emulator.Topology, service, endpoint string) (map[EndpointKey]flo
 }
 
 // renderSpec writes the app spec: one slowpoke-emu per service in
-// p.order, the target with cpus 1 and the ground truth, and the workload.
+// p.order, the target with the ground truth, cpus where p.cpus asks for
+// more than one (always for the target), and the workload.
 func renderSpec(seed int64, c Config, p configParams, demand map[string]float64) []byte {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
@@ -536,8 +538,10 @@ func renderSpec(seed int64, c Config, p configParams, demand map[string]float64)
 		if s.Protocol == emulator.ProtocolHTTP {
 			w("    ready: {http_path: %s}", emulator.HealthPath)
 		}
+		if n := max(1, p.cpus[name]); n > 1 || name == c.Target {
+			w("    cpus: %d", n)
+		}
 		if name == c.Target {
-			w("    cpus: 1")
 			w("    ground_truth: {env: %s, base_us: 0}", GroundTruthEnv)
 		}
 	}

@@ -652,6 +652,13 @@ func TestExtras(t *testing.T) {
 		len(a.Calls) != 1 || a.Calls[0].Service != "b" || b.WorkUS != 50 || b.MutexWorkUS != 350 {
 		t.Errorf("mutex endpoints a %+v, b %+v", a, b)
 	}
+	if ms, err := spec.Parse(m.Spec, t.TempDir()); err != nil {
+		t.Errorf("mutex spec: %v", err)
+	} else if a, _ := ms.Service("a"); a.CPUs != 1 {
+		t.Errorf("mutex: a has cpus %d, want 1", a.CPUs)
+	} else if b, _ := ms.Service("b"); b.CPUs != 2 {
+		t.Errorf("mutex: b has cpus %d, want 2 (so that with cores of its own the lock, not its CPU, is the plateau)", b.CPUs)
+	}
 
 	ch := byName["chain9-coordination"]
 	if ch.Services != 9 || ch.Target != "service4" || ch.Placement != PlacementMiddle || ch.Protocol != "http" || !slices.Contains(ch.Tags, TagCoordination) {

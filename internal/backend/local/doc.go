@@ -2,12 +2,15 @@
 // process under its own slowpoke controller, pinned to CPUs so that the
 // target has cores of its own.
 //
-// Placement: the target gets its spec'd number of cores (the highest
-// numbered ones); every other service, the controllers, the load generator
-// and the orchestrator share the remaining cores. Sharing is safe for the
-// non-target services because they are paused together. When the machine is
-// too small to give the target cores of its own, everything shares all cores
-// and Placement.Warning says so.
+// Placement (Mode): where the machine has the cores, every service gets its
+// spec'd number of cores of its own, as in the paper's one service per node,
+// and the controllers, the load generator and the orchestrator share the
+// rest (at least MinLoadCPUs). Otherwise only the target gets cores of its
+// own (the highest numbered ones) and every other service shares the rest
+// with them; sharing is safe for the non-target services because they are
+// paused together. When the machine is too small to give even the target
+// cores of its own, everything shares all cores and Placement.Warning says
+// so.
 //
 // Teardown stops every controller it started (by recorded PID, SIGTERM then
 // SIGKILL), then makes sure no service process it started is left, running

@@ -24,6 +24,7 @@ import (
 // Options configure Start.
 type Options struct {
 	Target     string                       // service that gets cores of its own ("" for none)
+	Placement  Mode                         // whether the other services get cores of their own too; "" is ModeAuto
 	Executable string                       // slowpoke binary that runs the controllers; default os.Executable()
 	LogDir     string                       // per-service logs; required
 	MaxPause   time.Duration                // controllers' hard cap on one pause
@@ -107,15 +108,16 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 	if err != nil {
 		return nil, err
 	}
-	targetCPUs := 1
-	if svc, ok := s.Service(opts.Target); ok {
-		targetCPUs = svc.CPUs
+	pl, err := Place(avail, s.Services, opts.Target, opts.Placement)
+	if err != nil {
+		return nil, err
 	}
-	d := &Deployment{Spec: s, Placement: Place(avail, opts.Target, targetCPUs), Secret: secret, opts: opts, services: map[string]*Service{}}
+	d := &Deployment{Spec: s, Placement: pl, Secret: secret, opts: opts, services: map[string]*Service{}}
 	if w := d.Placement.Warning; w != "" {
 		opts.Logf("warning: %s", w)
 	}
-	// The orchestrator and the load generator stay off the target's cores.
+	// The orchestrator and the load generator stay off the target's cores
+	// (and off every service's, under dedicated placement).
 	if err := PinProcess(d.Placement.OtherCPUs); err != nil {
 		return nil, err
 	}
@@ -177,7 +179,11 @@ func (d *Deployment) launch(s *spec.Service) error {
 			"--max-pause", d.opts.MaxPause.String(), "--cpus", FormatCPUs(cpus), "--", s.CommandPath()}
 		cmd = exec.Command(d.opts.Executable, append(args, s.Args...)...)
 		env = append(env, controller.EnvSecret+"="+hex.EncodeToString(d.Secret))
-		spawnCPUs = d.Placement.OtherCPUs // the controller itself stays off the target's cores
+		// The controller itself stays off the target's cores, and off its
+		// service's own cores under dedicated placement, as the load
+		// generator does: what it uses outside stops is not taken from the
+		// services.
+		spawnCPUs = d.Placement.OtherCPUs
 	}
 	cmd.Env = env
 	cmd.Dir = s.WorkDir(d.Spec.Dir)

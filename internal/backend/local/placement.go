@@ -2,19 +2,74 @@ package local
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/internal/threads"
 )
+
+// Mode says how Place spreads the services over the cores.
+type Mode string
+
+const (
+	// ModeAuto is ModeDedicated where the machine has the cores for it,
+	// and ModeShared otherwise. The zero Mode means ModeAuto.
+	ModeAuto Mode = "auto"
+	// ModeShared gives only the target cores of its own; every other
+	// service shares the rest with the controllers, the load generator and
+	// the orchestrator. Sharing is safe for the non-target services
+	// because they are paused together.
+	ModeShared Mode = "shared"
+	// ModeDedicated gives every service its spec'd number of cores of its
+	// own, as the paper's one service per node does, and keeps at least
+	// MinLoadCPUs for the controllers, the load generator and the
+	// orchestrator. Place refuses it on a machine too small for it.
+	ModeDedicated Mode = "dedicated"
+)
+
+// Modes lists the valid modes, for flags and errors.
+var Modes = []Mode{ModeAuto, ModeShared, ModeDedicated}
+
+// ParseMode checks a mode given by name ("" is ModeAuto).
+func ParseMode(s string) (Mode, error) {
+	if s == "" {
+		return ModeAuto, nil
+	}
+	if m := Mode(s); slices.Contains(Modes, m) {
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown placement %q: want one of %v", s, Modes)
+}
+
+// MinLoadCPUs is how many cores dedicated placement keeps for the load
+// generator, the controllers and the orchestrator: with fewer, the load
+// generator competes with the controllers' wake-ups, and the rounds reach
+// the services late.
+const MinLoadCPUs = 2
 
 // Placement says which CPUs each part of an experiment runs on.
 type Placement struct {
 	Target     string
 	TargetCPUs []int // the target's cores (empty when there is no target)
-	OtherCPUs  []int // everything else: other services, controllers, load, orchestrator
-	Warning    string
+	// OtherCPUs are the cores everything without cores of its own shares:
+	// the controllers, the load generator, the orchestrator and, unless
+	// Services is set, the non-target services.
+	OtherCPUs []int
+	// Services are the cores of each non-target service under dedicated
+	// placement; nil when they share OtherCPUs.
+	Services map[string][]int
+	Warning  string
+}
+
+// Mode is the placement made: ModeDedicated or ModeShared.
+func (p Placement) Mode() Mode {
+	if p.Services != nil {
+		return ModeDedicated
+	}
+	return ModeShared
 }
 
 // CPUs returns the CPUs a service runs on.
@@ -22,22 +77,92 @@ func (p Placement) CPUs(service string) []int {
 	if service == p.Target && len(p.TargetCPUs) > 0 {
 		return p.TargetCPUs
 	}
+	if cpus, ok := p.Services[service]; ok {
+		return cpus
+	}
 	return p.OtherCPUs
 }
 
-// Place splits the available CPUs: the target takes the last targetCPUs of
-// them, the rest is shared.
-func Place(available []int, target string, targetCPUs int) Placement {
+// PausedCPUs are the cores the non-target services (the paused ones) run
+// on, in increasing order.
+func (p Placement) PausedCPUs() []int {
+	if p.Services == nil {
+		return p.OtherCPUs
+	}
+	var out []int
+	for _, cpus := range p.Services {
+		out = append(out, cpus...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Place splits the available CPUs between the services (in spec order, for
+// their cpus) under mode; see Mode. The target takes the highest-numbered
+// cores, the services with cores of their own the ones below in reverse
+// spec order, and the lowest-numbered are shared.
+func Place(available []int, services []spec.Service, target string, mode Mode) (Placement, error) {
+	if mode == "" {
+		mode = ModeAuto
+	}
+	if !slices.Contains(Modes, mode) {
+		return Placement{}, fmt.Errorf("unknown placement %q: want one of %v", mode, Modes)
+	}
 	p := Placement{Target: target, OtherCPUs: available}
-	if target == "" {
+	cpus := map[string]int{}
+	need := MinLoadCPUs
+	for _, s := range services {
+		cpus[s.Name] = max(1, s.CPUs)
+		need += cpus[s.Name]
+	}
+	if target != "" {
+		if _, ok := cpus[target]; !ok {
+			cpus[target] = 1 // a target the spec does not list: its caller's error
+			need++
+		}
+	}
+	dedicated := len(available) >= need
+	switch {
+	case mode == ModeDedicated && !dedicated:
+		return Placement{}, fmt.Errorf("placement dedicated: %d services with %d cores in all, plus %d for the load generator and the controllers, need %d CPUs; this process may use %d", len(cpus), need-MinLoadCPUs, MinLoadCPUs, need, len(available))
+	case mode == ModeShared:
+		return placeShared(p, cpus[target]), nil
+	case !dedicated:
+		p = placeShared(p, cpus[target])
+		if p.Warning == "" && len(available) > MinLoadCPUs {
+			p.Warning = fmt.Sprintf("cores of their own for every service need %d CPUs, and this process may use %d: the services other than the target share CPUs %v with the load generator and the controllers", need, len(available), p.OtherCPUs)
+		}
+		return p, nil
+	}
+	// Take cores from the top: the target first, then the others.
+	rest := available
+	take := func(n int) []int {
+		got := append([]int(nil), rest[len(rest)-n:]...)
+		rest = rest[:len(rest)-n]
+		return got
+	}
+	if target != "" {
+		p.TargetCPUs = take(cpus[target])
+	}
+	p.Services = map[string][]int{}
+	for _, s := range services {
+		if s.Name != target {
+			p.Services[s.Name] = take(cpus[s.Name])
+		}
+	}
+	p.OtherCPUs = append([]int(nil), rest...)
+	return p, nil
+}
+
+// placeShared gives the target its targetCPUs; the rest is shared.
+func placeShared(p Placement, targetCPUs int) Placement {
+	if p.Target == "" {
 		return p
 	}
-	if targetCPUs < 1 {
-		targetCPUs = 1
-	}
+	available := p.OtherCPUs
 	if len(available)-targetCPUs < 1 {
 		p.TargetCPUs = available
-		p.Warning = fmt.Sprintf("this machine has %d usable CPUs: the target %q (cpus: %d) cannot have cores of its own, so it shares them with everything else; predictions will be less accurate", len(available), target, targetCPUs)
+		p.Warning = fmt.Sprintf("this machine has %d usable CPUs: the target %q (cpus: %d) cannot have cores of its own, so it shares them with everything else; predictions will be less accurate", len(available), p.Target, targetCPUs)
 		return p
 	}
 	n := len(available)
