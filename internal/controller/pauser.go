@@ -1,11 +1,8 @@
 package controller
 
 import (
-	"runtime"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // pauser stops and continues the service's process group. It keeps the
@@ -97,14 +94,8 @@ func (p *pauser) Halt() {
 func (p *pauser) Close() { close(p.done) }
 
 func (p *pauser) loop() {
-	// The precise sleeps below block this thread; a slack of 1 ns asks
-	// the kernel not to defer their wake-ups (the default allows 50 µs).
-	// The thread stays locked on purpose: it exits with the loop, and its
-	// slack never reaches other goroutines. Without the slack the sleeps
-	// are only a little less precise, so an error is ignored.
-	runtime.LockOSThread()
-	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-	var timer *time.Timer
+	wake := newAlarm()
+	defer wake.close()
 	for {
 		var req pauseRequest
 		select {
@@ -121,10 +112,10 @@ func (p *pauser) loop() {
 		if wait := time.Until(due); wait > maxLead {
 			due = time.Time{} // a clock gone wrong: stop now, and do not count it late
 		} else if wait > 0 {
-			halted, closed = p.waitToStop(&timer, due)
+			halted, closed = p.waitToStop(wake, due)
 		}
 		if !halted && !closed {
-			halted, closed = p.stopOnce(&timer, due)
+			halted, closed = p.stopOnce(wake, due)
 		}
 		if halted {
 			p.forgive()
@@ -142,52 +133,23 @@ func (p *pauser) owe(d time.Duration) {
 	p.mu.Unlock()
 }
 
-// fineWait is how close to a deadline the pauser stops relying on Go's
-// timers and sleeps precisely instead. The runtime's poller sleeps in whole
-// milliseconds, so its timers fire up to about a millisecond late (in a
-// small program here: 0.5-1.1 ms late for 0.3-3 ms timers, against 0.1 ms
-// for clock_nanosleep; BenchmarkStopLateness: 231 µs late on average with
-// timers, 49 µs with this). Stops of services sharing a core, due at the
-// same moment, started 0.7-0.9 ms late on average with timers and 0.5-0.7
-// ms with this, on pauses of 3-4 ms; the rest is the controllers waking in
-// turn. The price: each precise sleep is a blocking system call, a median
-// 21% more controller CPU per round on the synthetic subset (docs/method.md).
-const fineWait = 1500 * time.Microsecond
-
-// sleepPrecisely blocks the calling thread for d (nothing for d <= 0).
-// The goroutine leaves its processor to others meanwhile, like any
-// blocking system call.
-func sleepPrecisely(d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	ts := unix.NsecToTimespec(int64(d))
-	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, 0, &ts, &ts) == unix.EINTR {
-	}
-}
-
 // waitToStop waits until due before a stop, the service still running;
-// pause asked for meanwhile is added to the stop that follows. The last
-// fineWait is slept precisely, deaf to halts for that long at most; a halt
-// or close that arrived meanwhile still prevents the stop.
-func (p *pauser) waitToStop(timer **time.Timer, due time.Time) (halted, closed bool) {
+// pause asked for meanwhile is added to the stop that follows.
+func (p *pauser) waitToStop(wake *alarm, due time.Time) (halted, closed bool) {
+	defer wake.stop()
 	for {
 		left := time.Until(due)
-		if left <= fineWait {
-			sleepPrecisely(left)
+		if left <= 0 {
 			return p.interrupted()
 		}
-		arm(timer, left-fineWait)
+		wake.set(left)
 		select {
 		case req := <-p.add:
-			(*timer).Stop()
 			p.owe(req.d)
-		case <-(*timer).C:
+		case <-wake.C:
 		case <-p.halt:
-			(*timer).Stop()
 			return true, false
 		case <-p.done:
-			(*timer).Stop()
 			return false, true
 		}
 	}
@@ -206,20 +168,11 @@ func (p *pauser) interrupted() (halted, closed bool) {
 	}
 }
 
-// arm starts the loop's one reusable timer for d.
-func arm(timer **time.Timer, d time.Duration) {
-	if *timer == nil {
-		*timer = time.NewTimer(d)
-	} else {
-		(*timer).Reset(d)
-	}
-}
-
 // stopOnce stops the group, waits until the owed pause has passed (new
 // requests extend it), and continues the group. due is when the stop was
 // asked to start (zero: now); how late it started is counted, because
 // services sharing cores overlap only as far as their stops do.
-func (p *pauser) stopOnce(timer **time.Timer, due time.Time) (halted, closed bool) {
+func (p *pauser) stopOnce(wake *alarm, due time.Time) (halted, closed bool) {
 	start := time.Now()
 	if err := p.signal(true); err != nil {
 		return false, false
@@ -279,38 +232,20 @@ wait:
 		if left <= 0 {
 			break
 		}
-		if left <= fineWait {
-			// A halt or close that is already here ends the stop now,
-			// not after the sleep; one that arrives during it is seen
-			// on the next pass, or by the loop once the stop is over.
-			if halted, closed = p.interrupted(); halted || closed {
-				break wait
-			}
-			sleepPrecisely(left)
-			// More pause asked for meanwhile extends this stop.
-			select {
-			case req := <-p.add:
-				p.owe(req.d)
-			default:
-			}
-			continue
-		}
-		arm(timer, left-fineWait)
+		wake.set(left)
 		select {
 		case req := <-p.add:
-			(*timer).Stop()
 			p.owe(req.d)
-		case <-(*timer).C:
+		case <-wake.C:
 		case <-p.halt:
-			(*timer).Stop()
 			halted = true
 			break wait
 		case <-p.done:
-			(*timer).Stop()
 			closed = true
 			break wait
 		}
 	}
+	wake.stop()
 	p.signal(false)
 	guard.Stop()
 	took := time.Since(start)

@@ -5,14 +5,41 @@ import (
 	"time"
 )
 
-func TestSleepPrecisely(t *testing.T) {
-	for _, d := range []time.Duration{-time.Millisecond, 0, 200 * time.Microsecond, 2 * time.Millisecond} {
-		start := time.Now()
-		sleepPrecisely(d)
-		got := time.Since(start)
-		// Never early; late by a busy machine's scheduling at most.
-		if got < d || got > max(d, 0)+200*time.Millisecond {
-			t.Errorf("sleepPrecisely(%v) slept %v", d, got)
+func TestAlarm(t *testing.T) {
+	fallback := &alarm{C: make(chan struct{}, 1), fd: -1} // as when no timerfd can be had
+	alarms := map[string]*alarm{"timerfd": newAlarm(), "Go timer": fallback}
+	defer alarms["timerfd"].close()
+	if alarms["timerfd"].fd < 0 {
+		t.Fatal("no timerfd")
+	}
+	for name, a := range alarms {
+		for _, d := range []time.Duration{-time.Millisecond, 0, 200 * time.Microsecond, 2 * time.Millisecond} {
+			start := time.Now()
+			a.set(d)
+			select {
+			case <-a.C:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s: set(%v) never fired", name, d)
+			}
+			// Never early; late by a busy machine's scheduling at most.
+			if got := time.Since(start); got < d || got > max(d, 0)+200*time.Millisecond {
+				t.Errorf("%s: set(%v) fired after %v", name, d, got)
+			}
+		}
+		// Re-arming replaces the earlier time; stop disarms.
+		a.set(time.Hour)
+		a.set(time.Millisecond)
+		select {
+		case <-a.C:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: re-armed alarm never fired", name)
+		}
+		a.set(20 * time.Millisecond)
+		a.stop()
+		select {
+		case <-a.C:
+			t.Errorf("%s: a stopped alarm fired", name)
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }

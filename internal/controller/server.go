@@ -254,8 +254,10 @@ func (c *Controller) onTick(total uint64) {
 	r := wire.Round{Epoch: c.conf.Epoch, Round: c.roundSeq, Count: int(count), Origin: c.cfg.Name, Via: c.cfg.Name, SentUnixNS: time.Now().UnixNano()}
 	c.seen.add(r.Round)
 	pause := time.Duration(c.conf.PausePerRoundNS) * time.Duration(count)
-	measure := !c.busyMeasured
-	c.busyMeasured = true
+	measure := !c.busyMeasured && time.Since(c.busySampled) >= busySampleEvery
+	if measure {
+		c.busyMeasured, c.busySampled = true, time.Now()
+	}
 	lead := time.Duration(c.conf.LeadNS)
 	c.forwardLocked(r, "")
 	c.mu.Unlock()
@@ -263,6 +265,12 @@ func (c *Controller) onTick(total uint64) {
 		go c.measureBusy(lead, pause)
 	}
 }
+
+// busySampleEvery spaces the target's busy measurements (measureBusy):
+// each costs its controller two timer wake-ups on the shared cores, and a
+// sample of pauses tells whether the target starves as well as all of
+// them do (about 60 in a 3 s window).
+const busySampleEvery = 50 * time.Millisecond
 
 // measureBusy records how much CPU the target used during a pause it
 // triggered, which starts lead after the trigger: a target that idles
