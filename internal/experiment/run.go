@@ -171,15 +171,18 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 	}
 	var t0 time.Time
 	var idle0 time.Duration
+	// Worked out once, not in the window's edge hooks: under dedicated
+	// placement it is a sorted union of the services' cores.
+	paused := r.d.Placement.PausedCPUs()
 	res, err := load.RunClosed(ctx, r.mix,
 		load.WithConnections(r.opts.Connections), load.WithWarmup(warmup), load.WithDuration(r.opts.Duration),
 		load.WithWindowHooks(func() {
 			s.before = r.snapshot()
-			idle0 = sharedIdle(r.d.Placement.PausedCPUs())
+			idle0 = sharedIdle(paused)
 			t0 = time.Now()
 		}, func() {
 			s.window = time.Since(t0)
-			s.idle = sharedIdle(r.d.Placement.PausedCPUs()) - idle0
+			s.idle = sharedIdle(paused) - idle0
 			s.after = r.snapshot()
 		}))
 	if sd != nil {
