@@ -87,7 +87,8 @@ func TestCycleLimit(t *testing.T) {
 		within bool
 	}{
 		// Probes recorded on the synthetic subset (dag-cross-grpc-seq-leaf).
-		{"64 at 189 req/s", 64, 189, 338624338, true},
+		{"32 at 189 req/s", 32, 189, 169312169, true},
+		{"64 at 189 req/s", 64, 189, 338624338, false},
 		{"128 at 189 req/s", 128, 189, 677248677, false},
 		{"16 at 584 req/s", 16, 584, 27397260, true},
 		{"nothing completed", 8, 0, time.Duration(math.MaxInt64), false},
