@@ -212,12 +212,11 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 // of svc extends it: this process, which runs the load generator, when it
 // shares svc's cores (always, but under dedicated placement). In the ground
 // truth that work competes with the service, so a stop must leave the
-// service the time it took. The
-// controllers are not listed: their work during a stop is the stop's own
-// handling (signals, timers, rounds), which the ground truth does not
-// have, and extending stops by it made every stop on a 9-service chain
-// 30-45% longer than asked at 1 ms pauses, an under-prediction of up to
-// 15%.
+// service the time it took. The controllers are not listed: their work
+// during a stop is the stop's own handling (signals, timers, rounds), which
+// the ground truth does not have, and extending stops by it made every
+// stop on a 9-service chain 30-45% longer than asked at 1 ms pauses, an
+// under-prediction of up to 15%.
 func (r *Runner) colocated(svc string) []int {
 	if r.opts.NoColocatedExtension || !sharesCPU(r.d.Placement.CPUs(svc), r.d.Placement.OtherCPUs) {
 		return nil

@@ -102,11 +102,9 @@ func (p Placement) PausedCPUs() []int {
 // cores, the services with cores of their own the ones below in reverse
 // spec order, and the lowest-numbered are shared.
 func Place(available []int, services []spec.Service, target string, mode Mode) (Placement, error) {
-	if mode == "" {
-		mode = ModeAuto
-	}
-	if !slices.Contains(Modes, mode) {
-		return Placement{}, fmt.Errorf("unknown placement %q: want one of %v", mode, Modes)
+	mode, err := ParseMode(string(mode))
+	if err != nil {
+		return Placement{}, err
 	}
 	p := Placement{Target: target, OtherCPUs: available}
 	cpus := map[string]int{}
