@@ -251,12 +251,13 @@ func (c *Controller) onTick(total uint64) {
 	}
 	c.roundSeq++
 	c.c.started += count
-	r := wire.Round{Epoch: c.conf.Epoch, Round: c.roundSeq, Count: int(count), Origin: c.cfg.Name, Via: c.cfg.Name, SentUnixNS: time.Now().UnixNano()}
+	now := time.Now()
+	r := wire.Round{Epoch: c.conf.Epoch, Round: c.roundSeq, Count: int(count), Origin: c.cfg.Name, Via: c.cfg.Name, SentUnixNS: now.UnixNano()}
 	c.seen.add(r.Round)
 	pause := time.Duration(c.conf.PausePerRoundNS) * time.Duration(count)
-	measure := !c.busyMeasured && time.Since(c.busySampled) >= busySampleEvery
+	measure := !c.busyMeasured && now.Sub(c.busySampled) >= busySampleEvery
 	if measure {
-		c.busyMeasured, c.busySampled = true, time.Now()
+		c.busyMeasured, c.busySampled = true, now
 	}
 	lead := time.Duration(c.conf.LeadNS)
 	c.forwardLocked(r, "")
