@@ -195,6 +195,11 @@ func (c *Controller) StartSlowdown() error {
 		}
 		total = rep.Calls
 	}
+	if !c.cfg.NormalPriority {
+		// Threads the runtime created since the last run inherited the
+		// weight but not necessarily the short slice.
+		raisePriority()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.active = true
