@@ -78,7 +78,7 @@ func benchAccuracy(args []string) int {
 		return 2
 	}
 	o.PrecisionPct, o.PauseLead, o.GraphRounds, o.Uncoordinated = m.precision, m.lead, m.graph, m.uncoord
-	o.NoColocatedExtension, o.NoPeerExtension, o.OverheadCorrection, o.GrowthCorrection = m.noExtend, m.noPeers, m.overhead, m.growth
+	o.NoColocatedExtension, o.NoPeerExtension, o.OverheadCorrection, o.NoGrowthCorrection = m.noExtend, m.noPeers, m.overhead, m.noGrowth
 	o.Placement = m.mode()
 	if *only != "" {
 		o.Only = strings.Split(*only, ",")

@@ -21,7 +21,7 @@ type methodConfig struct {
 	noExtend  bool
 	noPeers   bool
 	overhead  bool
-	growth    bool
+	noGrowth  bool
 	placement string // a local.Mode
 }
 
@@ -39,7 +39,7 @@ func methodFlags(fs *flag.FlagSet, m *methodConfig) {
 	fs.BoolVar(&m.noPeers, "no-peer-extension", m.noPeers, "do not extend stops by the CPU the other paused services on the same cores used during them (for comparison; without the extension, stops that start out of step lend the shared cores capacity)")
 	fs.BoolVar(&m.overhead, "overhead-correction", m.overhead, "experimental: take the controllers' CPU per request outside stops, above the baseline's, off every slowdown run before predicting (over-corrects on most configurations measured; docs/method.md)")
 	fs.StringVar(&m.placement, "placement", m.placement, "auto, shared or dedicated: dedicated gives every service its spec'd cores of its own (as the paper's one service per node) and keeps 2 for the load generator and the controllers; shared gives only the target cores of its own; auto is dedicated where the machine has the cores")
-	fs.BoolVar(&m.growth, "growth-correction", m.growth, "experimental: take the paused services' extra CPU per request in the slowdown runs (above the baseline's) off before predicting (over-predicts since rounds cost less; docs/method.md)")
+	fs.BoolVar(&m.noGrowth, "no-growth-correction", m.noGrowth, "leave the paused services' extra CPU per request (above the baseline's) in the slowdown runs instead of taking it off before predicting (for comparison)")
 }
 
 // mode is the placement mode (checked by check).

@@ -38,7 +38,7 @@ type AccuracyOptions struct {
 	NoColocatedExtension bool
 	NoPeerExtension      bool
 	OverheadCorrection   bool
-	GrowthCorrection     bool
+	NoGrowthCorrection   bool
 	GraphRounds          bool // forward rounds along the call graph
 	PauseLead            time.Duration
 	FixedConnections     bool // use the configs' connection count instead of choosing one
@@ -188,7 +188,7 @@ func validateConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds
 	}
 	r, err := experiment.New(d, experiment.Options{
 		Target: c.Target, Reductions: reds, ReductionsText: texts, Repetitions: o.Reps, MaxRepetitions: o.MaxReps, PrecisionPct: o.PrecisionPct, Batch: o.Batch,
-		Duration: o.Duration, Warmup: o.Warmup, SpecPath: specPath, Validate: true, Uncoordinated: o.Uncoordinated, NoColocatedExtension: o.NoColocatedExtension, NoPeerExtension: o.NoPeerExtension, OverheadCorrection: o.OverheadCorrection, GrowthCorrection: o.GrowthCorrection, GraphRounds: o.GraphRounds, PauseLead: o.PauseLead, AutoConnections: !o.FixedConnections,
+		Duration: o.Duration, Warmup: o.Warmup, SpecPath: specPath, Validate: true, Uncoordinated: o.Uncoordinated, NoColocatedExtension: o.NoColocatedExtension, NoPeerExtension: o.NoPeerExtension, OverheadCorrection: o.OverheadCorrection, NoGrowthCorrection: o.NoGrowthCorrection, GraphRounds: o.GraphRounds, PauseLead: o.PauseLead, AutoConnections: !o.FixedConnections,
 		Progress: o.Progress,
 	})
 	if err != nil {

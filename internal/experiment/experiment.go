@@ -68,15 +68,14 @@ type Options struct {
 	// on the synthetic configurations measured it over-corrects more often
 	// than not (docs/method.md).
 	OverheadCorrection bool
-	// GrowthCorrection takes the paused services' growth in CPU per
-	// request off the prediction: what they use per request in a slowdown
-	// run above what they use in the baseline is taken off each slowdown
-	// run's time per request (see roundOverhead). Stopped and continued
-	// every few milliseconds, they do more work per request than they do
-	// undisturbed, and the optimized system does not. Experimental: it
-	// was the default while the rounds cost twice the CPU they do now,
-	// and since they cost less it over-predicts (docs/method.md).
-	GrowthCorrection bool
+	// NoGrowthCorrection leaves the paused services' growth in CPU per
+	// request in the prediction. By default what they use per request in
+	// a slowdown run above what they use in the baseline is taken off each
+	// slowdown run's time per request (see roundOverhead): stopped and
+	// continued every few milliseconds, they do more work per request than
+	// they do undisturbed, and the optimized system does not. For
+	// comparison (docs/method.md, "Stops that take effect at once").
+	NoGrowthCorrection bool
 	// NoColocatedExtension turns off extending stops by the CPU time that
 	// the never-paused load generator uses on the paused services' cores
 	// during them (see Runner.colocated). For measuring what it buys.
@@ -207,7 +206,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 			MaxRepetitions: o.MaxRepetitions, PrecisionPct: o.PrecisionPct,
 			MaxPauseMS: float64(o.MaxPause) / 1e6, Placement: map[string][]int{}, PlacementMode: string(r.d.Placement.Mode()), LoadCPUs: r.d.Placement.OtherCPUs, NumCPU: runtime.NumCPU(),
 			PauseLeadMS: float64(o.PauseLead) / 1e6, GraphRounds: o.GraphRounds, Uncoordinated: o.Uncoordinated,
-			NoColocatedExtension: o.NoColocatedExtension, NoPeerExtension: o.NoPeerExtension, OverheadCorrection: o.OverheadCorrection, GrowthCorrection: o.GrowthCorrection,
+			NoColocatedExtension: o.NoColocatedExtension, NoPeerExtension: o.NoPeerExtension, OverheadCorrection: o.OverheadCorrection, NoGrowthCorrection: o.NoGrowthCorrection,
 		},
 	}
 	out.Settings.Host, _ = os.Hostname()

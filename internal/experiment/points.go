@@ -132,7 +132,7 @@ func (r *Runner) controllersCPU(s *sample) float64 {
 //   - with OverheadCorrection, the controllers' CPU per request outside
 //     stops: every round wakes every controller to receive it, to stop its
 //     service at the lead and to continue it;
-//   - with GrowthCorrection, the paused services' own CPU per request:
+//   - unless NoGrowthCorrection, the paused services' own CPU per request:
 //     stopped and continued every few milliseconds, they do more work per
 //     request than when they run undisturbed (3-8% more at 80% on 10 of
 //     the 12 subset configurations; docs/method.md).
@@ -149,7 +149,7 @@ func (r *Runner) roundOverhead(s *sample) float64 {
 	if r.opts.OverheadCorrection && r.d.Placement.Mode() == local.ModeShared {
 		extra += max(0, r.controllersCPU(s)-medianOf(r.base, r.controllersCPU))
 	}
-	if r.opts.GrowthCorrection {
+	if !r.opts.NoGrowthCorrection {
 		extra += max(0, r.othersCPU(s)-medianOf(r.base, r.othersCPU))
 	}
 	return extra / 1e6 / float64(max(1, len(r.d.Placement.PausedCPUs())))

@@ -75,7 +75,7 @@ type Settings struct {
 	NoColocatedExtension bool    `json:"no_colocated_extension,omitempty"`
 	NoPeerExtension      bool    `json:"no_peer_extension,omitempty"`
 	OverheadCorrection   bool    `json:"overhead_correction,omitempty"`
-	GrowthCorrection     bool    `json:"growth_correction,omitempty"`
+	NoGrowthCorrection   bool    `json:"no_growth_correction,omitempty"`
 	// Placement maps each service to the CPU ids it was pinned to;
 	// PlacementMode says whether the non-target services shared cores
 	// ("shared") or had cores of their own ("dedicated").
@@ -121,7 +121,7 @@ type Point struct {
 	// outside their services' stops during the slowdown runs (median).
 	ControllersCPUUS float64 `json:"controllers_cpu_us"`
 	// OverheadUS is the time per request taken off each slowdown run
-	// before predicting, per shared core: with --growth-correction, the
+	// before predicting, per shared core: unless --no-growth-correction, the
 	// non-target services' CPU above the baseline's and, with
 	// --overhead-correction, the controllers' CPU above the baseline's
 	// (median over runs).
