@@ -41,7 +41,8 @@ const controllerSlice = 100 * time.Microsecond
 // their stops were due. A task that asks for a shorter slice preempts on
 // wake-up (since Linux 6.12): the stops started 250-300 µs late instead of
 // 600-680 µs on dag-relay-grpc-conc-middle (docs/method.md, "Stops that
-// start on time"). Older kernels ignore the slice; nothing else changes.
+// take effect at once"). Older kernels ignore the slice; nothing else
+// changes.
 func raisePriority() error {
 	return threads.Each(func(tid int) error {
 		if err := unix.Setpriority(unix.PRIO_PROCESS, tid, controllerNice); err != nil {
