@@ -92,6 +92,7 @@ const (
 	starvedRatio    = 0.8  // target busy during pauses below this share of its overall busy
 	pauseShortfall  = 0.9  // actual/requested pause below this
 	noisyStdErrPct  = 3    // standard error of a point's estimate above this, %
+	stopsLateShare  = 0.5  // the latest paused service's mean stop lateness above this share of a pause
 	maxAutoBatch    = 100
 	maxAutoPause    = 4 * time.Millisecond
 	queueShareBatch = 0.25 // share of the connections the target may drain during one pause

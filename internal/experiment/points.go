@@ -273,6 +273,13 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sampl
 	if requested > 0 && float64(actual) < pauseShortfall*float64(requested) {
 		flags[report.FlagPauseShortfall] = true
 	}
+	// Stops that start more than half a pause late leave the services
+	// that share cores running while their peers are stopped: the
+	// controllers are short of CPU (tree43 on 2 cores: 5-12 ms late for
+	// 3.5 ms pauses, predictions 10-26% low).
+	if p.PausePerRoundUS > 0 && p.StopLateMaxUS > stopsLateShare*p.PausePerRoundUS {
+		flags[report.FlagStopsLate] = true
+	}
 	p.StdErrPct = stdErrPct(p.PredictedRuns, truth)
 	flags[report.FlagNoisy] = p.StdErrPct > noisyStdErrPct
 	if truth != nil {

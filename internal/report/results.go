@@ -31,6 +31,7 @@ const (
 	FlagPauseShortfall       = "pause-shortfall"
 	FlagNeighbourUnreachable = "neighbour-unreachable"
 	FlagNoisy                = "noisy"
+	FlagStopsLate            = "stops-late"
 )
 
 // Results is the outcome of one experiment, stored as results.json.
