@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/guard"
 )
 
 func runController(args []string) int {
@@ -30,6 +31,7 @@ func runController(args []string) int {
 	addrFile := fs.String("addr-file", "", "write the control address to this file once listening")
 	secretFile := fs.String("secret-file", "", "file holding the hex experiment secret")
 	normalPrio := fs.Bool("normal-priority", false, "keep the controller at normal scheduling priority (rounds may then reach busy cores late)")
+	cgroup := fs.String("cgroup", "", "start the service in this cgroup, made by slowpoke (a directory under a \"slowpoke\" directory of a cgroup v1 freezer or cgroup2 hierarchy)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -54,7 +56,7 @@ func runController(args []string) int {
 	}
 	code, err := controller.Run(context.Background(), controller.Config{
 		Name: *name, Command: cmdline, CPUs: cpuList, Listen: *listen, Secret: secret,
-		MaxPause: *maxPause, StopTimeout: *stopTimeout, AddrFile: *addrFile, NormalPriority: *normalPrio,
+		MaxPause: *maxPause, StopTimeout: *stopTimeout, AddrFile: *addrFile, NormalPriority: *normalPrio, Cgroup: *cgroup,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	if err != nil {
@@ -104,4 +106,18 @@ func parseCPUList(s string) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+func runGuard(args []string) int {
+	fs := flag.NewFlagSet("guard", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: slowpoke guard\n\n"+
+			"Started by the local backend, one per run, in a session of its own: it reads\n"+
+			"the run's controllers and services on standard input and ends them, thawing\n"+
+			"their cgroups, if the orchestrator or a controller dies (docs/controller.md).\n")
+	}
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return 2
+	}
+	return guard.Main(os.Stdin, os.Stderr)
 }

@@ -25,6 +25,7 @@ func init() {
 		{"validate", "predict and also measure the truth (target really reduced): per-point error and RMSE", runValidate},
 		{"bench", "benchmarks that print figures: overhead, accuracy", runBench},
 		{"controller", "run one service under a slowpoke controller (used by the backends)", runController},
+		{"guard", "end a run's services if its orchestrator or a controller dies (used by the backends)", runGuard},
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
@@ -50,6 +51,11 @@ type Config struct {
 	MaxPause    time.Duration // hard cap on one stop; default DefaultMaxPause
 	StopTimeout time.Duration // after forwarding a signal, SIGKILL the group if it is still running; default DefaultStopTimeout
 	AddrFile    string        // if set, the control address is written here once listening
+	// Cgroup, if set, is a cgroup slowpoke made for the service (see
+	// internal/pause): the child starts in it, so that every process of
+	// the service, however it forks, can be frozen and is ended when the
+	// child exits.
+	Cgroup string
 	// NormalPriority keeps the controller at the normal scheduling
 	// priority instead of raising it (see raisePriority).
 	NormalPriority bool
@@ -64,6 +70,7 @@ type Controller struct {
 	log    *slog.Logger
 	cmd    *exec.Cmd
 	pgid   int
+	cgroup *pause.Cgroup // the service's, when Config.Cgroup is set
 	pauser *pauser
 
 	ln       net.Listener // control
@@ -88,6 +95,10 @@ type Controller struct {
 	recent       []wire.RoundRecord
 	busyMeasured bool
 	busySampled  time.Time // when the last busy measurement started
+	// grp pauses the other services during a run with the cgroup or cores
+	// method (target only); grpLast keeps its counters after the run.
+	grp     group
+	grpLast *pauseStats
 }
 
 type counters struct {
@@ -152,7 +163,7 @@ func Start(cfg Config) (*Controller, error) {
 		os.RemoveAll(c.sockDir)
 		return nil, err
 	}
-	c.pauser = newPauser(cfg.MaxPause, c.signalGroup)
+	c.pauser = newPauser(cfg.MaxPause, signalStopper(c.signalGroup))
 	if !cfg.NormalPriority {
 		if err := raisePriority(); err != nil {
 			c.log.Warn("cannot raise the controller's scheduling priority; rounds may reach busy cores late", "err", err)
@@ -219,6 +230,15 @@ func (c *Controller) startChild(sock string) error {
 		}
 		defer unix.SchedSetaffinity(0, &old)
 	}
+	if c.cfg.Cgroup != "" {
+		v2, err := cgroupVersion(c.cfg.Cgroup)
+		if err != nil {
+			return fmt.Errorf("controller: %w", err)
+		}
+		cg := pause.Cgroup{Path: c.cfg.Cgroup, V2: v2}
+		c.cgroup = &cg
+		start = func() error { return cg.Start(cmd) }
+	}
 	if err := start(); err != nil {
 		return fmt.Errorf("controller: start %s: %w", c.cfg.Command[0], err)
 	}
@@ -277,6 +297,7 @@ func (c *Controller) watchChild() {
 		}
 	}
 	c.pauser.Close()
+	c.stopSlowdown() // the target's: continue the others
 	c.sigMu.Lock()
 	unix.Kill(-c.pgid, unix.SIGCONT) // other group members must not stay stopped
 	c.dead = true
@@ -284,6 +305,13 @@ func (c *Controller) watchChild() {
 	err := c.cmd.Wait()
 	c.exitCode = exitCode(c.cmd.ProcessState, err)
 	c.log.Info("service exited", "status", c.exitCode)
+	// What the service started and left behind (a shell's children, a
+	// pre-fork server's workers) ends with it.
+	if c.cgroup != nil {
+		if left := c.cgroup.Kill(2 * time.Second); len(left) > 0 {
+			c.log.Info("ended the processes the service left", "pids", left)
+		}
+	}
 	close(c.exited)
 }
 

@@ -5,14 +5,28 @@ import (
 	"time"
 )
 
-// pauser stops and continues the service's process group. It keeps the
-// total stopped time equal to the total requested time: a stop that overran
+// stopper is what a pauser stops and continues: the service's process
+// group (signals) or a set of cgroups (a freezer). cont may be called from
+// any goroutine, more than once: the hard cap's timer calls it too.
+type stopper interface {
+	stop() error
+	cont()
+}
+
+// signalStopper stops and continues a process group with signals.
+type signalStopper func(stop bool) error
+
+func (s signalStopper) stop() error { return s(true) }
+func (s signalStopper) cont()       { s(false) }
+
+// pauser stops and continues what its stopper pauses. It keeps the total
+// stopped time equal to the total requested time: a stop that overran
 // (late timer, busy machine) shortens the next one, so oversleeping does not
 // bias the measurement. A single stop never exceeds max; what a stop cannot
 // take within max is dropped and counted as clipped.
 type pauser struct {
-	max    time.Duration
-	signal func(stop bool) error // stop or continue the group
+	max time.Duration
+	s   stopper
 	// others returns the CPU time used so far by never-paused processes on
 	// the service's cores, divided by the number of those cores; nil or
 	// constant when there are none. A stop is extended by what they used
@@ -29,9 +43,10 @@ type pauser struct {
 	// already have resumed before that end, and is counted too.
 	corePeers func() time.Duration
 
-	add  chan pauseRequest
-	halt chan struct{}
-	done chan struct{}
+	add    chan pauseRequest
+	halt   chan struct{}
+	done   chan struct{}
+	exited chan struct{} // closed when the loop has returned
 
 	mu      sync.Mutex
 	st      pauseStats    // counters since the last reset
@@ -39,13 +54,14 @@ type pauser struct {
 	stopped bool
 }
 
-func newPauser(max time.Duration, signal func(stop bool) error) *pauser {
+func newPauser(max time.Duration, s stopper) *pauser {
 	p := &pauser{
 		max:    max,
-		signal: signal,
+		s:      s,
 		add:    make(chan pauseRequest, 1024),
 		halt:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
+		exited: make(chan struct{}),
 	}
 	go p.loop()
 	return p
@@ -90,10 +106,15 @@ func (p *pauser) Halt() {
 	}
 }
 
-// Close ends the loop, leaving the group continued.
-func (p *pauser) Close() { close(p.done) }
+// Close ends the loop, leaving what it paused continued, and returns once
+// the loop has.
+func (p *pauser) Close() {
+	close(p.done)
+	<-p.exited
+}
 
 func (p *pauser) loop() {
+	defer close(p.exited)
 	wake := newAlarm()
 	defer wake.close()
 	for {
@@ -168,13 +189,13 @@ func (p *pauser) interrupted() (halted, closed bool) {
 	}
 }
 
-// stopOnce stops the group, waits until the owed pause has passed (new
-// requests extend it), and continues the group. due is when the stop was
-// asked to start (zero: now); how late it started is counted, because
-// services sharing cores overlap only as far as their stops do.
+// stopOnce stops, waits until the owed pause has passed (new requests
+// extend it), and continues. due is when the stop was asked to start
+// (zero: now); how late it started is counted, because services sharing
+// cores overlap only as far as their stops do.
 func (p *pauser) stopOnce(wake *alarm, due time.Time) (halted, closed bool) {
 	start := time.Now()
-	if err := p.signal(true); err != nil {
+	if err := p.s.stop(); err != nil {
 		return false, false
 	}
 	if !due.IsZero() {
@@ -183,12 +204,12 @@ func (p *pauser) stopOnce(wake *alarm, due time.Time) (halted, closed bool) {
 		p.st.due++
 		p.mu.Unlock()
 	}
-	// The stop's own handling counts from here to the continue signal
-	// included: the group is stopped, so it takes nothing from it.
+	// The stop's own handling counts from here to the continue included:
+	// what is paused takes nothing from it.
 	selfStart := selfCPU()
-	// Independent hard cap: whatever happens to this loop, the group is
-	// continued once max has passed.
-	guard := time.AfterFunc(p.max, func() { p.signal(false) })
+	// Independent hard cap: whatever happens to this loop, what is paused
+	// is continued once max has passed.
+	guard := time.AfterFunc(p.max, p.s.cont)
 	p.mu.Lock()
 	p.stopped = true
 	others, peers := p.others, p.corePeers
@@ -203,15 +224,7 @@ func (p *pauser) stopOnce(wake *alarm, due time.Time) (halted, closed bool) {
 	extensions := 0
 wait:
 	for {
-		p.mu.Lock()
-		owed := p.owes - p.st.actual
-		if owed > p.max {
-			p.st.clipped += owed - p.max
-			p.owes -= owed - p.max
-			owed = p.max
-		}
-		p.mu.Unlock()
-		left := owed - time.Since(start)
+		left := p.owed() - time.Since(start)
 		if left <= 0 && peers != nil {
 			ext := peers() - peersMark
 			peers = nil
@@ -246,7 +259,7 @@ wait:
 		}
 	}
 	wake.stop()
-	p.signal(false)
+	p.s.cont()
 	guard.Stop()
 	took := time.Since(start)
 	self := selfCPU() - selfStart
@@ -260,6 +273,20 @@ wait:
 	}
 	p.mu.Unlock()
 	return halted, closed
+}
+
+// owed is the pause the running stop owes in all, within the hard cap:
+// what is owed beyond it is dropped and counted as clipped.
+func (p *pauser) owed() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	owed := p.owes - p.st.actual
+	if owed > p.max {
+		p.st.clipped += owed - p.max
+		p.owes -= owed - p.max
+		owed = p.max
+	}
+	return owed
 }
 
 // extend lengthens the running stop by d.
@@ -295,10 +322,11 @@ const (
 // pauseStats are the pauser's counters since the last reset.
 type pauseStats struct {
 	requested time.Duration // all pause asked for
-	actual    time.Duration // time the group was stopped
+	actual    time.Duration // time stopped
 	clipped   time.Duration // dropped to honour the cap or a full queue
 	extended  time.Duration // added for co-located and peer CPU use
-	selfIn    time.Duration // this process's CPU time while the group was stopped
+	selfIn    time.Duration // this process's CPU time while stopped
+	heldCPU   time.Duration // CPU the holding threads got while holding cores (cores only)
 	late      time.Duration // stop signals sent after the time they were due, summed
 	longest   time.Duration
 	pauses    uint64

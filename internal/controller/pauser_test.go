@@ -50,7 +50,7 @@ func TestAlarm(t *testing.T) {
 // a core see when they are meant to stop together. The signal is a no-op,
 // so only the pauser's own timing is measured.
 func BenchmarkStopLateness(b *testing.B) {
-	p := newPauser(time.Second, func(bool) error { return nil })
+	p := newPauser(time.Second, signalStopper(func(bool) error { return nil }))
 	defer p.Close()
 	const pause, lead = 3 * time.Millisecond, 2 * time.Millisecond
 	for i := 0; i < b.N; i++ {
@@ -82,7 +82,7 @@ func TestPeerExtension(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newPauser(time.Second, func(bool) error { return nil })
+			p := newPauser(time.Second, signalStopper(func(bool) error { return nil }))
 			defer p.Close()
 			var reads time.Duration
 			p.setOthers(nil, func() time.Duration {

@@ -43,8 +43,14 @@ const controllerSlice = 100 * time.Microsecond
 // 600-680 µs on dag-relay-grpc-conc-middle (docs/method.md, "Stops that
 // take effect at once"). Older kernels ignore the slice; nothing else
 // changes.
+//
+// Threads under another policy (a holder's real-time threads, see
+// internal/pause) are left as they are.
 func raisePriority() error {
 	return threads.Each(func(tid int) error {
+		if a, err := unix.SchedGetAttr(tid, 0); err == nil && a.Policy != unix.SCHED_NORMAL {
+			return nil
+		}
 		if err := unix.Setpriority(unix.PRIO_PROCESS, tid, controllerNice); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
@@ -116,6 +117,12 @@ func (c *Controller) Configure(cf wire.Configure) error {
 	case len(cf.CorePeers) > maxColocated:
 		return fmt.Errorf("at most %d core peers, got %d", maxColocated, len(cf.CorePeers))
 	}
+	if cf.Method == "" {
+		cf.Method = string(pause.MethodSignal)
+	}
+	if err := c.checkMethod(cf); err != nil {
+		return err
+	}
 	for _, pid := range append(slices.Clip(cf.Colocated), cf.CorePeers...) {
 		if pid <= 0 {
 			return fmt.Errorf("bad co-located or core peer pid %d", pid)
@@ -200,9 +207,14 @@ func (c *Controller) StartSlowdown() error {
 		// weight but not necessarily the short slice.
 		raisePriority()
 	}
+	grp, err := c.startGroup(conf)
+	if err != nil {
+		return fmt.Errorf("%s method: %w", conf.Method, err)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.active = true
+	c.grp = grp
 	c.seen = window{}
 	if counting {
 		c.roundMark = total / uint64(conf.Batch)
@@ -215,8 +227,16 @@ func (c *Controller) stopSlowdown() {
 	c.mu.Lock()
 	c.active = false
 	c.sendAgentsLocked(agent.Message{Type: "config", Batch: 0})
+	grp := c.grp
+	c.grp = nil
 	c.mu.Unlock()
 	c.pauser.Halt()
+	if grp != nil {
+		st := grp.close()
+		c.mu.Lock()
+		c.grpLast = &st
+		c.mu.Unlock()
+	}
 }
 
 // Reset stops any slowdown and zeroes round and pause counters.
@@ -226,6 +246,7 @@ func (c *Controller) Reset() {
 	c.c = counters{}
 	c.recent = nil
 	c.roundSeq = 0
+	c.grpLast = nil
 	c.mu.Unlock()
 	c.pauser.reset()
 }
@@ -266,7 +287,11 @@ func (c *Controller) onTick(total uint64) {
 	}
 	lead := time.Duration(c.conf.LeadNS)
 	c.forwardLocked(r, "")
+	grp := c.grp
 	c.mu.Unlock()
+	if grp != nil {
+		grp.Pause(pause)
+	}
 	if measure {
 		go c.measureBusy(lead, pause)
 	}
@@ -596,6 +621,13 @@ func (c *Controller) Stats() *wire.Stats {
 	ps := c.pauser.stats()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// The target never pauses itself: with a group method, its pause
+	// counters are those of the loop that pauses the others.
+	if c.grp != nil {
+		ps = c.grp.stats()
+	} else if c.grpLast != nil {
+		ps = *c.grpLast
+	}
 	st.Active, st.Target, st.Epoch, st.Batch = c.active, c.conf.Target, c.conf.Epoch, c.conf.Batch
 	st.PausePerRoundNS, st.MaxPauseNS = c.conf.PausePerRoundNS, int64(c.cfg.MaxPause)
 	st.RoundsStarted, st.RoundsReceived, st.RoundsDuplicate = c.c.started, c.c.received, c.c.duplicate
@@ -604,6 +636,7 @@ func (c *Controller) Stats() *wire.Stats {
 	st.AuthFailures = c.c.authFailures
 	st.Pauses, st.PauseRequestedNS, st.PauseActualNS = ps.pauses, int64(ps.requested), int64(ps.actual)
 	st.PauseClippedNS, st.PauseMaxNS, st.PauseExtendedNS = int64(ps.clipped), int64(ps.longest), int64(ps.extended)
+	st.PauseHeldCPUNS = int64(ps.heldCPU)
 	st.ControllerCPUStoppedNS = int64(ps.selfIn)
 	if st.StopsDue = ps.due; ps.due > 0 {
 		st.StopLateMeanNS = int64(ps.late) / int64(ps.due)

@@ -38,6 +38,18 @@ type Configure struct {
 	// together instead of one round delay apart; a round that arrives
 	// later stops at once. 0 stops on arrival.
 	LeadNS int64 `json:"lead_ns,omitempty"`
+	// Method is how the other services are paused: "signal" (the
+	// default when empty: every controller stops its own service at every
+	// round), "cgroup" or "cores" (the target's controller pauses all the
+	// others itself, and no rounds travel).
+	Method string `json:"method,omitempty"`
+	// Freeze are the cgroups the target's controller freezes at every
+	// round (method "cgroup"): the other services', made by slowpoke.
+	Freeze []string `json:"freeze,omitempty"`
+	// HoldCores are the cores the target's controller holds at every
+	// round (method "cores"): those the other services run on, never the
+	// target's.
+	HoldCores []int `json:"hold_cores,omitempty"`
 }
 
 // Round tells a controller to pause for Count rounds (TRound). Sent by the
@@ -101,6 +113,12 @@ type Stats struct {
 	PauseClippedNS   int64  `json:"pause_clipped_ns"`  // dropped to honour the hard cap
 	PauseMaxNS       int64  `json:"pause_max_ns"`      // longest single stop
 	PauseExtendedNS  int64  `json:"pause_extended_ns"` // added for co-located CPU use during stops
+	// PauseHeldCPUNS is the CPU time the holding threads got while they
+	// held cores (method "cores"; on the target's controller, which holds
+	// them, as for every Pause field with that method), summed over holds
+	// and averaged over the cores. Below PauseActualNS, something else ran
+	// on a held core.
+	PauseHeldCPUNS int64 `json:"pause_held_cpu_ns,omitempty"`
 	// StopLateMeanNS is how late, on average, stops that were due at a
 	// given time (a round's trigger plus the lead) started: services that
 	// share cores are stopped together only as far as their stops overlap.

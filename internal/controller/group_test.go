@@ -1,0 +1,247 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+)
+
+// twoCores returns the first and the last CPU this process may use, or
+// skips the test on a machine with one.
+func twoCores(t *testing.T) (first, last int) {
+	t.Helper()
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Fatal(err)
+	}
+	first, last = -1, -1
+	for i := 0; i < 1024; i++ {
+		if set.IsSet(i) {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first == last {
+		t.Skip("needs two CPUs")
+	}
+	return first, last
+}
+
+// startTarget starts a controller whose child is an instrumented service
+// receiving a steady stream of calls, pinned to cpus.
+func startTarget(t *testing.T, cpus []int, maxPause time.Duration) *Controller {
+	t.Helper()
+	c, err := Start(Config{
+		Name: "target", Command: []string{os.Args[0]}, Env: childEnv("calls"), Secret: testSecret, CPUs: cpus,
+		MaxPause: maxPause, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Signal(syscall.SIGKILL)
+		c.Wait()
+	})
+	waitFor(t, "instrumentation to connect", 5*time.Second, func() bool { return c.Stats().AgentConnected })
+	return c
+}
+
+// startSpinner starts a CPU-bound process standing for another service,
+// pinned to core, in cg when given.
+func startSpinner(t *testing.T, core int, cg *pause.Cgroup) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = childEnv("spin")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var err error
+	if cg != nil {
+		err = cg.Start(cmd)
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() {
+		if cg != nil {
+			cg.Thaw()
+		}
+		unix.Kill(-pid, unix.SIGKILL)
+		cmd.Wait()
+	})
+	var set unix.CPUSet
+	set.Set(core)
+	if err := unix.SchedSetaffinity(pid, &set); err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// share is the share of a core pid used over window.
+func share(pid int, window time.Duration) float64 {
+	c0 := processCPU(pid)
+	time.Sleep(window)
+	return float64(processCPU(pid)-c0) / float64(window)
+}
+
+// The target's controller pauses the other services itself with the cores
+// and cgroup methods: rounds take a good share of the others' CPU, the
+// pause counters say so, and stopping the run gives it back (no holding
+// thread, no frozen cgroup left).
+func TestGroupMethodsPauseTheOthers(t *testing.T) {
+	first, last := twoCores(t)
+	for _, m := range []pause.Method{pause.MethodCores, pause.MethodCgroup} {
+		t.Run(string(m), func(t *testing.T) {
+			cf := wire.Configure{Epoch: 1, Target: true, Batch: 5, PausePerRoundNS: int64(2 * time.Millisecond), Method: string(m)}
+			var cg *pause.Cgroup
+			if m == pause.MethodCgroup {
+				h, err := pause.FindHierarchy()
+				if err != nil {
+					t.Skipf("no cgroups: %v", err)
+				}
+				c, err := h.Create(fmt.Sprintf("test-%d/others", os.Getpid()))
+				if err != nil {
+					t.Skipf("no cgroups: %v", err)
+				}
+				cg = &c
+				t.Cleanup(func() { c.Kill(time.Second); c.Remove() })
+				cf.Freeze = []string{c.Path}
+			} else {
+				cf.HoldCores = []int{last}
+			}
+			other := startSpinner(t, last, cg)
+			c := startTarget(t, []int{first}, time.Second)
+			if err := c.Configure(cf); err != nil {
+				t.Fatal(err)
+			}
+			free := share(other, 300*time.Millisecond)
+			if err := c.StartSlowdown(); err != nil {
+				if errors.Is(err, unix.EPERM) {
+					t.Skip(err)
+				}
+				t.Fatal(err)
+			}
+			paused := share(other, 600*time.Millisecond)
+			c.stopSlowdown()
+			st := c.Stats()
+			after := share(other, 300*time.Millisecond)
+			t.Logf("other service's share of its core: %.2f free, %.2f paused, %.2f after; %d pauses, %v asked, %v made",
+				free, paused, after, st.Pauses, time.Duration(st.PauseRequestedNS), time.Duration(st.PauseActualNS))
+			if free < 0.3 {
+				t.Skipf("the core is too busy to tell (%.2f free)", free)
+			}
+			if paused > free*0.9 || st.Pauses == 0 || st.PauseActualNS < st.PauseRequestedNS/2 {
+				t.Errorf("the others were not paused: share %.2f against %.2f free; stats %+v", paused, free, st)
+			}
+			if after < free/2 {
+				t.Errorf("the other service got %.2f of its core after the run, %.2f before", after, free)
+			}
+			if m == pause.MethodCores && st.PauseHeldCPUNS < st.PauseActualNS/2 {
+				t.Errorf("the holding thread got %v of CPU in %v held", time.Duration(st.PauseHeldCPUNS), time.Duration(st.PauseActualNS))
+			}
+			if n := realtimeThreadsOf(t, os.Getpid()); n != 0 {
+				t.Errorf("%d real-time threads left after the run", n)
+			}
+			if cg != nil {
+				if frozen, _ := cg.Frozen(); frozen {
+					t.Error("cgroup left frozen after the run")
+				}
+			}
+		})
+	}
+}
+
+// A freeze is never longer than the hard cap, whatever is asked.
+func TestFreezeHardCap(t *testing.T) {
+	first, last := twoCores(t)
+	h, err := pause.FindHierarchy()
+	if err != nil {
+		t.Skipf("no cgroups: %v", err)
+	}
+	cg, err := h.Create(fmt.Sprintf("test-%d/capped", os.Getpid()))
+	if err != nil {
+		t.Skipf("no cgroups: %v", err)
+	}
+	t.Cleanup(func() { cg.Kill(time.Second); cg.Remove() })
+	startSpinner(t, last, &cg)
+	c := startTarget(t, []int{first}, 150*time.Millisecond)
+	must(t, c.Configure(wire.Configure{Epoch: 1, Target: true, Batch: 1 << 20, PausePerRoundNS: int64(100 * time.Millisecond), Method: "cgroup", Freeze: []string{cg.Path}}))
+	must(t, c.StartSlowdown())
+	defer c.stopSlowdown()
+	c.mu.Lock()
+	grp := c.grp
+	c.mu.Unlock()
+	grp.Pause(time.Hour)
+	waitFor(t, "the freeze", time.Second, func() bool { f, _ := cg.Frozen(); return f })
+	start := time.Now()
+	waitFor(t, "the hard cap to thaw", 3*time.Second, func() bool { f, _ := cg.Frozen(); return !f })
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("thawed after %v; the cap is 150ms", took)
+	}
+}
+
+// Configure refuses method fields that do not fit.
+func TestConfigureMethodChecks(t *testing.T) {
+	c := startCtl(t, "target", "spin", time.Second)
+	c.cfg.CPUs = []int{3}
+	tests := []struct {
+		name string
+		cf   wire.Configure
+		want string
+	}{
+		{"unknown method", wire.Configure{Method: "freeze"}, "pause method"},
+		{"auto is not a method of a run", wire.Configure{Method: "auto"}, "pause method"},
+		{"cores without cores", wire.Configure{Target: true, Batch: 1, Method: "cores"}, "cores to hold"},
+		{"the target's own core", wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{3}}, "runs the target"},
+		{"a bad core", wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{-1}}, "bad core"},
+		{"cores on a non-target", wire.Configure{Method: "cores", HoldCores: []int{1}}, "only the target"},
+		{"cgroups with the cores method", wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{1}, Freeze: []string{"/sys/fs/cgroup/freezer/slowpoke/x"}}, "do not go with"},
+		{"cgroup without cgroups", wire.Configure{Target: true, Batch: 1, Method: "cgroup"}, "cgroups to freeze"},
+		{"a path outside slowpoke's", wire.Configure{Target: true, Batch: 1, Method: "cgroup", Freeze: []string{"/sys/fs/cgroup/freezer"}}, "not a cgroup of slowpoke's"},
+		{"a relative path", wire.Configure{Target: true, Batch: 1, Method: "cgroup", Freeze: []string{"slowpoke/x"}}, "not a cgroup of slowpoke's"},
+		{"not a cgroup file system", wire.Configure{Target: true, Batch: 1, Method: "cgroup", Freeze: []string{"/tmp/slowpoke/x"}}, "cgroup"},
+		{"local pausing with cgroups", wire.Configure{Local: true, Batch: 1, Method: "cgroup"}, "signals"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := c.Configure(tt.cf)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Configure = %v, want an error about %q", err, tt.want)
+			}
+		})
+	}
+	must(t, c.Configure(wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{1, 2}}))
+	must(t, c.Configure(wire.Configure{Batch: 1}))
+}
+
+// realtimeThreadsOf counts pid's threads under SCHED_FIFO.
+func realtimeThreadsOf(t *testing.T, pid int) int {
+	t.Helper()
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		var tid int
+		fmt.Sscan(e.Name(), &tid)
+		if a, err := unix.SchedGetAttr(tid, 0); err == nil && a.Policy == unix.SCHED_FIFO {
+			n++
+		}
+	}
+	return n
+}

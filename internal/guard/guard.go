@@ -1,0 +1,379 @@
+// Package guard ends what a slowpoke run started when the processes that
+// run it die.
+//
+// The orchestrator starts one guard per deployment ("slowpoke guard"), in a
+// session of its own, and tells it on its standard input about every
+// controller and service it starts. The guard watches the orchestrator and
+// every controller through pidfds:
+//
+//   - when a controller dies, the guard thaws the run's cgroups (that
+//     controller may have been freezing them) and ends its service, children
+//     included: the service never outlives its controller;
+//   - when the orchestrator dies (its pipe closes or its pidfd fires, any
+//     signal, SIGKILL and the OOM killer included), the guard kills every
+//     controller (which frees any core a controller held), thaws the run's
+//     cgroups, ends every service, removes the cgroups and the run record,
+//     and exits;
+//   - on a clean teardown the orchestrator says "done" and the guard exits.
+//
+// Processes are signalled through pidfds, or after checking their start
+// time, so a recycled PID is never signalled; a service's processes are
+// found through its cgroup where it has one, and through its process group
+// otherwise.
+package guard
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
+)
+
+// Proc identifies a process by its PID and its start time (field 22 of
+// /proc/PID/stat): a PID alone may be recycled.
+type Proc struct {
+	PID   int    `json:"pid"`
+	Start string `json:"start"`
+}
+
+// Identify returns pid's identity, or false if it is gone (or a zombie).
+func Identify(pid int) (Proc, bool) {
+	st := StartTime(pid)
+	return Proc{PID: pid, Start: st}, st != ""
+}
+
+// Alive reports whether p still runs (the same process, not a recycled PID).
+func (p Proc) Alive() bool {
+	return p.PID > 0 && p.Start != "" && StartTime(p.PID) == p.Start
+}
+
+// StartTime returns field 22 of /proc/PID/stat (start time in clock ticks
+// since boot), or "" if the process is gone or a zombie.
+func StartTime(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 || f[0] == "Z" {
+		return ""
+	}
+	return f[19]
+}
+
+// Service is what the guard knows of one service.
+type Service struct {
+	Name       string `json:"name"`
+	Controller Proc   `json:"controller"`
+	Group      Proc   `json:"group,omitempty"`  // the service's process group leader (its first process)
+	Cgroup     string `json:"cgroup,omitempty"` // every process of the service, where slowpoke made a cgroup
+	V2         bool   `json:"v2,omitempty"`
+}
+
+// Run is what the guard, and a later run, need to end a run: the
+// orchestrator, the cgroups, where its record is. The services come one by
+// one (Service messages), and the record on disk holds them too.
+type Run struct {
+	Orchestrator Proc     `json:"orchestrator"`
+	Cgroups      []string `json:"cgroups,omitempty"` // every service's cgroup, to thaw and remove
+	V2           bool     `json:"v2,omitempty"`
+	Record       string   `json:"record,omitempty"` // the run record's path, removed once the run is ended
+}
+
+// message is one line from the orchestrator.
+type message struct {
+	Op      string   `json:"op"` // run, service, forget, done
+	Run     *Run     `json:"run,omitempty"`
+	Service *Service `json:"service,omitempty"`
+	Name    string   `json:"name,omitempty"` // forget
+}
+
+// Grace is how long a service has to end after SIGTERM before SIGKILL.
+const Grace = 3 * time.Second
+
+// Main is "slowpoke guard": it reads the orchestrator's messages on in
+// until "done" or the orchestrator's death, and logs to logw.
+func Main(in io.Reader, logw io.Writer) int {
+	g := &guard{log: log.New(logw, "guard: ", log.LstdFlags|log.Lmicroseconds), services: map[string]*watched{}, events: make(chan event, 16)}
+	// The guard ends the run when it is told to end (by anyone), as when
+	// the orchestrator dies: the run cannot go on unguarded.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+	go g.read(in)
+	for {
+		select {
+		case s := <-sigs:
+			g.log.Printf("received %v: ending the run", s)
+			g.cleanup()
+			return 1
+		case ev := <-g.events:
+			switch {
+			case ev.done:
+				g.log.Printf("the run ended cleanly")
+				return 0
+			case ev.orchestratorGone:
+				g.log.Printf("the orchestrator is gone (%s): ending the run", ev.why)
+				g.cleanup()
+				return 0
+			case ev.service != "":
+				g.controllerDied(ev.service, ev.w)
+			}
+		}
+	}
+}
+
+type guard struct {
+	log    *log.Logger
+	events chan event
+
+	mu       sync.Mutex
+	run      Run
+	services map[string]*watched
+}
+
+type watched struct {
+	Service
+	pidfd int // the controller's
+}
+
+type event struct {
+	done, orchestratorGone bool
+	why                    string
+	service                string // its controller died
+	w                      *watched
+}
+
+func (g *guard) read(in io.Reader) {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		var m message
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			g.log.Printf("malformed message: %v", err)
+			continue
+		}
+		switch m.Op {
+		case "run":
+			if m.Run == nil {
+				continue
+			}
+			g.mu.Lock()
+			g.run = *m.Run
+			g.mu.Unlock()
+			if err := g.watch(m.Run.Orchestrator, func() { g.events <- event{orchestratorGone: true, why: "it exited"} }); err != nil {
+				g.events <- event{orchestratorGone: true, why: err.Error()}
+			}
+		case "service":
+			if m.Service != nil {
+				g.addService(*m.Service)
+			}
+		case "forget":
+			g.mu.Lock()
+			if w := g.services[m.Name]; w != nil {
+				delete(g.services, m.Name)
+				unix.Close(w.pidfd)
+			}
+			g.mu.Unlock()
+		case "done":
+			g.events <- event{done: true}
+			return
+		}
+	}
+	g.events <- event{orchestratorGone: true, why: "its pipe closed"}
+}
+
+// watch calls gone once p has exited.
+func (g *guard) watch(p Proc, gone func()) error {
+	fd, err := unix.PidfdOpen(p.PID, 0)
+	if err != nil || !p.Alive() {
+		if err == nil {
+			unix.Close(fd)
+		}
+		return fmt.Errorf("process %d is gone", p.PID)
+	}
+	go func() {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			if _, err := unix.Poll(fds, -1); err == nil || !errors.Is(err, unix.EINTR) {
+				break
+			}
+		}
+		gone()
+	}()
+	return nil
+}
+
+func (g *guard) addService(s Service) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if w := g.services[s.Name]; w != nil && w.Controller == s.Controller {
+		w.Service = s // an update (the group, once the controller knows it)
+		return
+	}
+	fd, err := unix.PidfdOpen(s.Controller.PID, 0)
+	if err != nil || !s.Controller.Alive() {
+		if err == nil {
+			unix.Close(fd)
+		}
+		g.log.Printf("service %s: its controller (PID %d) is already gone", s.Name, s.Controller.PID)
+		w := &watched{Service: s, pidfd: -1}
+		go func() { g.events <- event{service: s.Name, w: w} }()
+		return
+	}
+	w := &watched{Service: s, pidfd: fd}
+	if old := g.services[s.Name]; old != nil {
+		unix.Close(old.pidfd)
+	}
+	g.services[s.Name] = w
+	go func() {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			if _, err := unix.Poll(fds, -1); err == nil || !errors.Is(err, unix.EINTR) {
+				break
+			}
+		}
+		g.events <- event{service: s.Name, w: w}
+	}()
+}
+
+// controllerDied ends the service of a controller that died, unless it was
+// forgotten (restarted on purpose) meanwhile.
+func (g *guard) controllerDied(name string, w *watched) {
+	g.mu.Lock()
+	current := g.services[name] == w
+	if current {
+		delete(g.services, name)
+	}
+	run := g.run
+	g.mu.Unlock()
+	if !current {
+		return
+	}
+	g.log.Printf("the controller of %s (PID %d) died: thawing the run's cgroups and ending the service", name, w.Controller.PID)
+	thaw(run, g.log.Printf)
+	EndService(w.Service, g.log.Printf)
+	if w.pidfd >= 0 {
+		unix.Close(w.pidfd)
+	}
+}
+
+// cleanup ends the whole run: the controllers first, through their pidfds
+// (one may hold cores or freeze cgroups; a dead one does neither).
+func (g *guard) cleanup() {
+	g.mu.Lock()
+	run := g.run
+	svcs := make([]Service, 0, len(g.services))
+	fds := map[string]int{}
+	for name, w := range g.services {
+		svcs = append(svcs, w.Service)
+		fds[name] = w.pidfd
+	}
+	g.services = map[string]*watched{}
+	g.mu.Unlock()
+	End(run, svcs, func(s Service) {
+		if fd := fds[s.Name]; fd >= 0 {
+			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+		}
+	}, g.log.Printf)
+	for _, fd := range fds {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
+// End ends a run whose orchestrator is gone: it kills every controller
+// (with kill, or by PID after checking its start time when kill is nil),
+// thaws the run's cgroups, ends every service, removes the cgroups and the
+// run record. It returns what it ended, in words.
+func End(run Run, svcs []Service, kill func(Service), logf func(string, ...any)) []string {
+	var ended []string
+	for _, s := range svcs {
+		if kill != nil {
+			kill(s)
+		} else if s.Controller.Alive() {
+			unix.Kill(s.Controller.PID, unix.SIGKILL)
+			ended = append(ended, fmt.Sprintf("the controller of %s (PID %d)", s.Name, s.Controller.PID))
+		}
+	}
+	thaw(run, logf)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, s := range svcs {
+		wg.Go(func() {
+			if what := EndService(s, logf); what != "" {
+				mu.Lock()
+				ended = append(ended, what)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, p := range run.Cgroups {
+		cg := pause.Cgroup{Path: p, V2: run.V2}
+		cg.Kill(Grace) // anything that joined it since
+		if err := cg.Remove(); err != nil {
+			logf("%v", err)
+		}
+	}
+	if run.Record != "" {
+		os.Remove(run.Record)
+	}
+	logf("ended the run of %d services", len(svcs))
+	return ended
+}
+
+// thaw thaws every cgroup of the run.
+func thaw(run Run, logf func(string, ...any)) {
+	for _, p := range run.Cgroups {
+		if err := (pause.Cgroup{Path: p, V2: run.V2}).Thaw(); err != nil && !errors.Is(err, os.ErrNotExist) {
+			logf("%v", err)
+		}
+	}
+}
+
+// EndService continues and ends every process of a service: those in its
+// cgroup where it has one, its process group otherwise. It says what it
+// ended ("" for nothing).
+func EndService(s Service, logf func(string, ...any)) string {
+	if s.Cgroup != "" {
+		pids := (pause.Cgroup{Path: s.Cgroup, V2: s.V2}).Kill(Grace)
+		if len(pids) == 0 {
+			return ""
+		}
+		logf("ended %s: processes %v", s.Name, pids)
+		return fmt.Sprintf("%s (PIDs %v)", s.Name, pids)
+	}
+	if !s.Group.Alive() {
+		return ""
+	}
+	pg := -s.Group.PID
+	unix.Kill(pg, unix.SIGCONT)
+	unix.Kill(pg, unix.SIGTERM)
+	deadline := time.Now().Add(Grace)
+	for s.Group.Alive() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if s.Group.Alive() {
+		unix.Kill(pg, unix.SIGKILL)
+	}
+	logf("ended %s: process group %d", s.Name, s.Group.PID)
+	return fmt.Sprintf("%s (process group %d)", s.Name, s.Group.PID)
+}

@@ -1,0 +1,296 @@
+package guard
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
+)
+
+const roleEnv = "SLOWPOKE_GUARD_TEST_ROLE"
+
+// TestMain lets the test binary play every process of a run: the guard
+// ("guard" as its argument, as the orchestrator starts it), an
+// orchestrator, controllers and services.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "guard" {
+		os.Exit(Main(os.Stdin, os.Stderr))
+	}
+	switch os.Getenv(roleEnv) {
+	case "":
+		os.Exit(m.Run())
+	case "service":
+		for {
+			cpuwork.Spin(time.Millisecond)
+			time.Sleep(time.Millisecond)
+		}
+	case "wrapper": // a shell wrapper's shape: a child in the same group, and wait
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), roleEnv+"=service")
+		if err := cmd.Start(); err != nil {
+			os.Exit(3)
+		}
+		fmt.Println(cmd.Process.Pid)
+		cmd.Wait()
+	case "controller":
+		fakeController()
+	case "orchestrator":
+		fakeOrchestrator()
+	}
+	os.Exit(100)
+}
+
+// fakeController starts its service as the real controller does (a
+// process group of its own, SIGCONT when the controller dies, in the
+// service's cgroup when there is one), prints the service's PID and its
+// child's, and waits.
+func fakeController() {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), roleEnv+"=wrapper")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGCONT}
+	out, _ := cmd.StdoutPipe()
+	var err error
+	if p := os.Getenv("CGROUP"); p != "" {
+		err = pause.Cgroup{Path: p, V2: os.Getenv("CGROUP_V2") == "1"}.Start(cmd)
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(4)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	fmt.Printf("%d %s\n", cmd.Process.Pid, strings.TrimSpace(line))
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// runInfo is what the fake orchestrator tells the test.
+type runInfo struct {
+	Guard       int      `json:"guard"`
+	Controllers []int    `json:"controllers"`
+	Services    []int    `json:"services"` // every process of every service
+	Cgroups     []string `json:"cgroups"`
+	Record      string   `json:"record"`
+	Dir         string   `json:"dir"`
+}
+
+// fakeOrchestrator starts a guard and two controllers as the local backend
+// does, freezes the first service's cgroup (a round in progress), prints
+// what it started, and ends the run cleanly when its standard input closes.
+func fakeOrchestrator() {
+	dir := os.Getenv("DIR")
+	g, err := Spawn(os.Args[0], filepath.Join(dir, "guard.log"))
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(5)
+	}
+	me, _ := Identify(os.Getpid())
+	run := Run{Orchestrator: me, Record: filepath.Join(dir, "run.json")}
+	os.WriteFile(run.Record, []byte("{}"), 0o600)
+	var cgs []pause.Cgroup
+	if h, err := pause.FindHierarchy(); err == nil {
+		run.V2 = h.V2
+		for i := 0; i < 2; i++ {
+			cg, err := h.Create(fmt.Sprintf("run-test-%d/s%d", os.Getpid(), i))
+			if err != nil {
+				break
+			}
+			cgs = append(cgs, cg)
+			run.Cgroups = append(run.Cgroups, cg.Path)
+		}
+	}
+	if err := g.Run(run); err != nil {
+		fmt.Println("error", err)
+		os.Exit(6)
+	}
+	info := runInfo{Guard: g.PID(), Cgroups: run.Cgroups, Record: run.Record, Dir: dir}
+	for i := 0; i < 2; i++ {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), roleEnv+"=controller")
+		if i < len(cgs) {
+			cmd.Env = append(cmd.Env, "CGROUP="+cgs[i].Path, "CGROUP_V2="+map[bool]string{true: "1", false: "0"}[cgs[i].V2])
+		}
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			fmt.Println("error", err)
+			os.Exit(7)
+		}
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		var svc, child int
+		fmt.Sscan(line, &svc, &child)
+		ctl, _ := Identify(cmd.Process.Pid)
+		group, _ := Identify(svc)
+		s := Service{Name: fmt.Sprintf("s%d", i), Controller: ctl, Group: group}
+		if i < len(cgs) {
+			s.Cgroup, s.V2 = cgs[i].Path, cgs[i].V2
+		}
+		g.Service(s)
+		info.Controllers = append(info.Controllers, cmd.Process.Pid)
+		info.Services = append(info.Services, svc, child)
+	}
+	if len(cgs) > 0 {
+		cgs[0].Freeze()
+	}
+	b, _ := json.Marshal(info)
+	fmt.Println(string(b))
+	io.Copy(io.Discard, os.Stdin)
+	for _, cg := range cgs {
+		cg.Kill(time.Second)
+		cg.Remove()
+	}
+	for _, pid := range info.Controllers {
+		unix.Kill(pid, unix.SIGKILL)
+	}
+	g.Done()
+	os.Exit(0)
+}
+
+// startRun starts the fake orchestrator and reads what it started.
+func startRun(t *testing.T) (*exec.Cmd, io.WriteCloser, runInfo) {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), roleEnv+"=orchestrator", "DIR="+dir)
+	stdin, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	var info runInfo
+	if err := json.Unmarshal([]byte(line), &info); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("orchestrator said %q", line)
+	}
+	t.Cleanup(func() {
+		// Whatever the test did, nothing of the run may outlive it.
+		for _, pid := range append(append([]int{info.Guard}, info.Controllers...), info.Services...) {
+			if p, ok := Identify(pid); ok && p.Alive() {
+				t.Errorf("process %d of the run is still there", pid)
+				unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+		for _, p := range info.Cgroups {
+			cg := pause.Cgroup{Path: p}
+			cg.Kill(time.Second)
+			cg.Remove()
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return cmd, stdin, info
+}
+
+func gone(pids ...int) bool {
+	for _, pid := range pids {
+		if _, alive := Identify(pid); alive {
+			return false
+		}
+	}
+	return true
+}
+
+func waitGone(t *testing.T, what string, timeout time.Duration, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !gone(pids...) {
+		if time.Now().After(deadline) {
+			var left []string
+			for _, pid := range pids {
+				if _, alive := Identify(pid); alive {
+					b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+					left = append(left, strings.TrimSpace(string(b)))
+				}
+			}
+			t.Fatalf("%s still there after %v:\n%s", what, timeout, strings.Join(left, "\n"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The orchestrator killed with SIGKILL, a service frozen meanwhile: the
+// guard ends every controller and every process of every service (a
+// wrapper's child included), thaws and removes the cgroups and the run
+// record, and exits. Several times, since what a kill interrupts varies.
+func TestOrchestratorKilled(t *testing.T) {
+	for trial := 0; trial < 3; trial++ {
+		orch, _, info := startRun(t)
+		all := append(append([]int{info.Guard}, info.Controllers...), info.Services...)
+		for _, pid := range all {
+			if gone(pid) {
+				t.Fatalf("process %d of the run ended before the test began", pid)
+			}
+		}
+		start := time.Now()
+		orch.Process.Kill()
+		orch.Wait()
+		waitGone(t, "the run's processes", 10*time.Second, all...)
+		t.Logf("trial %d: everything ended %v after the kill", trial+1, time.Since(start).Round(time.Millisecond))
+		for _, p := range info.Cgroups {
+			if _, err := os.Stat(p); err == nil {
+				t.Errorf("cgroup %s left", p)
+			}
+		}
+		if _, err := os.Stat(info.Record); err == nil {
+			t.Error("run record left")
+		}
+	}
+}
+
+// A controller killed with SIGKILL: its service (its child too) ends, the
+// run's cgroups are thawed, and the other service runs on; the run then
+// ends cleanly.
+func TestControllerKilled(t *testing.T) {
+	orch, stdin, info := startRun(t)
+	if gone(append(info.Controllers, info.Services...)...) {
+		t.Fatal("the run's processes ended before the test began")
+	}
+	unix.Kill(info.Controllers[0], unix.SIGKILL)
+	waitGone(t, "the killed controller's service", 10*time.Second, info.Services[0], info.Services[1])
+	if gone(info.Controllers[1]) || gone(info.Services[2]) || gone(info.Services[3]) {
+		t.Error("the other service or its controller ended too")
+	}
+	if len(info.Cgroups) > 0 {
+		if frozen, err := (pause.Cgroup{Path: info.Cgroups[0]}).Frozen(); frozen || err != nil {
+			b, _ := os.ReadFile(filepath.Join(info.Cgroups[0], "freezer.state"))
+			procs, _ := os.ReadFile(filepath.Join(info.Cgroups[0], "cgroup.procs"))
+			log, _ := os.ReadFile(filepath.Join(info.Dir, "guard.log"))
+			t.Errorf("cgroup still frozen (%v): %q, procs %q\n%s", err, b, procs, log)
+		}
+	}
+	stdin.Close()
+	if err := orch.Wait(); err != nil {
+		t.Fatalf("orchestrator: %v", err)
+	}
+	waitGone(t, "the guard after a clean end", 5*time.Second, info.Guard)
+}
+
+func TestStartTime(t *testing.T) {
+	me, ok := Identify(os.Getpid())
+	if !ok || !me.Alive() {
+		t.Fatalf("this process: %+v, %v", me, ok)
+	}
+	if (Proc{PID: me.PID, Start: me.Start + "1"}).Alive() {
+		t.Error("a recycled PID passes for the same process")
+	}
+	if (Proc{PID: 1 << 22, Start: "1"}).Alive() {
+		t.Error("a missing process is alive")
+	}
+}
