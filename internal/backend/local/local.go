@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/guard"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 )
 
@@ -35,6 +37,10 @@ type Options struct {
 	NoController bool
 	Secret       []byte               // experiment secret; generated when nil
 	Logf         func(string, ...any) // progress and warnings; default: discard
+	// NoCgroups keeps the services out of cgroups even where slowpoke could
+	// make them: their processes are then known by process group only,
+	// and the cgroup pause method is not available.
+	NoCgroups bool
 }
 
 // Deployment is a running application.
@@ -42,10 +48,20 @@ type Deployment struct {
 	Spec      *spec.Spec
 	Placement Placement
 	Secret    []byte
+	// Cgroups is where the services' cgroups are; nil where slowpoke could
+	// not make cgroups (see Options.NoCgroups).
+	Cgroups *pause.Hierarchy
 
 	opts     Options
+	runDir   string // the run's cgroup directory, under Cgroups.Root
+	guard    *guard.Client
+	rec      *record
+	failed   chan struct{} // closed on the first unexpected death
+	failOnce sync.Once
+	failErr  error
 	mu       sync.Mutex
 	services map[string]*Service
+	stopping bool
 }
 
 // Service is one running service.
@@ -55,10 +71,12 @@ type Service struct {
 	Control *controller.Client // nil with NoController
 	PID     int                // the service process (its process group id)
 	LogPath string
+	Cgroup  string // the service's cgroup ("" without cgroups)
 
 	cmd       *exec.Cmd // controller (or the service itself with NoController)
 	exited    chan struct{}
 	startTick string // the service's start time in /proc, to recognise it later
+	stopping  bool   // stopped on purpose: its exit is no failure (guarded by Deployment.mu)
 }
 
 // Start starts every service of s and waits until all are ready. On error
@@ -112,9 +130,28 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 	if err != nil {
 		return nil, err
 	}
-	d := &Deployment{Spec: s, Placement: pl, Secret: secret, opts: opts, services: map[string]*Service{}}
+	d := &Deployment{Spec: s, Placement: pl, Secret: secret, opts: opts, services: map[string]*Service{}, failed: make(chan struct{})}
+	if !opts.NoCgroups {
+		if h, err := pause.FindHierarchy(); err == nil {
+			d.Cgroups = &h
+		} else {
+			opts.Logf("note: no cgroups for the services (%v): their processes are known by process group only, and --pause cgroup is not available", err)
+		}
+	}
+	// What an earlier run left (its orchestrator killed, its guard too)
+	// would hold the ports: end it first, and say so.
+	for _, note := range cleanLeftovers(d.Cgroups) {
+		opts.Logf("warning: %s", note)
+	}
+	if err := checkPorts(s.Services); err != nil {
+		return nil, err
+	}
 	if w := d.Placement.Warning; w != "" {
 		opts.Logf("warning: %s", w)
+	}
+	if err := d.guardRun(); err != nil {
+		d.Stop()
+		return nil, err
 	}
 	// The orchestrator and the load generator stay off the target's cores
 	// (and off every service's, under dedicated placement).
@@ -127,6 +164,7 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 			return nil, err
 		}
 	}
+	go d.watchGuard()
 	for _, svc := range s.Services {
 		if err := d.waitReady(ctx, &svc); err != nil {
 			d.Stop()
@@ -176,7 +214,11 @@ func (d *Deployment) launch(s *spec.Service) error {
 		addrFile = filepath.Join(d.opts.LogDir, "."+s.Name+".addr")
 		os.Remove(addrFile)
 		args := []string{"controller", "--name", s.Name, "--addr-file", addrFile,
-			"--max-pause", d.opts.MaxPause.String(), "--cpus", FormatCPUs(cpus), "--", s.CommandPath()}
+			"--max-pause", d.opts.MaxPause.String(), "--cpus", FormatCPUs(cpus)}
+		if cg := d.cgroupOf(s.Name); cg != "" {
+			args = append(args, "--cgroup", cg)
+		}
+		args = append(args, "--", s.CommandPath())
 		cmd = exec.Command(d.opts.Executable, append(args, s.Args...)...)
 		env = append(env, controller.EnvSecret+"="+hex.EncodeToString(d.Secret))
 		// The controller itself stays off the target's cores, and off its
@@ -194,8 +236,17 @@ func (d *Deployment) launch(s *spec.Service) error {
 	if err := theSpawner.start(cmd, spawnCPUs); err != nil {
 		return fmt.Errorf("start service %q: %w", s.Name, err)
 	}
-	svc := &Service{Name: s.Name, Port: s.Port, LogPath: logPath, cmd: cmd, exited: make(chan struct{})}
-	go func() { cmd.Wait(); close(svc.exited) }()
+	svc := &Service{Name: s.Name, Port: s.Port, LogPath: logPath, Cgroup: d.cgroupOf(s.Name), cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		close(svc.exited)
+		d.mu.Lock()
+		expected := svc.stopping || d.stopping
+		d.mu.Unlock()
+		if !expected {
+			d.fail(svc.deathError())
+		}
+	}()
 	if d.opts.NoController {
 		svc.PID = cmd.Process.Pid
 		svc.startTick = startTime(svc.PID)
@@ -203,6 +254,9 @@ func (d *Deployment) launch(s *spec.Service) error {
 	d.mu.Lock()
 	d.services[s.Name] = svc
 	d.mu.Unlock()
+	if err := d.guardService(svc); err != nil {
+		return fmt.Errorf("service %q: %w", s.Name, err)
+	}
 	if addrFile != "" {
 		addr, err := waitAddr(addrFile, svc.exited, 10*time.Second)
 		if err != nil {
@@ -317,6 +371,9 @@ func (d *Deployment) waitReady(ctx context.Context, s *spec.Service) error {
 	}
 	svc.PID = st.PID
 	svc.startTick = startTime(st.PID)
+	if err := d.guardService(svc); err != nil {
+		return fmt.Errorf("service %q: %w", s.Name, err)
+	}
 	// The instrumentation connects when the service first wraps a handler
 	// or client; give it a moment.
 	for wait := time.Now().Add(3 * time.Second); !st.AgentConnected && time.Now().Before(wait); {
@@ -343,6 +400,12 @@ func (d *Deployment) Restart(ctx context.Context, name string, env map[string]st
 	}
 	svc := d.Service(name)
 	if svc != nil {
+		d.mu.Lock()
+		svc.stopping = true
+		d.mu.Unlock()
+		if d.guard != nil {
+			d.guard.Forget(name)
+		}
 		d.stopOne(svc, 10*time.Second)
 	}
 	if d.opts.Env == nil {
@@ -360,6 +423,7 @@ func (d *Deployment) Restart(ctx context.Context, name string, env map[string]st
 // to call more than once.
 func (d *Deployment) Stop() error {
 	d.mu.Lock()
+	d.stopping = true
 	svcs := make([]*Service, 0, len(d.services))
 	for _, s := range d.services {
 		svcs = append(svcs, s)
@@ -372,6 +436,13 @@ func (d *Deployment) Stop() error {
 		go func() { defer wg.Done(); d.stopOne(s, 10*time.Second) }()
 	}
 	wg.Wait()
+	d.removeCgroups()
+	if d.guard != nil {
+		d.guard.Done()
+	}
+	if d.rec != nil {
+		os.Remove(d.rec.path)
+	}
 	return nil
 }
 
@@ -391,10 +462,14 @@ func (d *Deployment) stopOne(s *Service, grace time.Duration) {
 	}
 	// A controller killed before its child exited leaves the service
 	// running (continued, by its parent-death signal). It is still ours:
-	// recognise it by its start time and end its group.
+	// recognise it by its start time and end its group, and whatever else
+	// is in its cgroup.
 	if s.PID > 0 && s.startTick != "" && startTime(s.PID) == s.startTick {
 		syscall.Kill(-s.PID, syscall.SIGCONT)
 		syscall.Kill(-s.PID, syscall.SIGKILL)
+	}
+	if s.Cgroup != "" {
+		pause.Cgroup{Path: s.Cgroup, V2: d.Cgroups.V2}.Kill(time.Second)
 	}
 	d.mu.Lock()
 	if d.services[s.Name] == s {

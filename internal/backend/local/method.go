@@ -1,0 +1,82 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
+)
+
+// HoldCores are the cores the cores method holds: those of the services
+// other than the target, never the target's.
+func (p Placement) HoldCores() []int {
+	return slices.DeleteFunc(slices.Clone(p.PausedCPUs()), func(c int) bool { return slices.Contains(p.TargetCPUs, c) })
+}
+
+// PauseMethod resolves m for this deployment: MethodAuto becomes the first
+// of cores, cgroup and signal that the deployment allows; a method it does
+// not allow is an error that says why.
+func (d *Deployment) PauseMethod(m pause.Method) (pause.Method, error) {
+	if m == "" {
+		m = pause.MethodAuto
+	}
+	check := map[pause.Method]func() error{
+		pause.MethodSignal: func() error { return nil },
+		pause.MethodCgroup: d.canFreeze,
+		pause.MethodCores:  d.canHold,
+	}
+	if m != pause.MethodAuto {
+		c, ok := check[m]
+		if !ok {
+			return "", fmt.Errorf("unknown pause method %q", m)
+		}
+		if err := c(); err != nil {
+			return "", fmt.Errorf("--pause %s: %w", m, err)
+		}
+		return m, nil
+	}
+	for _, m := range []pause.Method{pause.MethodCores, pause.MethodCgroup} {
+		if check[m]() == nil {
+			return m, nil
+		}
+	}
+	return pause.MethodSignal, nil
+}
+
+// canHold says whether the cores of the other services can be held: the
+// target must have cores of its own, and this process (and so the
+// controllers, which run as it does) may use real-time scheduling.
+func (d *Deployment) canHold() error {
+	p := d.Placement
+	if d.opts.NoController {
+		return errors.New("the services run without controllers")
+	}
+	hold := p.HoldCores()
+	switch {
+	case len(p.TargetCPUs) == 0:
+		return errors.New("there is no target with cores of its own")
+	case len(hold) == 0:
+		return errors.New("no other service has cores to hold")
+	case len(hold) != len(p.PausedCPUs()):
+		return fmt.Errorf("the target %q shares CPUs %v with the other services: holding them would pause it too", p.Target, p.TargetCPUs)
+	}
+	h, err := pause.NewHolder(hold, time.Millisecond)
+	if err != nil {
+		return err
+	}
+	h.Close()
+	return nil
+}
+
+// canFreeze says whether the other services can be frozen.
+func (d *Deployment) canFreeze() error {
+	switch {
+	case d.opts.NoController:
+		return errors.New("the services run without controllers")
+	case d.runDir == "":
+		return errors.New("the services have no cgroups (slowpoke may not make cgroups here: it needs root or a delegated cgroup v2 subtree)")
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package local
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/guard"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
+)
+
+// record is what a deployment leaves on disk while it runs (in
+// RunsDir()), so that a later run can tell what an earlier one left behind
+// if neither its orchestrator nor its guard could end it, and end it.
+type record struct {
+	guard.Run
+	Guard    guard.Proc      `json:"guard"`
+	Services []guard.Service `json:"services"`
+	Ports    map[string]int  `json:"ports"`
+	Started  time.Time       `json:"started"`
+
+	mu   sync.Mutex
+	path string
+}
+
+// RunsDir is where deployments keep their records:
+// $XDG_RUNTIME_DIR/slowpoke/runs, or slowpoke-UID/runs in the temporary
+// directory.
+func RunsDir() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "slowpoke", "runs")
+	}
+	return filepath.Join(os.TempDir(), "slowpoke-"+strconv.Itoa(os.Getuid()), "runs")
+}
+
+// save writes the record atomically.
+func (r *record) save() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(r.path, b)
+}
+
+// setService adds or updates a service and saves.
+func (r *record) setService(s guard.Service) error {
+	r.mu.Lock()
+	found := false
+	for i := range r.Services {
+		if r.Services[i].Name == s.Name {
+			r.Services[i], found = s, true
+		}
+	}
+	if !found {
+		r.Services = append(r.Services, s)
+	}
+	r.mu.Unlock()
+	return r.save()
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// cleanLeftovers ends what earlier runs left: the services and controllers
+// of every recorded run whose orchestrator and guard are both gone, and
+// every slowpoke cgroup of a run that is gone. It returns one line per
+// earlier run it cleaned up after. A run whose orchestrator is alive is
+// left alone: it is another run in progress.
+func cleanLeftovers(hier *pause.Hierarchy) []string {
+	var notes []string
+	quiet := func(string, ...any) {}
+	recs, _ := filepath.Glob(filepath.Join(RunsDir(), "*.json"))
+	for _, path := range recs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		var r record
+		if err := json.Unmarshal(b, &r); err != nil {
+			os.Remove(path)
+			continue
+		}
+		r.Record = path
+		if r.Orchestrator.Alive() {
+			continue
+		}
+		// A guard still alive is ending the run: give it the time it needs.
+		for deadline := time.Now().Add(2*guard.Grace + 2*time.Second); r.Guard.Alive() && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+		}
+		ended := guard.End(r.Run, r.Services, nil, quiet)
+		if len(ended) > 0 {
+			notes = append(notes, fmt.Sprintf("an earlier run (orchestrator PID %d, started %s) did not end cleanly; ended what it left: %s",
+				r.Orchestrator.PID, r.Started.Local().Format(time.DateTime), strings.Join(ended, ", ")))
+		}
+	}
+	if hier == nil {
+		return notes
+	}
+	// Cgroups of runs without a record: "run-PID-START" names the
+	// orchestrator.
+	dirs, _ := filepath.Glob(filepath.Join(hier.Root, "run-*"))
+	for _, dir := range dirs {
+		var pid int
+		var start string
+		parts := strings.SplitN(strings.TrimPrefix(filepath.Base(dir), "run-"), "-", 2)
+		if len(parts) == 2 {
+			pid, _ = strconv.Atoi(parts[0])
+			start = parts[1]
+		}
+		if (guard.Proc{PID: pid, Start: start}).Alive() {
+			continue
+		}
+		leaves, _ := filepath.Glob(filepath.Join(dir, "*"))
+		var cgs []string
+		for _, l := range leaves {
+			if st, err := os.Stat(l); err == nil && st.IsDir() {
+				cgs = append(cgs, l)
+			}
+		}
+		var ended []string
+		for _, p := range cgs {
+			cg := pause.Cgroup{Path: p, V2: hier.V2}
+			if pids := cg.Kill(guard.Grace); len(pids) > 0 {
+				ended = append(ended, fmt.Sprintf("%s (PIDs %v)", filepath.Base(p), pids))
+			}
+			cg.Remove()
+		}
+		os.Remove(dir)
+		if len(ended) > 0 {
+			notes = append(notes, fmt.Sprintf("cgroups of an earlier run (orchestrator PID %d) still held processes; ended %s", pid, strings.Join(ended, ", ")))
+		}
+	}
+	return notes
+}
