@@ -8,6 +8,7 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
 )
 
 // methodConfig holds the flags that change how slowdown runs are made and
@@ -23,11 +24,12 @@ type methodConfig struct {
 	overhead  bool
 	noGrowth  bool
 	placement string // a local.Mode
+	pause     string // a pause.Method
 }
 
 // defaultMethod is the method every command uses unless told otherwise.
 func defaultMethod() methodConfig {
-	return methodConfig{precision: experiment.DefaultPrecisionPct, lead: experiment.DefaultPauseLead, placement: string(local.ModeAuto)}
+	return methodConfig{precision: experiment.DefaultPrecisionPct, lead: experiment.DefaultPauseLead, placement: string(local.ModeAuto), pause: string(pause.MethodAuto)}
 }
 
 func methodFlags(fs *flag.FlagSet, m *methodConfig) {
@@ -39,7 +41,14 @@ func methodFlags(fs *flag.FlagSet, m *methodConfig) {
 	fs.BoolVar(&m.noPeers, "no-peer-extension", m.noPeers, "do not extend stops by the CPU the other paused services on the same cores used during them (for comparison; without the extension, stops that start out of step lend the shared cores capacity)")
 	fs.BoolVar(&m.overhead, "overhead-correction", m.overhead, "experimental: take the controllers' CPU per request outside stops, above the baseline's, off every slowdown run before predicting (over-corrects on most configurations measured; docs/method.md)")
 	fs.StringVar(&m.placement, "placement", m.placement, "auto, shared or dedicated: dedicated gives every service its spec'd cores of its own (as the paper's one service per node) and keeps 2 for the load generator and the controllers; shared gives only the target cores of its own; auto is dedicated where the machine has the cores")
+	fs.StringVar(&m.pause, "pause", m.pause, "how the other services are paused: cores (hold the cores they run on; needs the target on cores of its own and real-time scheduling), cgroup (freeze their cgroups), signal (SIGSTOP/SIGCONT each), or auto (the first of these the machine allows)")
 	fs.BoolVar(&m.noGrowth, "no-growth-correction", m.noGrowth, "leave the paused services' extra CPU per request (above the baseline's) in the slowdown runs instead of taking it off before predicting (for comparison)")
+}
+
+// pauseMethod is the pause method (checked by check).
+func (m methodConfig) pauseMethod() pause.Method {
+	p, _ := pause.ParseMethod(m.pause)
+	return p
 }
 
 // mode is the placement mode (checked by check).
@@ -58,6 +67,9 @@ func (m methodConfig) check() error {
 	}
 	if _, err := local.ParseMode(m.placement); err != nil {
 		return fmt.Errorf("--placement: %w", err)
+	}
+	if _, err := pause.ParseMethod(m.pause); err != nil {
+		return fmt.Errorf("--pause: %w", err)
 	}
 	return nil
 }

@@ -152,6 +152,10 @@ func predict(c predictConfig) error {
 		logf("stopping services")
 		d.Stop()
 	}()
+	// A service, a controller or the guard that dies ends the run, with
+	// what died as the error.
+	ctx, cancel := d.Watch(ctx)
+	defer cancel()
 	logf("placement: %s", describePlacement(d.Placement))
 
 	var texts []string
@@ -163,13 +167,17 @@ func predict(c predictConfig) error {
 		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxRepetitions: c.maxReps, PrecisionPct: c.method.precision, MaxPause: c.maxPause,
 		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate, AutoConnections: c.autoConns,
 		Uncoordinated: c.method.uncoord, NoColocatedExtension: c.method.noExtend, NoPeerExtension: c.method.noPeers, OverheadCorrection: c.method.overhead, NoGrowthCorrection: c.method.noGrowth, GraphRounds: c.method.graph, PauseLead: c.method.lead,
+		PauseMethod: c.method.pauseMethod(),
 	})
 	if err != nil {
 		return err
 	}
 	res, err := runner.Run(ctx)
 	if err != nil {
-		return err
+		if errors.Is(err, context.Canceled) && context.Cause(ctx) == context.Canceled {
+			return err // Ctrl-C
+		}
+		return d.Explain(err)
 	}
 	return writeOutputs(res, c.outDir)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/internal/suite"
@@ -43,6 +44,7 @@ type AccuracyOptions struct {
 	PauseLead            time.Duration
 	FixedConnections     bool // use the configs' connection count instead of choosing one
 	Placement            local.Mode
+	PauseMethod          pause.Method
 }
 
 // AccuracyConfig is the outcome for one configuration.
@@ -189,7 +191,7 @@ func validateConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds
 	r, err := experiment.New(d, experiment.Options{
 		Target: c.Target, Reductions: reds, ReductionsText: texts, Repetitions: o.Reps, MaxRepetitions: o.MaxReps, PrecisionPct: o.PrecisionPct, Batch: o.Batch,
 		Duration: o.Duration, Warmup: o.Warmup, SpecPath: specPath, Validate: true, Uncoordinated: o.Uncoordinated, NoColocatedExtension: o.NoColocatedExtension, NoPeerExtension: o.NoPeerExtension, OverheadCorrection: o.OverheadCorrection, NoGrowthCorrection: o.NoGrowthCorrection, GraphRounds: o.GraphRounds, PauseLead: o.PauseLead, AutoConnections: !o.FixedConnections,
-		Progress: o.Progress,
+		PauseMethod: o.PauseMethod, Progress: o.Progress,
 	})
 	if err != nil {
 		return nil, err

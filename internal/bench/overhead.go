@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 )
@@ -23,6 +25,7 @@ type OverheadOptions struct {
 	Warmup      time.Duration
 	Duration    time.Duration
 	WorkUS      float64 // CPU work per call of each of the two services
+	Methods     []pause.Method
 	Progress    io.Writer
 }
 
@@ -73,9 +76,11 @@ workload:
 
 // Overhead measures what the instrumentation and the controllers cost at a
 // zero pause: the same two-service application uninstrumented, instrumented
-// under controllers without slowdown, and with rounds (stop and continue
-// signals, pause 0) every call and every 100 calls. Runs are interleaved
-// and each controlled run is compared with the plain run of its repetition.
+// under controllers without slowdown, and, for each pause method, with
+// rounds of zero pause (a stop and a continue, a freeze and a thaw, a
+// holding thread's wake-up) every call and every 100 calls. Runs are
+// interleaved and each controlled run is compared with the plain run of
+// its repetition.
 func Overhead(ctx context.Context, o OverheadOptions) (*OverheadResult, error) {
 	if o.Reps <= 0 {
 		o.Reps = 5
@@ -110,8 +115,17 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	names := []string{"uninstrumented", "controller, no slowdown", "rounds every call (batch 1)", "rounds every 100 calls (batch 100)"}
-	batches := []int{0, 0, 1, 100}
+	if len(o.Methods) == 0 {
+		o.Methods = []pause.Method{pause.MethodSignal, pause.MethodCgroup, pause.MethodCores}
+	}
+	names := []string{"uninstrumented", "controller, no slowdown"}
+	batches := []int{0, 0}
+	methods := []pause.Method{pause.MethodSignal, pause.MethodSignal}
+	for _, m := range o.Methods {
+		names = append(names, fmt.Sprintf("%s: rounds every call (batch 1)", m), fmt.Sprintf("%s: rounds every 100 calls (batch 100)", m))
+		batches = append(batches, 1, 100)
+		methods = append(methods, m, m)
+	}
 	runs := make([][]float64, len(names))
 	rounds := make([][]float64, len(names))
 	neighbours := map[string][]string{"a": {"b"}, "b": {"a"}}
@@ -134,19 +148,22 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadResult, error) {
 			if err != nil {
 				return nil, err
 			}
-			r, err := experiment.New(d, experiment.Options{Target: "b", Warmup: o.Warmup, Duration: o.Duration, Connections: o.Connections})
-			if err != nil {
-				d.Stop()
-				return nil, err
-			}
 			cfgs := []int{0}
 			if !plain {
-				cfgs = []int{1, 2, 3}
+				cfgs = cfgs[:0]
+				for i := 1; i < len(names); i++ {
+					cfgs = append(cfgs, i)
+				}
 				if rep%2 == 1 {
-					cfgs = []int{3, 2, 1}
+					slices.Reverse(cfgs)
 				}
 			}
 			for _, i := range cfgs {
+				r, err := experiment.New(d, experiment.Options{Target: "b", Warmup: o.Warmup, Duration: o.Duration, Connections: o.Connections, PauseMethod: methods[i]})
+				if err != nil {
+					d.Stop()
+					return nil, err
+				}
 				res, st, err := r.Measure(ctx, batches[i], 0, neighbours)
 				if err != nil {
 					d.Stop()
@@ -177,8 +194,8 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadResult, error) {
 // WriteOverheadTable prints the result as a table.
 func WriteOverheadTable(w io.Writer, r *OverheadResult) {
 	fmt.Fprintf(w, "two services, %g µs of CPU work each, %d connections, %d repetitions of %gs\n\n", r.WorkUS, r.Connections, r.Reps, r.DurationS)
-	fmt.Fprintf(w, "%-36s %12s %8s %10s %10s\n", "configuration", "median req/s", "spread", "overhead", "rounds/s")
+	fmt.Fprintf(w, "%-44s %12s %8s %10s %10s\n", "configuration", "median req/s", "spread", "overhead", "rounds/s")
 	for _, c := range r.Configs {
-		fmt.Fprintf(w, "%-36s %12.0f %7.1f%% %9.1f%% %10.0f\n", c.Name, c.MedianRPS, c.SpreadPct, c.OverheadPct, c.RoundsPerS)
+		fmt.Fprintf(w, "%-44s %12.0f %7.1f%% %9.1f%% %10.0f\n", c.Name, c.MedianRPS, c.SpreadPct, c.OverheadPct, c.RoundsPerS)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/load"
@@ -84,18 +85,30 @@ type Options struct {
 	// other paused services on the same cores used during it (see
 	// Runner.corePeers). For measuring what it buys (docs/method.md).
 	NoPeerExtension bool
+	// OpenLoopRate, when positive, drives every run open loop at this many
+	// requests per second instead of closed loop (for benchmarks that
+	// measure cost at a fixed load; predictions need a closed loop).
+	OpenLoopRate float64
+	// PauseMethod is how the other services are paused (pause.Method);
+	// "" or auto lets the deployment choose (local.Deployment.PauseMethod).
+	PauseMethod pause.Method
 }
 
 // Thresholds for flags.
 const (
-	errorShare      = 0.01 // errors+non-2xx above this share of responses
-	starvedRatio    = 0.8  // target busy during pauses below this share of its overall busy
-	pauseShortfall  = 0.9  // actual/requested pause below this
-	noisyStdErrPct  = 3    // standard error of a point's estimate above this, %
-	stopsLateShare  = 0.5  // the latest paused service's mean stop lateness above this share of a pause
-	maxAutoBatch    = 100
-	maxAutoPause    = 4 * time.Millisecond
-	queueShareBatch = 0.25 // share of the connections the target may drain during one pause
+	errorShare     = 0.01 // errors+non-2xx above this share of responses
+	starvedRatio   = 0.8  // target busy during pauses below this share of its overall busy
+	pauseShortfall = 0.9  // actual/requested pause below this
+	noisyStdErrPct = 3    // standard error of a point's estimate above this, %
+	stopsLateShare = 0.5  // the latest paused service's mean stop lateness above this share of a pause
+	// mechanism-cost: the prediction moved by pausing's own cost by more
+	// than this many standard errors of the point, and at least this much.
+	mechanismNoise    = 2
+	mechanismFloorPct = 3
+	holdLeakPct       = 95 // held cores: the holding threads got less of them than this share (%)
+	maxAutoBatch      = 100
+	maxAutoPause      = 4 * time.Millisecond
+	queueShareBatch   = 0.25 // share of the connections the target may drain during one pause
 )
 
 // DefaultPrecisionPct is the standard error (%) a point's estimate is
@@ -122,16 +135,17 @@ func CheckPauseLead(lead time.Duration) error {
 
 // Runner runs experiments on one deployment.
 type Runner struct {
-	prof  *profile  // set by pre-profiling
-	base  []*sample // baseline runs so far
-	d     *local.Deployment
-	spec  *spec.Spec
-	opts  Options
-	mix   []load.Request
-	epoch uint64
-	step  int
-	steps int
-	start time.Time
+	method pause.Method // resolved
+	prof   *profile     // set by pre-profiling
+	base   []*sample    // baseline runs so far
+	d      *local.Deployment
+	spec   *spec.Spec
+	opts   Options
+	mix    []load.Request
+	epoch  uint64
+	step   int
+	steps  int
+	start  time.Time
 }
 
 // New validates options against the deployment.
@@ -175,7 +189,14 @@ func New(d *local.Deployment, opts Options) (*Runner, error) {
 			return nil, fmt.Errorf("validate needs a way to really reduce %q's work: add ground_truth (env, base_us) to it in the spec (docs/spec.md)", opts.Target)
 		}
 	}
-	r := &Runner{d: d, spec: s, opts: opts, epoch: uint64(time.Now().UnixNano())}
+	method, err := d.PauseMethod(opts.PauseMethod)
+	if err != nil {
+		return nil, err
+	}
+	if method != pause.MethodSignal && (opts.Uncoordinated || opts.GraphRounds) {
+		return nil, fmt.Errorf("uncoordinated pausing and rounds along the call graph are made with signals, not with the %s method", method)
+	}
+	r := &Runner{d: d, spec: s, opts: opts, method: method, epoch: uint64(time.Now().UnixNano())}
 	for _, q := range s.Workload.Requests {
 		h := make(map[string][]string, len(q.Headers))
 		for k, v := range q.Headers {
@@ -208,6 +229,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 			MaxPauseMS: float64(o.MaxPause) / 1e6, Placement: map[string][]int{}, PlacementMode: string(r.d.Placement.Mode()), LoadCPUs: r.d.Placement.OtherCPUs, NumCPU: runtime.NumCPU(),
 			PauseLeadMS: float64(o.PauseLead) / 1e6, GraphRounds: o.GraphRounds, Uncoordinated: o.Uncoordinated,
 			NoColocatedExtension: o.NoColocatedExtension, NoPeerExtension: o.NoPeerExtension, OverheadCorrection: o.OverheadCorrection, NoGrowthCorrection: o.NoGrowthCorrection,
+			PauseMethod: string(r.method),
 		},
 	}
 	out.Settings.Host, _ = os.Hostname()

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // userHZ is the kernel's USER_HZ, the unit of /proc/stat, fixed at 100.
@@ -39,4 +41,13 @@ func sharedIdle(cpus []int) time.Duration {
 		}
 	}
 	return time.Duration(ticks) * time.Second / userHZ
+}
+
+// processCPUTime is this process's CPU time, all threads.
+func processCPUTime() time.Duration {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts) != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aclements/go-moremath/stats"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/model"
 )
@@ -73,9 +74,35 @@ func (r *Runner) baselineOf(samples []*sample) report.Baseline {
 	b.SpreadPct = report.SpreadPct(b.Runs)
 	b.P50MS, b.P99MS = report.Median(p50), report.Median(p99)
 	b.OthersCPUUS = medianOf(samples, r.othersCPU)
+	b.PausedWorkUS = medianOf(samples, r.pausedWork)
 	b.ControllersCPUUS = medianOf(samples, r.controllersCPU)
 	b.SharedIdlePct = medianOf(samples, r.sharedIdlePct)
 	return b
+}
+
+// pausedWork is the busy time (µs) of the paused services' cores per
+// completed request in the sample's window, summed over the cores, the
+// pauses themselves (a holder's spinning) left out: the services', the
+// load generator's and the controllers' work there, the kernel's included.
+func (r *Runner) pausedWork(s *sample) float64 {
+	n := s.responses()
+	cores := len(r.d.Placement.PausedCPUs())
+	if n == 0 || cores == 0 || s.window <= 0 {
+		return 0
+	}
+	busy := s.window*time.Duration(cores) - s.idle - s.held()
+	return busy.Seconds() * 1e6 / float64(n)
+}
+
+// held is the CPU the cores method's holding threads took in the sample's
+// window: the pauses themselves.
+func (s *sample) held() time.Duration {
+	for _, a := range s.after {
+		if b := s.before[a.Service]; b != nil && a.PauseHeldCPUNS > 0 {
+			return time.Duration(a.PauseHeldCPUNS - b.PauseHeldCPUNS)
+		}
+	}
+	return 0
 }
 
 // othersCPU is the CPU time (µs) of all services but the target per
@@ -121,6 +148,8 @@ func (r *Runner) controllersCPU(s *sample) float64 {
 		}
 		total += (a.ControllerCPUNS - b.ControllerCPUNS) - (a.ControllerCPUStoppedNS - b.ControllerCPUStoppedNS)
 	}
+	// A holder's spinning is the pause itself.
+	total -= int64(s.held())
 	return float64(total) / 1e3 / float64(n)
 }
 
@@ -150,7 +179,14 @@ func (r *Runner) roundOverhead(s *sample) float64 {
 		extra += max(0, r.controllersCPU(s)-medianOf(r.base, r.controllersCPU))
 	}
 	if !r.opts.NoGrowthCorrection {
-		extra += max(0, r.othersCPU(s)-medianOf(r.base, r.othersCPU))
+		growth := r.othersCPU
+		if r.method == pause.MethodCores {
+			// The held cores stop everything on them: what grows is all
+			// the work there, the load generator's and the controllers'
+			// with the services'.
+			growth = r.pausedWork
+		}
+		extra += max(0, growth(s)-medianOf(r.base, growth))
 	}
 	return extra / 1e6 / float64(max(1, len(r.d.Placement.PausedCPUs())))
 }
@@ -197,8 +233,11 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sampl
 	}
 	flags := map[string]bool{}
 	var busyIn, busyAll, delays, lateMin, lateMax []float64
-	var requested, actual int64
+	var requested, actual, heldCPU int64
 	var received, late uint64
+	// With signals every paused service's controller counts its own
+	// pauses; with a group method the target's controller pauses them all.
+	group := r.method == pause.MethodCgroup || r.method == pause.MethodCores
 	p.PredictedRuns = r.predictions(samples, d)
 	flags[report.FlagInfeasible] = slices.Contains(p.PredictedRuns, 0)
 	for _, s := range samples {
@@ -218,6 +257,12 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sampl
 		}
 		if _, cpu := s.delta(r.opts.Target); s.window > 0 {
 			busyAll = append(busyAll, float64(cpu)/float64(s.window)/prof.q1)
+		}
+		if group {
+			requested += tgt.PauseRequestedNS
+			actual += tgt.PauseActualNS
+			heldCPU += tgt.PauseHeldCPUNS
+			continue
 		}
 		var delay, lmax int64
 		lmin := int64(math.MaxInt64)
@@ -254,9 +299,16 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sampl
 		p.SpreadPct = report.SpreadPct(p.PredictedRuns)
 	}
 	nOthers := float64(max(1, len(r.d.Services())-1))
+	if group {
+		nOthers = 1
+		if actual > 0 && r.method == pause.MethodCores {
+			p.HeldCPUPct = 100 * float64(heldCPU) / float64(actual)
+		}
+	}
 	p.PauseRequestedMS = float64(requested) / 1e6 / nOthers / float64(len(samples))
 	p.PauseActualMS = float64(actual) / 1e6 / nOthers / float64(len(samples))
 	p.OthersCPUUS = medianOf(samples, r.othersCPU)
+	p.PausedWorkUS = medianOf(samples, r.pausedWork)
 	p.ControllersCPUUS = medianOf(samples, r.controllersCPU)
 	p.OverheadUS = 1e6 * medianOf(samples, r.roundOverhead)
 	p.SharedIdlePct = medianOf(samples, r.sharedIdlePct)
@@ -282,6 +334,21 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sampl
 	}
 	p.StdErrPct = stdErrPct(p.PredictedRuns, truth)
 	flags[report.FlagNoisy] = p.StdErrPct > noisyStdErrPct
+	// What pausing cost the paused cores beyond the pauses moves the
+	// prediction by about that cost times the predicted throughput: the
+	// part the growth correction takes off, which is an estimate, and the
+	// controllers' work, which nothing takes off.
+	if d > 0 && p.PredictedRPS > 0 {
+		cost := p.OverheadUS
+		if r.method != pause.MethodCores && r.d.Placement.Mode() == local.ModeShared && !r.opts.OverheadCorrection {
+			cost += max(0, p.ControllersCPUUS-medianOf(r.base, r.controllersCPU)) / float64(max(1, len(r.d.Placement.PausedCPUs())))
+		}
+		p.MechanismPct = 100 * cost / 1e6 * p.PredictedRPS
+		flags[report.FlagMechanismCost] = p.MechanismPct > max(mechanismNoise*p.StdErrPct, mechanismFloorPct)
+	}
+	if p.HeldCPUPct > 0 && p.HeldCPUPct < holdLeakPct {
+		flags[report.FlagHoldLeak] = true
+	}
 	if truth != nil {
 		t := report.Median(truth)
 		o, idle := medianOf(truthRuns, r.othersCPU), medianOf(truthRuns, r.sharedIdlePct)

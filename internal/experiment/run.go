@@ -10,9 +10,53 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 	"github.com/slowpoke-dev/slowpoke/load"
 )
+
+// Window is what one measured run saw, for benchmarks.
+type Window struct {
+	Result *load.Result
+	Length time.Duration
+	// PausedBusy is the busy time of the cores the other services run on,
+	// summed over them; HeldCPU the part of it the cores method's holding
+	// threads took (the pauses themselves).
+	PausedBusy, HeldCPU time.Duration
+	ServicesCPU         map[string]time.Duration // every service's
+	ControllersCPU      time.Duration            // every controller's, holding threads included
+	LoadCPU             time.Duration            // this process's: the load generator
+	Rounds              uint64                   // rounds the target started
+}
+
+// MeasureWindow runs one measurement window like Measure and says what it
+// cost whom.
+func (r *Runner) MeasureWindow(ctx context.Context, batch int, pause time.Duration) (*Window, error) {
+	var sd *slowdown
+	if batch > 0 {
+		sd = &slowdown{batch: batch, pause: pause}
+	}
+	s, err := r.run(ctx, sd, r.star(), r.opts.Warmup, false)
+	if err != nil {
+		return nil, err
+	}
+	w := &Window{Result: s.res, Length: s.window, LoadCPU: s.loadCPU, ServicesCPU: map[string]time.Duration{}}
+	w.PausedBusy = s.window*time.Duration(len(r.d.Placement.PausedCPUs())) - s.idle
+	for name, a := range s.after {
+		b := s.before[name]
+		if b == nil {
+			continue
+		}
+		_, w.ServicesCPU[name] = s.delta(name)
+		w.ControllersCPU += time.Duration(a.ControllerCPUNS - b.ControllerCPUNS)
+		if name == r.opts.Target {
+			w.HeldCPU = time.Duration(a.PauseHeldCPUNS - b.PauseHeldCPUNS)
+			w.Rounds = a.RoundsStarted - b.RoundsStarted
+		}
+	}
+	return w, nil
+}
 
 // Measure runs one measurement window: without slowdown when batch is 0,
 // otherwise with rounds every batch target calls and the given pause per
@@ -40,6 +84,7 @@ type sample struct {
 	rounds   map[string]*wire.Stats // controller counters after the slowdown stopped
 	window   time.Duration
 	idle     time.Duration // idle time of the shared cores in the window, summed over them
+	loadCPU  time.Duration // this process's CPU time in the window: the load generator's, mostly
 	slowdown *slowdown
 }
 
@@ -138,24 +183,9 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 			if svc.Control == nil {
 				continue
 			}
-			cf := wire.Configure{Epoch: r.epoch, Target: svc.Name == r.opts.Target, Batch: sd.batch, PausePerRoundNS: int64(sd.pause), Colocated: r.colocated(svc.Name), CorePeers: r.corePeers(svc.Name), LeadNS: int64(r.opts.PauseLead)}
-			if r.opts.Uncoordinated && !cf.Target && r.prof != nil {
-				// Same pause per call as rounds give, applied locally:
-				// B calls of this service take B d c1/(q1 ci).
-				ci := r.prof.ci[svc.Name]
-				if ci <= 0 {
-					continue
-				}
-				cf.Local = true
-				cf.PausePerRoundNS = int64(float64(sd.pause) * r.prof.c1 / ci)
-			}
-			for _, n := range neighbours[svc.Name] {
-				if r.opts.Uncoordinated {
-					break // no rounds travel: every service paces itself
-				}
-				if ns := r.d.Service(n); ns != nil && ns.Control != nil {
-					cf.Neighbours = append(cf.Neighbours, wire.Neighbour{Name: n, Addr: ns.Control.Addr})
-				}
+			cf, skip := r.configure(svc.Name, sd, neighbours)
+			if skip {
+				continue
 			}
 			if err := svc.Control.Configure(cf); err != nil {
 				return nil, fmt.Errorf("configure %s: %w", svc.Name, err)
@@ -174,17 +204,25 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 	// Worked out once, not in the window's edge hooks: under dedicated
 	// placement it is a sorted union of the services' cores.
 	paused := r.d.Placement.PausedCPUs()
-	res, err := load.RunClosed(ctx, r.mix,
-		load.WithConnections(r.opts.Connections), load.WithWarmup(warmup), load.WithDuration(r.opts.Duration),
+	opts := []load.Option{load.WithWarmup(warmup), load.WithDuration(r.opts.Duration),
 		load.WithWindowHooks(func() {
 			s.before = r.snapshot()
 			idle0 = sharedIdle(paused)
+			s.loadCPU = -processCPUTime()
 			t0 = time.Now()
 		}, func() {
 			s.window = time.Since(t0)
+			s.loadCPU += processCPUTime()
 			s.idle = sharedIdle(paused) - idle0
 			s.after = r.snapshot()
-		}))
+		})}
+	var res *load.Result
+	var err error
+	if r.opts.OpenLoopRate > 0 {
+		res, err = load.RunOpen(ctx, r.mix, r.opts.OpenLoopRate, opts...)
+	} else {
+		res, err = load.RunClosed(ctx, r.mix, append(opts, load.WithConnections(r.opts.Connections))...)
+	}
 	if sd != nil {
 		// Target first: no new rounds, then everyone resumes.
 		slices.Reverse(svcs)
@@ -206,6 +244,56 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 	}
 	s.res = res
 	return s, nil
+}
+
+// configure is a service's part of a slowdown run (skip: it takes none).
+func (r *Runner) configure(name string, sd *slowdown, neighbours map[string][]string) (cf wire.Configure, skip bool) {
+	target := name == r.opts.Target
+	cf = wire.Configure{Epoch: r.epoch, Target: target, Batch: sd.batch, PausePerRoundNS: int64(sd.pause), Method: string(r.method)}
+	switch r.method {
+	case pause.MethodCores:
+		// The target's controller holds the other services' cores; the
+		// other controllers take no part.
+		if target {
+			cf.HoldCores = r.d.Placement.HoldCores()
+		}
+		return cf, false
+	case pause.MethodCgroup:
+		// The target's controller freezes the other services' cgroups,
+		// extending each freeze by what the load generator used on their
+		// cores meanwhile (as Colocated does for signals).
+		if target {
+			for _, svc := range r.d.Services() {
+				if svc.Name != name && svc.Cgroup != "" {
+					cf.Freeze = append(cf.Freeze, svc.Cgroup)
+				}
+			}
+			if !r.opts.NoColocatedExtension && sharesCPU(r.d.Placement.PausedCPUs(), r.d.Placement.OtherCPUs) && r.d.Placement.Mode() == local.ModeShared {
+				cf.Colocated = []int{os.Getpid()}
+			}
+		}
+		return cf, false
+	}
+	cf.Colocated, cf.CorePeers, cf.LeadNS = r.colocated(name), r.corePeers(name), int64(r.opts.PauseLead)
+	if r.opts.Uncoordinated && !target && r.prof != nil {
+		// Same pause per call as rounds give, applied locally: B calls of
+		// this service take B d c1/(q1 ci).
+		ci := r.prof.ci[name]
+		if ci <= 0 {
+			return cf, true
+		}
+		cf.Local = true
+		cf.PausePerRoundNS = int64(float64(sd.pause) * r.prof.c1 / ci)
+	}
+	if r.opts.Uncoordinated {
+		return cf, false // no rounds travel: every service paces itself
+	}
+	for _, n := range neighbours[name] {
+		if ns := r.d.Service(n); ns != nil && ns.Control != nil {
+			cf.Neighbours = append(cf.Neighbours, wire.Neighbour{Name: n, Addr: ns.Control.Addr})
+		}
+	}
+	return cf, false
 }
 
 // colocated lists the never-paused processes whose CPU use during a stop

@@ -32,6 +32,8 @@ const (
 	FlagNeighbourUnreachable = "neighbour-unreachable"
 	FlagNoisy                = "noisy"
 	FlagStopsLate            = "stops-late"
+	FlagMechanismCost        = "mechanism-cost"
+	FlagHoldLeak             = "hold-leak"
 )
 
 // Results is the outcome of one experiment, stored as results.json.
@@ -69,6 +71,9 @@ type Settings struct {
 	MaxRepetitions int     `json:"max_repetitions"`
 	PrecisionPct   float64 `json:"precision_pct"`
 	MaxPauseMS     float64 `json:"max_pause_ms"`
+	// PauseMethod is how the other services were paused: "signal",
+	// "cgroup" or "cores" (docs/method.md).
+	PauseMethod string `json:"pause_method"`
 	// How stops were made (the method flags; false or 0 when not set).
 	PauseLeadMS          float64 `json:"pause_lead_ms"`
 	GraphRounds          bool    `json:"graph_rounds,omitempty"`
@@ -99,6 +104,10 @@ type Baseline struct {
 	// OthersCPUUS is the CPU time all services but the target used per
 	// completed request (median over runs); compare with the points'.
 	OthersCPUUS float64 `json:"others_cpu_us"`
+	// PausedWorkUS is the busy time of the non-target services' cores per
+	// completed request, summed over those cores (median over runs): the
+	// services', the load generator's and the controllers' work there.
+	PausedWorkUS float64 `json:"paused_work_us"`
 	// ControllersCPUUS is the CPU time all controllers used per completed
 	// request outside their services' stops (median over runs).
 	ControllersCPUUS float64 `json:"controllers_cpu_us"`
@@ -118,6 +127,11 @@ type Point struct {
 	// assumes it stays at the baseline's: a lower value means the paused
 	// services ran more efficiently than in the baseline.
 	OthersCPUUS float64 `json:"others_cpu_us"`
+	// PausedWorkUS is the busy time of the non-target services' cores per
+	// completed request during the slowdown runs, summed over those cores,
+	// the pauses themselves (the cores method's holding threads) left out
+	// (median). Compare with the baseline's.
+	PausedWorkUS float64 `json:"paused_work_us"`
 	// ControllersCPUUS is the controllers' CPU time per completed request
 	// outside their services' stops during the slowdown runs (median).
 	ControllersCPUUS float64 `json:"controllers_cpu_us"`
@@ -156,10 +170,22 @@ type Point struct {
 	// StdErrPct is the standard error of the point's estimate relative to
 	// it, %: of the mean prediction, combined with the mean ground truth's
 	// for validate.
-	StdErrPct         float64   `json:"std_err_pct"`
-	Rounds            uint64    `json:"rounds"`
-	PauseRequestedMS  float64   `json:"pause_requested_ms"`
-	PauseActualMS     float64   `json:"pause_actual_ms"`
+	StdErrPct        float64 `json:"std_err_pct"`
+	Rounds           uint64  `json:"rounds"`
+	PauseRequestedMS float64 `json:"pause_requested_ms"`
+	PauseActualMS    float64 `json:"pause_actual_ms"`
+	// HeldCPUPct is, with the cores method, the share of the holds' time
+	// that the holding threads ran on the held cores (100: nothing else
+	// ran there; lower: the kernel's real-time throttling or a higher
+	// priority thread let something run during the pauses).
+	HeldCPUPct float64 `json:"held_cpu_pct,omitempty"`
+	// MechanismPct is by how much (%) what pausing itself cost the paused
+	// services' cores moves the prediction: the correction taken off
+	// (overhead_us) plus, with signals and cgroups, the controllers' CPU
+	// per request above the baseline's, per shared core, times the
+	// predicted throughput. Flagged "mechanism-cost" when it is larger
+	// than the point's noise.
+	MechanismPct      float64   `json:"mechanism_pct"`
 	TargetBusyInPause float64   `json:"target_busy_in_pause"` // 0..1
 	TargetBusyOverall float64   `json:"target_busy_overall"`  // 0..1
 	Errors            uint64    `json:"errors"`
