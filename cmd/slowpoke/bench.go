@@ -16,7 +16,10 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/bench"
+	"github.com/slowpoke-dev/slowpoke/internal/experiment"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+	"github.com/slowpoke-dev/slowpoke/model"
 )
 
 func runBench(args []string) int {
@@ -29,13 +32,18 @@ func runBench(args []string) int {
 	if len(args) > 0 && args[0] == "pausecost" {
 		return benchPauseCost(args[1:])
 	}
-	fmt.Fprintln(os.Stderr, "Usage: slowpoke bench overhead|accuracy|pausecost [flags]\n\n"+
+	if len(args) > 0 && args[0] == "methods" {
+		return benchMethods(args[1:])
+	}
+	fmt.Fprintln(os.Stderr, "Usage: slowpoke bench overhead|accuracy|pausecost|methods [flags]\n\n"+
 		"overhead  throughput cost of the instrumentation and controllers at zero pause,\n"+
 		"          against the same two emulated services uninstrumented\n"+
 		"accuracy  slowpoke validate on synthetic configurations (docs/suite.md):\n"+
 		"          prediction error against ground truth, per point and overall\n"+
 		"pausecost what one round of pauses costs the paused services' cores, per pause\n"+
-		"          method, as the number of services sharing them grows")
+		"          method, as the number of services sharing them grows\n"+
+		"methods   validate an application with several pause methods against one ground\n"+
+		"          truth, interleaved: every method's error per point, paired")
 	return 2
 }
 
@@ -206,4 +214,103 @@ func parseMethods(list string) ([]pause.Method, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+func benchMethods(args []string) int {
+	fs := flag.NewFlagSet("bench methods", flag.ContinueOnError)
+	c := predictConfig{validate: true, method: defaultMethod()}
+	fs.StringVar(&c.specPath, "f", "", "application spec (required)")
+	fs.StringVar(&c.target, "target", "", "service to virtually speed up (required)")
+	fs.StringVar(&c.reduce, "reduce", "100,200,...,1000us", "reductions")
+	fs.IntVar(&c.reps, "reps", 3, "repetitions")
+	fs.DurationVar(&c.duration, "duration", 0, "measurement window (default: the spec's)")
+	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections (default: the spec's)")
+	methods := fs.String("methods", "cores,signal,cgroup", "pause methods to compare")
+	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-methods-<time>)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if c.specPath == "" || c.target == "" {
+		fmt.Fprintln(os.Stderr, "slowpoke bench methods: -f and --target are required")
+		return 2
+	}
+	ms, err := parseMethods(*methods)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "slowpoke bench methods: --methods:", err)
+		return 2
+	}
+	reds, err := model.ParseReductions(c.reduce)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "slowpoke bench methods: --reduce:", err)
+		return 2
+	}
+	if *out == "" {
+		*out = filepath.Join("slowpoke-out", "bench-methods-"+time.Now().Format("20060102-150405"))
+	}
+	s, err := spec.Load(c.specPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "slowpoke bench methods:", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
+	d, err := local.Start(ctx, s, local.Options{Target: c.target, LogDir: filepath.Join(*out, "logs"), Logf: logf})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "slowpoke bench methods:", err)
+		return 1
+	}
+	defer d.Stop()
+	ctx, cancel := d.Watch(ctx)
+	defer cancel()
+	var texts []string
+	for _, r := range reds {
+		texts = append(texts, r.Text)
+	}
+	res, err := experiment.Compare(ctx, d, experiment.Options{
+		Target: c.target, Reductions: reds, ReductionsText: texts, Connections: c.conns, Duration: c.duration,
+		Repetitions: c.reps, SpecPath: c.specPath, Progress: os.Stderr, PauseLead: experiment.DefaultPauseLead,
+	}, ms)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "slowpoke bench methods:", d.Explain(err))
+		return 1
+	}
+	writeMethodsTable(os.Stdout, res)
+	path := filepath.Join(*out, "methods.json")
+	if err := writeJSONFile(path, res); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("\nwrote %s\n", path)
+	return 0
+}
+
+// writeMethodsTable prints every point's truth and every method's error.
+func writeMethodsTable(w io.Writer, c *experiment.Comparison) {
+	fmt.Fprintf(w, "\n%s, target %s: baseline %.0f req/s, c1 %.3f, u1 %.0f µs\n\n", c.App, c.Target, c.Baseline.RPS, c.C1, c.U1US)
+	fmt.Fprintf(w, "%10s %10s", "d (µs)", "true req/s")
+	for _, m := range c.Methods {
+		fmt.Fprintf(w, " %22s", m.Method+" pred (error)")
+	}
+	fmt.Fprintln(w)
+	for i, p := range c.Methods[0].Points {
+		truth := 0.0
+		if p.TrueRPS != nil {
+			truth = *p.TrueRPS
+		}
+		fmt.Fprintf(w, "%10.0f %10.0f", p.ReductionUS, truth)
+		for _, m := range c.Methods {
+			q := m.Points[i]
+			e := "n/a"
+			if q.ErrorPct != nil {
+				e = fmt.Sprintf("%+.1f%%", *q.ErrorPct)
+			}
+			fmt.Fprintf(w, " %13.0f (%6s)", q.PredictedRPS, e)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	for _, m := range c.Methods {
+		fmt.Fprintf(w, "%-7s RMSE %5.2f%%, mean %+6.2f%%, max |error| %5.2f%%\n", m.Method, m.RMSEPct, m.MeanPct, m.MaxPct)
+	}
 }

@@ -249,7 +249,7 @@ func (d *Deployment) launch(s *spec.Service) error {
 	}()
 	if d.opts.NoController {
 		svc.PID = cmd.Process.Pid
-		svc.startTick = startTime(svc.PID)
+		svc.startTick = guard.StartTime(svc.PID)
 	}
 	d.mu.Lock()
 	d.services[s.Name] = svc
@@ -370,7 +370,7 @@ func (d *Deployment) waitReady(ctx context.Context, s *spec.Service) error {
 		return fmt.Errorf("service %q: controller: %w", s.Name, err)
 	}
 	svc.PID = st.PID
-	svc.startTick = startTime(st.PID)
+	svc.startTick = guard.StartTime(st.PID)
 	if err := d.guardService(svc); err != nil {
 		return fmt.Errorf("service %q: %w", s.Name, err)
 	}
@@ -464,7 +464,7 @@ func (d *Deployment) stopOne(s *Service, grace time.Duration) {
 	// running (continued, by its parent-death signal). It is still ours:
 	// recognise it by its start time and end its group, and whatever else
 	// is in its cgroup.
-	if s.PID > 0 && s.startTick != "" && startTime(s.PID) == s.startTick {
+	if s.PID > 0 && s.startTick != "" && guard.StartTime(s.PID) == s.startTick {
 		syscall.Kill(-s.PID, syscall.SIGCONT)
 		syscall.Kill(-s.PID, syscall.SIGKILL)
 	}
@@ -476,21 +476,6 @@ func (d *Deployment) stopOne(s *Service, grace time.Duration) {
 		delete(d.services, s.Name)
 	}
 	d.mu.Unlock()
-}
-
-// startTime returns field 22 of /proc/PID/stat (start time in ticks since
-// boot), or "" if the process is gone.
-func startTime(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 20 || f[0] == "Z" {
-		return ""
-	}
-	return f[19]
 }
 
 func logTail(path string) string {
