@@ -105,6 +105,7 @@ type counters struct {
 	started, received, duplicate, stale, forwarded, forwardErrors uint64
 	late                                                          uint64 // received after the lead had passed
 	authFailures                                                  uint64
+	refused, handshakeTimeouts                                    uint64 // control connections over the unauthenticated bound, or silent past the handshake deadline
 	delaySum, delayMax                                            int64
 	hopsMax                                                       int
 	pauseBusy, pauseWindow                                        int64

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,6 +46,22 @@ func TestMain(m *testing.M) {
 	case "exit":
 		code, _ := strconv.Atoi(os.Getenv("EXIT_CODE"))
 		os.Exit(code)
+	case "prefork": // a pre-fork server: workers in sessions of their own, their PIDs in WORKERS_FILE, then wait for SIGTERM
+		var pids []string
+		for i := 0; i < 3; i++ {
+			w := exec.Command(os.Args[0])
+			w.Env = append(os.Environ(), roleEnv+"=spin")
+			w.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := w.Start(); err != nil {
+				os.Exit(8)
+			}
+			pids = append(pids, strconv.Itoa(w.Process.Pid))
+		}
+		os.WriteFile(os.Getenv("WORKERS_FILE"), []byte(strings.Join(pids, " ")), 0o644)
+		term := make(chan os.Signal, 1)
+		signalNotify(term)
+		<-term
+		os.Exit(0)
 	case "calls": // instrumented service receiving a steady stream of calls
 		a := agent.Default()
 		if a == nil {
@@ -540,4 +557,78 @@ func TestLateRoundsAreCounted(t *testing.T) {
 	if st := c.Stats(); st.RoundsReceived != 2 || st.RoundsLate != 1 {
 		t.Fatalf("received %d, late %d; want 2 and 1", st.RoundsReceived, st.RoundsLate)
 	}
+}
+
+// A flood of connections that never authenticate (idle ones, ones that
+// announce huge frames, garbage) neither starves the authenticated client
+// nor grows the controller without bound: extra connections are refused at
+// once, silent ones are closed after the handshake deadline, and the
+// counters say so.
+func TestControlPortFlood(t *testing.T) {
+	c := startCtl(t, "spin", "spin", time.Second)
+	client := NewClient(c.Addr(), testSecret)
+	defer client.Close()
+	if _, err := client.Stats(); err != nil {
+		t.Fatal(err)
+	}
+	baseGoroutines := runtime.NumGoroutine()
+	var floods []net.Conn
+	defer func() {
+		for _, f := range floods {
+			f.Close()
+		}
+	}()
+	kinds := []struct {
+		name string
+		send []byte
+	}{
+		{"idle", nil},
+		{"a header announcing 256 KiB", []byte{'S', 'P', wire.Version, byte(wire.TStats), 0, 4, 0, 0}},
+		{"garbage", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")},
+	}
+	for i := 0; i < 150; i++ {
+		k := kinds[i%len(kinds)]
+		conn, err := net.DialTimeout("tcp", c.Addr(), time.Second)
+		if err != nil {
+			continue // refused by a full backlog: fine
+		}
+		floods = append(floods, conn)
+		if k.send != nil {
+			conn.Write(k.send)
+		}
+	}
+	// The authenticated client keeps working meanwhile.
+	for i := 0; i < 20; i++ {
+		start := time.Now()
+		if _, err := client.Stats(); err != nil {
+			t.Fatalf("call %d during the flood: %v", i, err)
+		}
+		if took := time.Since(start); took > 3*time.Second {
+			t.Fatalf("call %d took %v during the flood", i, took)
+		}
+	}
+	if n := runtime.NumGoroutine(); n > baseGoroutines+2*maxUnauthenticated+20 {
+		t.Errorf("%d goroutines with %d flood connections open (%d before)", n, len(floods), baseGoroutines)
+	}
+	// Silent connections are closed after the handshake deadline.
+	waitFor(t, "silent connections to be closed", handshakeTimeout+5*time.Second, func() bool {
+		st := c.Stats()
+		return st.HandshakeTimeouts > 0
+	})
+	st := c.Stats()
+	t.Logf("refused %d, timed out %d, bad frames %d of %d flood connections", st.ControlRefused, st.HandshakeTimeouts, st.AuthFailures, len(floods))
+	if st.ControlRefused == 0 {
+		t.Error("no connection was refused beyond the bound")
+	}
+	if st.AuthFailures == 0 {
+		t.Error("no bad frame was counted")
+	}
+	// A new authenticated connection works once the flood is gone.
+	for _, f := range floods {
+		f.Close()
+	}
+	floods = nil
+	fresh := NewClient(c.Addr(), testSecret)
+	defer fresh.Close()
+	waitFor(t, "a fresh client to get in", 10*time.Second, func() bool { _, err := fresh.Stats(); return err == nil })
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -20,31 +21,80 @@ import (
 
 // ---- control channel ----
 
+// Bounds on control connections that have not authenticated yet (sent a
+// first frame with a valid MAC): how many at once (each holds a goroutine
+// and a buffer; the orchestrator and the other controllers need a handful),
+// how long one may take to send that frame (a peer that knows the secret
+// sends it at once), and how large it may be (a configure with the most
+// cgroups is about 30 KiB).
+const (
+	maxUnauthenticated = 16
+	handshakeTimeout   = 2 * time.Second
+	maxFirstFrame      = 64 << 10
+)
+
 func (c *Controller) acceptControl() {
+	slots := make(chan struct{}, maxUnauthenticated)
 	for {
 		conn, err := c.ln.Accept()
 		if err != nil {
 			return
 		}
-		go c.serveControl(conn)
+		select {
+		case slots <- struct{}{}:
+			go c.serveControl(conn, slots)
+		default:
+			conn.Close()
+			c.mu.Lock()
+			c.c.refused++
+			first := c.c.refused == 1
+			c.mu.Unlock()
+			if first {
+				c.log.Warn("too many unauthenticated control connections; refusing more (counted)", "limit", maxUnauthenticated, "peer", conn.RemoteAddr())
+			}
+		}
 	}
 }
 
-func (c *Controller) serveControl(conn net.Conn) {
+// serveControl serves one control connection. It holds one of the
+// unauthenticated slots until the peer's first frame has authenticated.
+func (c *Controller) serveControl(conn net.Conn, slots chan struct{}) {
 	defer conn.Close()
+	authenticated := false
+	defer func() {
+		if !authenticated {
+			<-slots
+		}
+	}()
 	w, err := wire.Server(conn, c.cfg.Secret)
 	if err != nil {
 		return
 	}
 	for {
-		t, payload, err := w.Recv(idleTimeout)
+		var t wire.Type
+		var payload []byte
+		var err error
+		if authenticated {
+			t, payload, err = w.Recv(idleTimeout)
+		} else if t, payload, err = w.RecvLimit(handshakeTimeout, maxFirstFrame); err == nil {
+			authenticated = true
+			<-slots
+		} else if errors.Is(err, os.ErrDeadlineExceeded) {
+			c.mu.Lock()
+			c.c.handshakeTimeouts++
+			c.mu.Unlock()
+			return
+		}
 		if err != nil {
 			if errors.Is(err, wire.ErrAuth) || errors.Is(err, wire.ErrBadMagic) || errors.Is(err, wire.ErrVersion) ||
 				errors.Is(err, wire.ErrType) || errors.Is(err, wire.ErrTooLarge) {
 				c.mu.Lock()
 				c.c.authFailures++
+				n := c.c.authFailures
 				c.mu.Unlock()
-				c.log.Warn("rejected control message", "peer", conn.RemoteAddr(), "err", err)
+				if n&(n-1) == 0 { // the 1st, 2nd, 4th, 8th...: a flood does not flood the log
+					c.log.Warn("rejected control message", "peer", conn.RemoteAddr(), "err", err, "rejected so far", n)
+				}
 			}
 			return
 		}
@@ -634,6 +684,7 @@ func (c *Controller) Stats() *wire.Stats {
 	st.RoundsLate = c.c.late
 	st.RoundsStale, st.RoundsForwarded, st.ForwardErrors = c.c.stale, c.c.forwarded, c.c.forwardErrors
 	st.AuthFailures = c.c.authFailures
+	st.ControlRefused, st.HandshakeTimeouts = c.c.refused, c.c.handshakeTimeouts
 	st.Pauses, st.PauseRequestedNS, st.PauseActualNS = ps.pauses, int64(ps.requested), int64(ps.actual)
 	st.PauseClippedNS, st.PauseMaxNS, st.PauseExtendedNS = int64(ps.clipped), int64(ps.longest), int64(ps.extended)
 	st.PauseHeldCPUNS = int64(ps.heldCPU)

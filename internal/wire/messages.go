@@ -106,6 +106,12 @@ type Stats struct {
 	RoundsForwarded uint64 `json:"rounds_forwarded"` // messages sent to neighbours
 	ForwardErrors   uint64 `json:"forward_errors"`   // neighbour unreachable or send failed
 	AuthFailures    uint64 `json:"auth_failures"`    // control connections dropped for a bad frame
+	// ControlRefused counts control connections closed at once because
+	// maxUnauthenticated were already waiting to authenticate;
+	// HandshakeTimeouts those closed for sending no valid frame within the
+	// handshake deadline.
+	ControlRefused    uint64 `json:"control_refused,omitempty"`
+	HandshakeTimeouts uint64 `json:"handshake_timeouts,omitempty"`
 
 	Pauses           uint64 `json:"pauses"` // stop/continue cycles
 	PauseRequestedNS int64  `json:"pause_requested_ns"`

@@ -123,6 +123,12 @@ func AppendFrame(dst []byte, k *Keys, dir Direction, seq uint64, t Type, payload
 // HeaderSize+MaxPayload+MACSize bytes and never allocates more than the
 // declared (bounded) payload.
 func ReadFrame(r io.Reader, k *Keys, dir Direction, seq uint64) (Type, []byte, error) {
+	return readFrame(r, k, dir, seq, MaxPayload)
+}
+
+// readFrame is ReadFrame with a payload limit of its own: a frame that
+// declares more is refused on its header, before any of it is read.
+func readFrame(r io.Reader, k *Keys, dir Direction, seq uint64, limit uint32) (Type, []byte, error) {
 	var h [HeaderSize]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
 		return 0, nil, err
@@ -138,7 +144,7 @@ func ReadFrame(r io.Reader, k *Keys, dir Direction, seq uint64) (Type, []byte, e
 		return 0, nil, fmt.Errorf("%w %d", ErrType, h[3])
 	}
 	n := binary.BigEndian.Uint32(h[4:])
-	if n > MaxPayload {
+	if n > limit {
 		return 0, nil, fmt.Errorf("%w: %d bytes", ErrTooLarge, n)
 	}
 	buf := make([]byte, int(n)+MACSize)
@@ -292,6 +298,13 @@ func (w *Conn) Send(t Type, v any) error {
 // Recv receives one authenticated message. A zero timeout argument uses
 // w.Timeout; a negative one waits forever.
 func (w *Conn) Recv(timeout time.Duration) (Type, []byte, error) {
+	return w.RecvLimit(timeout, MaxPayload)
+}
+
+// RecvLimit is Recv for a frame of at most limit payload bytes: a server
+// reads a peer's first frame, before the peer has authenticated, with a
+// small limit.
+func (w *Conn) RecvLimit(timeout time.Duration, limit uint32) (Type, []byte, error) {
 	if timeout == 0 {
 		timeout = w.Timeout
 	}
@@ -300,7 +313,7 @@ func (w *Conn) Recv(timeout time.Duration) (Type, []byte, error) {
 	} else {
 		w.c.SetReadDeadline(time.Time{})
 	}
-	t, p, err := ReadFrame(w.r, &w.keys, w.in, w.recvSeq)
+	t, p, err := readFrame(w.r, &w.keys, w.in, w.recvSeq, min(limit, MaxPayload))
 	if err != nil {
 		return 0, nil, err
 	}
