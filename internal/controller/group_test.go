@@ -245,3 +245,54 @@ func realtimeThreadsOf(t *testing.T, pid int) int {
 	}
 	return n
 }
+
+// A service whose processes leave its process group (a pre-fork server's
+// workers in sessions of their own) is still ended whole when it exits:
+// its cgroup holds them all.
+func TestCgroupEndsWhatTheServiceLeft(t *testing.T) {
+	h, err := pause.FindHierarchy()
+	if err != nil {
+		t.Skipf("no cgroups: %v", err)
+	}
+	cg, err := h.Create(fmt.Sprintf("test-%d/prefork", os.Getpid()))
+	if err != nil {
+		t.Skipf("no cgroups: %v", err)
+	}
+	t.Cleanup(func() { cg.Kill(time.Second); cg.Remove() })
+	workersFile := t.TempDir() + "/workers"
+	c, err := Start(Config{
+		Name: "prefork", Command: []string{os.Args[0]}, Env: append(childEnv("prefork"), "WORKERS_FILE="+workersFile),
+		Secret: testSecret, Cgroup: cg.Path, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var workers []int
+	waitFor(t, "the workers", 5*time.Second, func() bool {
+		b, _ := os.ReadFile(workersFile)
+		workers = workers[:0]
+		for _, f := range strings.Fields(string(b)) {
+			var pid int
+			fmt.Sscan(f, &pid)
+			workers = append(workers, pid)
+		}
+		return len(workers) == 3
+	})
+	if procs, _ := cg.Procs(); len(procs) != 4 {
+		t.Fatalf("cgroup holds %v, want the server and its 3 workers", procs)
+	}
+	c.Signal(syscall.SIGTERM) // reaches the server's group, not the workers' sessions
+	done := make(chan int, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the controller did not end")
+	}
+	for _, pid := range workers {
+		if procState(pid) != "" && procState(pid) != "Z" {
+			t.Errorf("worker %d outlived its server", pid)
+			unix.Kill(pid, unix.SIGKILL)
+		}
+	}
+}

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startDemo starts "slowpoke demo" with the given flags and returns once
+// it has finished pre-profiling (the next runs are slowdown runs, with
+// services being paused). Its stderr is collected in the returned buffer.
+func startDemo(t *testing.T, bin, out string, args ...string) (*exec.Cmd, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"demo", "--out", out}, args...)...)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	buf := &lockedBuffer{}
+	sc := bufio.NewScanner(stderr)
+	started := make(chan bool, 1)
+	go func() {
+		seen := false
+		for sc.Scan() {
+			buf.WriteLine(sc.Text())
+			if !seen && strings.Contains(sc.Text(), "c1 =") {
+				seen = true
+				started <- true
+			}
+		}
+		if !seen {
+			started <- false
+		}
+	}()
+	select {
+	case ok := <-started:
+		if !ok {
+			t.Fatalf("demo ended before pre-profiling was done:\n%s", buf)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no pre-profiling after 2 minutes:\n%s", buf)
+	}
+	return cmd, buf
+}
+
+// childrenOf lists the processes whose parent is pid and whose command
+// line contains word.
+func childrenOf(pid int, word string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		cmdline = bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) && bytes.Contains(cmdline, []byte(word)) {
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+// The orchestrator and every controller killed with SIGKILL at once in
+// the middle of a slowdown run: within seconds nothing the run started is
+// left, running or stopped, and no cgroup of it is left frozen.
+func TestKilledRunLeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo application")
+	}
+	bin := buildSlowpoke(t)
+	for trial := 1; trial <= 3; trial++ {
+		out := filepath.Join(t.TempDir(), "out")
+		cmd, _ := startDemo(t, bin, out, "--reps", "3", "--duration", "3s", "--reduce", "80%")
+		time.Sleep(time.Duration(trial) * 700 * time.Millisecond)
+		victims := append([]int{cmd.Process.Pid}, childrenOf(cmd.Process.Pid, "controller")...)
+		if len(victims) < 5 {
+			t.Fatalf("found %d processes to kill (the orchestrator and 4 controllers expected)", len(victims))
+		}
+		for _, pid := range victims {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		cmd.Wait()
+		checkNoLeftovers(t, out)
+		checkNoFrozenCgroups(t)
+	}
+}
+
+// checkNoFrozenCgroups fails if a cgroup under a slowpoke directory is
+// frozen.
+func checkNoFrozenCgroups(t *testing.T) {
+	t.Helper()
+	for _, pattern := range []string{"/sys/fs/cgroup/freezer/slowpoke/*/*/freezer.state", "/sys/fs/cgroup/unified/slowpoke/*/*/cgroup.freeze", "/sys/fs/cgroup/slowpoke/*/*/cgroup.freeze"} {
+		files, _ := filepath.Glob(pattern)
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			if s := strings.TrimSpace(string(b)); s == "FROZEN" || s == "FREEZING" || s == "1" {
+				t.Errorf("%s: %s", f, s)
+			}
+		}
+	}
+}
+
+// A second run while one is going says which ports are taken and by what,
+// before it starts anything; a service killed during a run ends the run
+// with an error that names it, says how it died and where its log is.
+func TestFaultsAreNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo application")
+	}
+	bin := buildSlowpoke(t)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd, stderr := startDemo(t, bin, out, "--reps", "3", "--duration", "3s", "--reduce", "80%")
+
+	second := exec.Command(bin, "demo", "--out", filepath.Join(t.TempDir(), "out2"), "--reps", "1")
+	var msg bytes.Buffer
+	second.Stderr = &msg
+	if err := runWithTimeout(second, time.Minute); err == nil {
+		t.Fatal("a second demo ran while the first held its ports")
+	}
+	if !strings.Contains(msg.String(), `service "frontend": port 18080 is already in use by PID`) {
+		t.Errorf("the second demo's error does not name the port and its holder:\n%s", msg.String())
+	}
+
+	var catalog int
+	for _, ctl := range childrenOf(cmd.Process.Pid, "--name catalog") {
+		if svc := childrenOf(ctl, "catalog"); len(svc) == 1 {
+			catalog = svc[0]
+		}
+	}
+	if catalog == 0 {
+		t.Fatal("catalog's process not found")
+	}
+	syscall.Kill(catalog, syscall.SIGKILL)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			t.Errorf("exit after a service died: %v, want status 1", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the run went on for a minute after a service died")
+	}
+	want := `service "catalog" died during the run (killed by SIGKILL); last lines of ` + filepath.Join(out, "logs", "catalog.log")
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+	}
+	checkNoLeftovers(t, out)
+}
+
+// A prediction checked against reality: validate on the demo at two
+// reductions, with a generous bound so that a noisy machine does not fail
+// it, while a change that breaks the method does.
+func TestDemoPredictionMatchesReality(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo application")
+	}
+	bin := buildSlowpoke(t)
+	dir := t.TempDir()
+	// The demo's spec and a slowpoke-emu link on the services' PATH.
+	for _, f := range []string{"app.yaml", "topology.yaml"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "demo", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(bin, filepath.Join(dir, emuName)); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "validate", "-f", filepath.Join(dir, "app.yaml"), "--target", "cart", "--reduce", "30,60%", "--reps", "2", "--out", out)
+	cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := runWithTimeout(cmd, 5*time.Minute); err != nil {
+		t.Fatalf("validate: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	checkNoLeftovers(t, out)
+	var res struct {
+		Points []struct {
+			ReductionPct float64  `json:"reduction_pct"`
+			PredictedRPS float64  `json:"predicted_rps"`
+			TrueRPS      *float64 `json:"true_rps"`
+			ErrorPct     *float64 `json:"error_pct"`
+		} `json:"points"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Points) != 2 {
+		t.Fatalf("%d points, want 2", len(res.Points))
+	}
+	for _, p := range res.Points {
+		if p.ErrorPct == nil || p.TrueRPS == nil {
+			t.Fatalf("point %.0f%% has no truth or error", p.ReductionPct)
+		}
+		t.Logf("%.0f%%: predicted %.0f req/s, true %.0f req/s, error %+.1f%%", p.ReductionPct, p.PredictedRPS, *p.TrueRPS, *p.ErrorPct)
+		if math.Abs(*p.ErrorPct) > 15 {
+			t.Errorf("%.0f%%: predicted %.0f req/s against %.0f really: %+.1f%%, beyond ±15%%", p.ReductionPct, p.PredictedRPS, *p.TrueRPS, *p.ErrorPct)
+		}
+	}
+}
+
+// lockedBuffer collects lines from one goroutine and is read by another.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) WriteLine(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	io.WriteString(&b.buf, s+"\n")
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
