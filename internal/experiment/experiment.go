@@ -272,7 +272,11 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	r.prof = prof
 	r.base = append(r.base, pre)
 	out.C1, out.Q1, out.U1US, out.Neighbours = prof.c1, prof.q1, prof.u1.Seconds()*1e6, prof.neighbours
-	out.Warnings = append(out.Warnings, prof.warnings...)
+	out.Q1Assigned, out.TargetCoresP95, out.TargetCoresMean = prof.q1Assigned, prof.coresP95, prof.coresMean
+	for _, w := range append(slices.Clone(prof.warnings), r.quotaWarnings()...) {
+		r.progress("warning: %s", w)
+		out.Warnings = append(out.Warnings, w)
+	}
 	r.progress("baseline %.0f req/s; c1 = %.3f target calls per request, q1 = %g, u1 = %.1f µs per call", pre.res.Throughput, prof.c1, prof.q1, out.U1US)
 
 	type pointAcc struct {

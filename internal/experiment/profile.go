@@ -14,9 +14,13 @@ import (
 type profile struct {
 	ci         map[string]float64 // calls to each service per user request
 	c1, q1     float64
-	u1         time.Duration
-	neighbours map[string][]string
-	warnings   []string
+	q1Assigned float64 // the target's cores; q1 is 1 where it never used more than one
+	// coresP95 and coresMean: the target's CPU use during pre-profiling, in
+	// cores, per interval (the 95th percentile) and on average.
+	coresP95, coresMean float64
+	u1                  time.Duration
+	neighbours          map[string][]string
+	warnings            []string
 }
 
 func (r *Runner) profile(s *sample) (*profile, error) {
@@ -49,11 +53,18 @@ func (r *Runner) profile(s *sample) (*profile, error) {
 	for name := range s.after {
 		p.ci[name] = ratio(name)
 	}
-	p.q1 = r.targetCores()
+	var warn string
+	p.q1Assigned = r.targetCores()
+	p.q1, p.coresP95, p.coresMean, warn = usableCores(r.opts.Target, p.q1Assigned, s.parallel)
+	if warn != "" {
+		p.warnings = append(p.warnings, warn)
+	}
 	if p.u1 <= 0 {
 		return nil, fmt.Errorf("target %q used no measurable CPU during pre-profiling (%d calls)", r.opts.Target, calls)
 	}
-	p.neighbours, p.warnings = r.callGraph(s.after)
+	var graphWarnings []string
+	p.neighbours, graphWarnings = r.callGraph(s.after)
+	p.warnings = append(p.warnings, graphWarnings...)
 	return p, nil
 }
 

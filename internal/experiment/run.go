@@ -85,6 +85,7 @@ type sample struct {
 	window   time.Duration
 	idle     time.Duration // idle time of the shared cores in the window, summed over them
 	loadCPU  time.Duration // this process's CPU time in the window: the load generator's, mostly
+	parallel []float64     // pre-profiling: the target's CPU per interval, in cores (see parallelism)
 	slowdown *slowdown
 }
 
@@ -204,18 +205,31 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 	// Worked out once, not in the window's edge hooks: under dedicated
 	// placement it is a sorted union of the services' cores.
 	paused := r.d.Placement.PausedCPUs()
+	var par *parallelism
 	opts := []load.Option{load.WithWarmup(warmup), load.WithDuration(r.opts.Duration),
 		load.WithWindowHooks(func() {
 			s.before = r.snapshot()
 			idle0 = sharedIdle(paused)
 			s.loadCPU = -processCPUTime()
+			if tgt := r.d.Service(r.opts.Target); idle && tgt != nil && tgt.PID > 0 {
+				par = sampleParallelism(tgt.PID)
+			}
 			t0 = time.Now()
 		}, func() {
 			s.window = time.Since(t0)
 			s.loadCPU += processCPUTime()
+			if par != nil {
+				s.parallel = par.end()
+				par = nil
+			}
 			s.idle = sharedIdle(paused) - idle0
 			s.after = r.snapshot()
 		})}
+	defer func() {
+		if par != nil { // the run failed before its window ended
+			par.end()
+		}
+	}()
 	var res *load.Result
 	var err error
 	if r.opts.OpenLoopRate > 0 {

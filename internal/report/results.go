@@ -45,9 +45,17 @@ type Results struct {
 	CreatedAt time.Time `json:"created_at"`
 	Settings  Settings  `json:"settings"`
 	Baseline  Baseline  `json:"baseline"`
-	C1        float64   `json:"c1"`    // target calls per completed user request
-	Q1        float64   `json:"q1"`    // target's cores
-	U1US      float64   `json:"u1_us"` // target CPU µs per call (kernel accounting)
+	C1        float64   `json:"c1"` // target calls per completed user request
+	Q1        float64   `json:"q1"` // target's cores used by the model
+	// Q1Assigned is the target's cores as placed; Q1 is 1 instead when
+	// the target never used more than one (TargetCoresP95).
+	Q1Assigned float64 `json:"q1_assigned"`
+	// TargetCoresP95 and TargetCoresMean: the target's CPU use during
+	// pre-profiling, in cores, over 20 ms intervals (95th percentile) and
+	// on average.
+	TargetCoresP95  float64 `json:"target_cores_p95"`
+	TargetCoresMean float64 `json:"target_cores_mean"`
+	U1US            float64 `json:"u1_us"` // target CPU µs per call (kernel accounting)
 	// Neighbours is the undirected call graph seen by the instrumentation.
 	Neighbours     map[string][]string `json:"neighbours"`
 	Points         []Point             `json:"points"`
