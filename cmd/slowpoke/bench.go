@@ -86,6 +86,7 @@ func benchAccuracy(args []string) int {
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-accuracy-<time>)")
 	m := defaultMethod()
 	methodFlags(fs, &m)
+	researchFlags(fs, &m)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -225,7 +226,7 @@ func benchMethods(args []string) int {
 	fs.IntVar(&c.reps, "reps", 3, "repetitions")
 	fs.DurationVar(&c.duration, "duration", 0, "measurement window (default: the spec's)")
 	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections (default: the spec's)")
-	methods := fs.String("methods", "cores,signal,cgroup", "pause methods to compare")
+	methods := fs.String("methods", "cores,signal,cgroup", "variants to compare: pause methods, each optionally with a batch size and no growth correction, as method[/batch][/nogrowth] (e.g. cores,cores/16,signal)")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-methods-<time>)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -234,10 +235,26 @@ func benchMethods(args []string) int {
 		fmt.Fprintln(os.Stderr, "slowpoke bench methods: -f and --target are required")
 		return 2
 	}
-	ms, err := parseMethods(*methods)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench methods: --methods:", err)
-		return 2
+	var variants []experiment.Variant
+	for _, f := range strings.Split(*methods, ",") {
+		parts := strings.Split(strings.TrimSpace(f), "/")
+		ms, err := parseMethods(parts[0])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "slowpoke bench methods: --methods:", err)
+			return 2
+		}
+		v := experiment.Variant{Name: strings.TrimSpace(f), Method: ms[0]}
+		for _, p := range parts[1:] {
+			if p == "nogrowth" {
+				v.NoGrowthCorrection = true
+			} else if b, err := strconv.Atoi(p); err == nil && b > 0 {
+				v.Batch = b
+			} else {
+				fmt.Fprintf(os.Stderr, "slowpoke bench methods: --methods: %q: want method[/batch][/nogrowth]\n", f)
+				return 2
+			}
+		}
+		variants = append(variants, v)
 	}
 	reds, err := model.ParseReductions(c.reduce)
 	if err != nil {
@@ -270,7 +287,7 @@ func benchMethods(args []string) int {
 	res, err := experiment.Compare(ctx, d, experiment.Options{
 		Target: c.target, Reductions: reds, ReductionsText: texts, Connections: c.conns, Duration: c.duration,
 		Repetitions: c.reps, SpecPath: c.specPath, Progress: os.Stderr, PauseLead: experiment.DefaultPauseLead,
-	}, ms)
+	}, variants)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "slowpoke bench methods:", d.Explain(err))
 		return 1
@@ -290,7 +307,7 @@ func writeMethodsTable(w io.Writer, c *experiment.Comparison) {
 	fmt.Fprintf(w, "\n%s, target %s: baseline %.0f req/s, c1 %.3f, u1 %.0f µs\n\n", c.App, c.Target, c.Baseline.RPS, c.C1, c.U1US)
 	fmt.Fprintf(w, "%10s %10s", "d (µs)", "true req/s")
 	for _, m := range c.Methods {
-		fmt.Fprintf(w, " %22s", m.Method+" pred (error)")
+		fmt.Fprintf(w, " %24s", m.Method+" pred (error)")
 	}
 	fmt.Fprintln(w)
 	for i, p := range c.Methods[0].Points {
@@ -305,12 +322,12 @@ func writeMethodsTable(w io.Writer, c *experiment.Comparison) {
 			if q.ErrorPct != nil {
 				e = fmt.Sprintf("%+.1f%%", *q.ErrorPct)
 			}
-			fmt.Fprintf(w, " %13.0f (%6s)", q.PredictedRPS, e)
+			fmt.Fprintf(w, " %15.0f (%6s)", q.PredictedRPS, e)
 		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
 	for _, m := range c.Methods {
-		fmt.Fprintf(w, "%-7s RMSE %5.2f%%, mean %+6.2f%%, max |error| %5.2f%%\n", m.Method, m.RMSEPct, m.MeanPct, m.MaxPct)
+		fmt.Fprintf(w, "%-16s RMSE %5.2f%%, mean %+6.2f%%, max |error| %5.2f%%\n", m.Method, m.RMSEPct, m.MeanPct, m.MaxPct)
 	}
 }

@@ -13,7 +13,9 @@ import (
 
 // methodConfig holds the flags that change how slowdown runs are made and
 // repeated, shared by predict, validate and bench accuracy so that they
-// mean the same everywhere; demo runs with defaultMethod.
+// mean the same everywhere; demo runs with defaultMethod. The user-facing
+// ones are methodFlags; the knobs that exist to measure what each part of
+// the method buys are researchFlags, which only the benchmarks offer.
 type methodConfig struct {
 	precision float64
 	lead      time.Duration
@@ -32,16 +34,22 @@ func defaultMethod() methodConfig {
 	return methodConfig{precision: experiment.DefaultPrecisionPct, lead: experiment.DefaultPauseLead, placement: string(local.ModeAuto), pause: string(pause.MethodAuto)}
 }
 
+// methodFlags are the method flags a user of predict and validate needs.
 func methodFlags(fs *flag.FlagSet, m *methodConfig) {
 	fs.Float64Var(&m.precision, "precision", m.precision, "standard error (%) a noisy point is repeated down to")
+	fs.StringVar(&m.placement, "placement", m.placement, "auto, shared or dedicated: dedicated gives every service its spec'd cores of its own (as the paper's one service per node) and keeps 2 for the load generator and the controllers; shared gives only the target cores of its own; auto is dedicated where the machine has the cores")
+	fs.StringVar(&m.pause, "pause", m.pause, "how the other services are paused: cores (hold the cores they run on; needs the target on cores of its own and real-time scheduling), cgroup (freeze their cgroups), signal (SIGSTOP/SIGCONT each), or auto (the first of these the machine allows)")
+}
+
+// researchFlags switch parts of the method off or on, to measure what
+// they buy (docs/notes/); only the benchmarks offer them.
+func researchFlags(fs *flag.FlagSet, m *methodConfig) {
 	fs.DurationVar(&m.lead, "pause-lead", m.lead, "start every stop this long after the target triggered the round, so that services sharing cores stop together (0: on arrival)")
 	fs.BoolVar(&m.graph, "graph-rounds", m.graph, "forward rounds along the call graph, as the paper does, instead of sending them from the target to every service directly (for comparison)")
 	fs.BoolVar(&m.uncoord, "uncoordinated", m.uncoord, "pause every service locally instead of in coordinated rounds (to measure what coordination buys; less accurate)")
 	fs.BoolVar(&m.noExtend, "no-colocated-extension", m.noExtend, "do not extend pauses by the CPU the load generator uses on the paused services' cores (for comparison)")
 	fs.BoolVar(&m.noPeers, "no-peer-extension", m.noPeers, "do not extend stops by the CPU the other paused services on the same cores used during them (for comparison; without the extension, stops that start out of step lend the shared cores capacity)")
 	fs.BoolVar(&m.overhead, "overhead-correction", m.overhead, "experimental: take the controllers' CPU per request outside stops, above the baseline's, off every slowdown run before predicting (over-corrects on most configurations measured; docs/method.md)")
-	fs.StringVar(&m.placement, "placement", m.placement, "auto, shared or dedicated: dedicated gives every service its spec'd cores of its own (as the paper's one service per node) and keeps 2 for the load generator and the controllers; shared gives only the target cores of its own; auto is dedicated where the machine has the cores")
-	fs.StringVar(&m.pause, "pause", m.pause, "how the other services are paused: cores (hold the cores they run on; needs the target on cores of its own and real-time scheduling), cgroup (freeze their cgroups), signal (SIGSTOP/SIGCONT each), or auto (the first of these the machine allows)")
 	fs.BoolVar(&m.noGrowth, "no-growth-correction", m.noGrowth, "leave the paused services' extra CPU per request (above the baseline's) in the slowdown runs instead of taking it off before predicting (for comparison)")
 }
 

@@ -21,6 +21,9 @@ func TestMethodFlags(t *testing.T) {
 		{[]string{"--placement", "auto"}, local.ModeAuto, ""},
 		{[]string{"--placement", "spread"}, "", `--placement: unknown placement "spread"`},
 		{[]string{"--precision", "0"}, "", "--precision must be positive"},
+		{[]string{"--pause", "cores"}, local.ModeAuto, ""},
+		{[]string{"--pause", "freeze"}, "", `--pause: unknown pause method "freeze"`},
+		{[]string{"--pause-lead", "1s"}, "", "--pause-lead"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -28,6 +31,7 @@ func TestMethodFlags(t *testing.T) {
 			fs.SetOutput(io.Discard)
 			m := defaultMethod()
 			methodFlags(fs, &m)
+			researchFlags(fs, &m)
 			if err := fs.Parse(tt.args); err != nil {
 				t.Fatal(err)
 			}
@@ -43,4 +47,24 @@ func TestMethodFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// predict and validate offer the user's method flags, not the research
+// knobs, which only bench accuracy has.
+func TestResearchFlagsOnlyInBenchmarks(t *testing.T) {
+	user := flag.NewFlagSet("predict", flag.ContinueOnError)
+	var c predictConfig
+	predictFlags(user, &c)
+	for _, name := range []string{"pause", "placement", "precision"} {
+		if user.Lookup(name) == nil {
+			t.Errorf("predict has no --%s", name)
+		}
+	}
+	research := flag.NewFlagSet("research", flag.ContinueOnError)
+	researchFlags(research, &c.method)
+	research.VisitAll(func(f *flag.Flag) {
+		if user.Lookup(f.Name) != nil {
+			t.Errorf("predict offers the research knob --%s", f.Name)
+		}
+	})
 }

@@ -14,7 +14,16 @@ import (
 	"github.com/slowpoke-dev/slowpoke/model"
 )
 
-// Comparison is the outcome of Compare: every method's points against the
+// Variant is one way of making the slowdown runs that Compare measures.
+type Variant struct {
+	Name   string
+	Method pause.Method
+	Batch  int // 0: chosen per point
+	// NoGrowthCorrection as in Options.
+	NoGrowthCorrection bool
+}
+
+// Comparison is the outcome of Compare: every variant's points against the
 // same ground truth.
 type Comparison struct {
 	App      string          `json:"app"`
@@ -36,31 +45,32 @@ type MethodResult struct {
 	MeanPct float64        `json:"mean_error_pct"`
 }
 
-// Compare measures the same points with several pause methods on one
-// deployment, against one ground truth: every repetition measures a
-// baseline, every point's slowdown run with every method (in an order that
-// rotates, so that drift favours none), and every point's ground truth.
-// The truth is measured once for all methods, so that the methods'
-// errors are paired and their differences are not the truth's noise.
-// opts is as for New (Validate is implied); opts.PauseMethod is ignored.
-func Compare(ctx context.Context, d *local.Deployment, opts Options, methods []pause.Method) (*Comparison, error) {
-	if len(methods) == 0 {
-		return nil, errors.New("no methods to compare")
+// Compare measures the same points with several variants (pause methods,
+// batch sizes) on one deployment, against one ground truth: every
+// repetition measures a baseline, every point's slowdown run with every
+// variant (in an order that rotates, so that drift favours none), and
+// every point's ground truth. The truth is measured once for all
+// variants, so that their errors are paired and their differences are
+// not the truth's noise. opts is as for New (Validate is implied); the
+// variants set PauseMethod, Batch and NoGrowthCorrection.
+func Compare(ctx context.Context, d *local.Deployment, opts Options, variants []Variant) (*Comparison, error) {
+	if len(variants) == 0 {
+		return nil, errors.New("no variants to compare")
 	}
 	opts.Validate = true
-	runners := make([]*Runner, len(methods))
-	for i, m := range methods {
+	runners := make([]*Runner, len(variants))
+	for i, v := range variants {
 		o := opts
-		o.PauseMethod = m
+		o.PauseMethod, o.Batch, o.NoGrowthCorrection = v.Method, v.Batch, v.NoGrowthCorrection
 		r, err := New(d, o)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", m, err)
+			return nil, fmt.Errorf("%s: %w", v.Name, err)
 		}
 		runners[i] = r
 	}
 	first := runners[0]
 	o := first.opts
-	perRep := 1 + len(o.Reductions)*(len(methods)+1)
+	perRep := 1 + len(o.Reductions)*(len(variants)+1)
 	first.steps = o.Repetitions * perRep
 	first.start = time.Now()
 	if o.AutoConnections {
@@ -85,8 +95,8 @@ func Compare(ctx context.Context, d *local.Deployment, opts Options, methods []p
 	base := []*sample{pre}
 	type point struct {
 		d       time.Duration
-		sd      slowdown
-		samples [][]*sample // per method
+		sd      []slowdown  // per variant
+		samples [][]*sample // per variant
 		truth   []*sample
 	}
 	points := make([]*point, len(o.Reductions))
@@ -96,15 +106,19 @@ func Compare(ctx context.Context, d *local.Deployment, opts Options, methods []p
 			return nil, err
 		}
 		dd := time.Duration(dSec * 1e9)
-		b := o.Batch
-		if b == 0 {
-			b = chooseBatch(dd, prof.u1, prof.q1, first.opts.Connections)
+		p := &point{d: dd, samples: make([][]*sample, len(variants))}
+		for _, v := range variants {
+			b := v.Batch
+			if b == 0 {
+				b = chooseBatch(dd, prof.u1, prof.q1, first.opts.Connections)
+			}
+			pauseLen := model.PausePerRound(b, dd, prof.q1)
+			if pauseLen > o.MaxPause {
+				return nil, fmt.Errorf("%s: reduction %s needs a pause of %v per round, over the hard cap %v", v.Name, red.Text, pauseLen, o.MaxPause)
+			}
+			p.sd = append(p.sd, slowdown{batch: b, pause: pauseLen})
 		}
-		pauseLen := model.PausePerRound(b, dd, prof.q1)
-		if pauseLen > o.MaxPause {
-			return nil, fmt.Errorf("reduction %s needs a pause of %v per round, over the hard cap %v", red.Text, pauseLen, o.MaxPause)
-		}
-		points[i] = &point{d: dd, sd: slowdown{batch: b, pause: pauseLen}, samples: make([][]*sample, len(methods))}
+		points[i] = p
 	}
 	for _, r := range runners {
 		r.prof = prof
@@ -127,17 +141,17 @@ func Compare(ctx context.Context, d *local.Deployment, opts Options, methods []p
 		}
 		for k, i := range order {
 			p := points[i]
-			for j := range methods {
-				m := (j + k + rep) % len(methods)
+			for j := range variants {
+				m := (j + k + rep) % len(variants)
 				first.step++
-				s, err := runners[m].run(ctx, &p.sd, runners[m].star(), o.Warmup, false)
+				s, err := runners[m].run(ctx, &p.sd[m], runners[m].star(), o.Warmup, false)
 				if err != nil {
-					return nil, fmt.Errorf("%s: %w", methods[m], err)
+					return nil, fmt.Errorf("%s: %w", variants[m].Name, err)
 				}
 				p.samples[m] = append(p.samples[m], s)
 				runners[m].base = base
 				pred, _ := runners[m].predict(s, p.d)
-				first.progress("rep %d %s %-6s: %.0f req/s -> predicted %.0f req/s", rep+1, o.Reductions[i].Text, methods[m], s.res.Throughput, pred)
+				first.progress("rep %d %s %-8s: %.0f req/s -> predicted %.0f req/s", rep+1, o.Reductions[i].Text, variants[m].Name, s.res.Throughput, pred)
 			}
 		}
 		for _, i := range order {
@@ -160,11 +174,11 @@ func Compare(ctx context.Context, d *local.Deployment, opts Options, methods []p
 		if m == 0 {
 			out.Baseline = r.baselineOf(base)
 		}
-		mr := MethodResult{Method: string(methods[m])}
+		mr := MethodResult{Method: variants[m].Name}
 		var sq, sum float64
 		n := 0
 		for _, p := range points {
-			pt := r.point(p.d, p.sd, p.samples[m], p.truth)
+			pt := r.point(p.d, p.sd[m], p.samples[m], p.truth)
 			if e := pt.ErrorPct; e != nil {
 				sq += *e * *e
 				sum += *e
