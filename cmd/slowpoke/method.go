@@ -38,7 +38,7 @@ func defaultMethod() methodConfig {
 func methodFlags(fs *flag.FlagSet, m *methodConfig) {
 	fs.Float64Var(&m.precision, "precision", m.precision, "standard error (%) a noisy point is repeated down to")
 	fs.StringVar(&m.placement, "placement", m.placement, "auto, shared or dedicated: dedicated gives every service its spec'd cores of its own (as the paper's one service per node) and keeps 2 for the load generator and the controllers; shared gives only the target cores of its own; auto is dedicated where the machine has the cores")
-	fs.StringVar(&m.pause, "pause", m.pause, "how the other services are paused: cores (hold the cores they run on; needs the target on cores of its own and real-time scheduling), cgroup (freeze their cgroups), signal (SIGSTOP/SIGCONT each), or auto (the first of these the machine allows)")
+	fs.StringVar(&m.pause, "pause", m.pause, "how the other services are paused: cores (hold the cores they run on; needs the target on cores of its own and real-time scheduling), cgroup (freeze their cgroups), signal (SIGSTOP/SIGCONT each), or auto (cores where the target has cores of its own and real-time scheduling is allowed, signal otherwise)")
 }
 
 // researchFlags switch parts of the method off or on, to measure what

@@ -1,0 +1,49 @@
+package local
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
+)
+
+func TestPauseMethod(t *testing.T) {
+	own := Placement{Target: "cart", TargetCPUs: []int{1}, OtherCPUs: []int{0}}
+	shared := Placement{Target: "cart", OtherCPUs: []int{0, 1}}
+	holdable := (&Deployment{Placement: own}).canHold() == nil
+	autoOwn := pause.MethodSignal
+	if holdable {
+		autoOwn = pause.MethodCores
+	}
+	for _, c := range []struct {
+		name    string
+		p       Placement
+		runDir  string
+		m       pause.Method
+		want    pause.Method
+		wantErr string
+	}{
+		{"auto, target on a core of its own", own, "", pause.MethodAuto, autoOwn, ""},
+		{"empty is auto", own, "", "", autoOwn, ""},
+		{"auto never picks cgroup", shared, "/sys/fs/cgroup/freezer/x", pause.MethodAuto, pause.MethodSignal, ""},
+		{"cores with a shared target", shared, "", pause.MethodCores, "", "no target with cores of its own"},
+		{"cgroup without cgroups", own, "", pause.MethodCgroup, "", "no cgroups"},
+		{"cgroup with cgroups", own, "/sys/fs/cgroup/freezer/x", pause.MethodCgroup, pause.MethodCgroup, ""},
+		{"signal always", shared, "", pause.MethodSignal, pause.MethodSignal, ""},
+		{"unknown", own, "", "stop", "", `unknown pause method "stop"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := &Deployment{Placement: c.p, runDir: c.runDir}
+			got, err := d.PauseMethod(c.m)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("PauseMethod(%q) = %q, %v; want an error saying %q", c.m, got, err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Fatalf("PauseMethod(%q) = %q, %v; want %q", c.m, got, err, c.want)
+			}
+		})
+	}
+}
