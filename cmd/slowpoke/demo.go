@@ -26,6 +26,7 @@ func runDemo(args []string) int {
 	fs.IntVar(&c.reps, "reps", c.reps, "repetitions")
 	fs.DurationVar(&c.duration, "duration", 0, "measurement window (default: the demo spec's 3s)")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/demo-<time>)")
+	fs.StringVar(&c.method.pause, "pause", c.method.pause, "how the other services are paused: auto, cores, cgroup or signal (as for predict)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: slowpoke demo [flags]\n\n"+
 			"Runs the bundled example (examples/demo: frontend, cart, catalog, currency, all\n"+
