@@ -296,3 +296,46 @@ func TestCgroupEndsWhatTheServiceLeft(t *testing.T) {
 		}
 	}
 }
+
+// A freeze that fails on one of its cgroups (removed meanwhile) leaves
+// none of the others frozen: no hard cap is armed for a stop that failed,
+// so the stop must be undone at once.
+func TestFailedFreezeThaws(t *testing.T) {
+	_, last := twoCores(t)
+	h, err := pause.FindHierarchy()
+	if err != nil {
+		t.Skipf("no cgroups: %v", err)
+	}
+	cg, err := h.Create(fmt.Sprintf("test-%d/kept", os.Getpid()))
+	if err != nil {
+		t.Skipf("no cgroups: %v", err)
+	}
+	t.Cleanup(func() { cg.Kill(time.Second); cg.Remove() })
+	gone, err := h.Create(fmt.Sprintf("test-%d/gone", os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startSpinner(t, last, &cg)
+	f, err := pause.OpenFreezer([]pause.Cgroup{cg, gone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := gone.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if f.Set(true) == nil {
+		f.Set(false)
+		t.Skip("a removed cgroup's freezer file still takes writes here")
+	}
+	f.Set(false)
+	p := newPauser(time.Hour, freezeStopper{f})
+	defer p.Close()
+	for i := 0; i < 5; i++ {
+		p.Pause(time.Hour)
+		time.Sleep(20 * time.Millisecond)
+		if frozen, _ := cg.Frozen(); frozen {
+			t.Fatalf("after a failed freeze, %s stays frozen", cg.Path)
+		}
+	}
+}

@@ -196,6 +196,10 @@ func (p *pauser) interrupted() (halted, closed bool) {
 func (p *pauser) stopOnce(wake *alarm, due time.Time) (halted, closed bool) {
 	start := time.Now()
 	if err := p.s.stop(); err != nil {
+		// A stop may have reached part of what it pauses (a freeze of
+		// several cgroups of which one failed): undo it at once, since no
+		// hard cap is armed for a stop that failed.
+		p.s.cont()
 		return false, false
 	}
 	if !due.IsZero() {

@@ -263,6 +263,12 @@ func (c *Controller) StartSlowdown() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.active {
+		// Another start won while this one flushed the agents and made
+		// its group: this group must not outlive the call.
+		grp.close()
+		return errors.New("slowdown already running")
+	}
 	c.active = true
 	c.grp = grp
 	c.seen = window{}

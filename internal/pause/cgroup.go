@@ -282,12 +282,16 @@ func (c Cgroup) Start(cmd *exec.Cmd) error {
 	}
 	err = cmd.Start()
 	if berr := os.WriteFile(filepath.Join(mnt[false], back, "tasks"), tid, 0); berr != nil {
-		// This thread must not stay behind in the service's cgroup, where
-		// a freeze would stop it: end it with its goroutine instead.
-		runtime.LockOSThread() // the deferred unlock leaves it locked
+		// This thread stays behind in the service's cgroup, where every
+		// freeze would stop it: keep it locked (the deferred unlock leaves
+		// it locked, so no other goroutine runs on it) and fail the start,
+		// so that the controller ends rather than pause with it.
+		runtime.LockOSThread()
 		if err == nil {
-			err = fmt.Errorf("pause: leave cgroup %s: %w", c.Path, berr)
+			cmd.Process.Kill()
+			cmd.Wait()
 		}
+		return fmt.Errorf("pause: leave cgroup %s after starting the service: %w", c.Path, berr)
 	}
 	return err
 }

@@ -163,9 +163,14 @@ func (h *Holder) spin(s *spinner, ready chan<- error) {
 			}
 			if t-start >= int64(h.max) {
 				// The hard cap: this hold ends for every core, and what
-				// it still owed is dropped.
-				if h.until.CompareAndSwap(u, t) {
-					h.clipped.Add(u - t)
+				// it still owed is dropped, a Pause that extended it
+				// meanwhile included (else a second hold would follow
+				// at once).
+				for ; u > t; u = h.until.Load() {
+					if h.until.CompareAndSwap(u, t) {
+						h.clipped.Add(u - t)
+						break
+					}
 				}
 				break
 			}

@@ -156,6 +156,7 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 	// The orchestrator and the load generator stay off the target's cores
 	// (and off every service's, under dedicated placement).
 	if err := PinProcess(d.Placement.OtherCPUs); err != nil {
+		d.Stop()
 		return nil, err
 	}
 	for i := range s.Services {
