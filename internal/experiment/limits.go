@@ -196,8 +196,11 @@ func sampleParallelism(pid int) *parallelism {
 			select {
 			case <-p.stop:
 				return
-			case now := <-t.C:
-				cpu := read()
+			case <-t.C:
+				// The wall clock is read with the CPU clock, not when the
+				// tick was due: on a busy core this goroutine runs late, and
+				// the tick's time would inflate the rate.
+				cpu, now := read(), time.Now()
 				if cpu < 0 || last < 0 {
 					return
 				}

@@ -90,16 +90,17 @@ func (r *Runner) pausedWork(s *sample) float64 {
 	if n == 0 || cores == 0 || s.window <= 0 {
 		return 0
 	}
-	busy := s.window*time.Duration(cores) - s.idle - s.held()
+	busy := s.window*time.Duration(cores) - s.idle - r.held(s)
 	return busy.Seconds() * 1e6 / float64(n)
 }
 
 // held is the CPU the cores method's holding threads took in the sample's
-// window: the pauses themselves.
-func (s *sample) held() time.Duration {
+// window, summed over the held cores: the pauses themselves. (The
+// controllers report it per core.)
+func (r *Runner) held(s *sample) time.Duration {
 	for _, a := range s.after {
 		if b := s.before[a.Service]; b != nil && a.PauseHeldCPUNS > 0 {
-			return time.Duration(a.PauseHeldCPUNS - b.PauseHeldCPUNS)
+			return time.Duration(a.PauseHeldCPUNS-b.PauseHeldCPUNS) * time.Duration(len(r.d.Placement.HoldCores()))
 		}
 	}
 	return 0
@@ -149,7 +150,7 @@ func (r *Runner) controllersCPU(s *sample) float64 {
 		total += (a.ControllerCPUNS - b.ControllerCPUNS) - (a.ControllerCPUStoppedNS - b.ControllerCPUStoppedNS)
 	}
 	// A holder's spinning is the pause itself.
-	total -= int64(s.held())
+	total -= int64(r.held(s))
 	return float64(total) / 1e3 / float64(n)
 }
 

@@ -43,6 +43,7 @@ func (r *Runner) MeasureWindow(ctx context.Context, batch int, pause time.Durati
 	}
 	w := &Window{Result: s.res, Length: s.window, LoadCPU: s.loadCPU, ServicesCPU: map[string]time.Duration{}}
 	w.PausedBusy = s.window*time.Duration(len(r.d.Placement.PausedCPUs())) - s.idle
+	w.HeldCPU = r.held(s)
 	for name, a := range s.after {
 		b := s.before[name]
 		if b == nil {
@@ -51,7 +52,6 @@ func (r *Runner) MeasureWindow(ctx context.Context, batch int, pause time.Durati
 		_, w.ServicesCPU[name] = s.delta(name)
 		w.ControllersCPU += time.Duration(a.ControllerCPUNS - b.ControllerCPUNS)
 		if name == r.opts.Target {
-			w.HeldCPU = time.Duration(a.PauseHeldCPUNS - b.PauseHeldCPUNS)
 			w.Rounds = a.RoundsStarted - b.RoundsStarted
 		}
 	}

@@ -11,9 +11,9 @@ type Method string
 // Methods.
 const (
 	// MethodAuto picks MethodCores where the target has cores of its own and the
-	// process may use real-time scheduling, Cgroup where cgroups can be
-	// frozen, and MethodSignal otherwise (see docs/method.md for the
-	// measurements behind the order).
+	// process may use real-time scheduling, and MethodSignal otherwise;
+	// MethodCgroup is used only on request (see docs/method.md for the
+	// measurements behind the choice).
 	MethodAuto Method = "auto"
 	// MethodSignal stops each service's process group with SIGSTOP and continues
 	// it with SIGCONT, from the service's own controller, at every round.
