@@ -109,16 +109,8 @@ func TestGroupMethodsPauseTheOthers(t *testing.T) {
 			cf := wire.Configure{Epoch: 1, Target: true, Batch: 5, PausePerRoundNS: int64(2 * time.Millisecond), Method: string(m)}
 			var cg *pause.Cgroup
 			if m == pause.MethodCgroup {
-				h, err := pause.FindHierarchy()
-				if err != nil {
-					t.Skipf("no cgroups: %v", err)
-				}
-				c, err := h.Create(fmt.Sprintf("test-%d/others", os.Getpid()))
-				if err != nil {
-					t.Skipf("no cgroups: %v", err)
-				}
+				c := testCgroup(t, "others")
 				cg = &c
-				t.Cleanup(func() { c.Kill(time.Second); c.Remove() })
 				cf.Freeze = []string{c.Path}
 			} else {
 				cf.HoldCores = []int{last}
@@ -168,15 +160,7 @@ func TestGroupMethodsPauseTheOthers(t *testing.T) {
 // A freeze is never longer than the hard cap, whatever is asked.
 func TestFreezeHardCap(t *testing.T) {
 	first, last := twoCores(t)
-	h, err := pause.FindHierarchy()
-	if err != nil {
-		t.Skipf("no cgroups: %v", err)
-	}
-	cg, err := h.Create(fmt.Sprintf("test-%d/capped", os.Getpid()))
-	if err != nil {
-		t.Skipf("no cgroups: %v", err)
-	}
-	t.Cleanup(func() { cg.Kill(time.Second); cg.Remove() })
+	cg := testCgroup(t, "capped")
 	startSpinner(t, last, &cg)
 	c := startTarget(t, []int{first}, 150*time.Millisecond)
 	must(t, c.Configure(wire.Configure{Epoch: 1, Target: true, Batch: 1 << 20, PausePerRoundNS: int64(100 * time.Millisecond), Method: "cgroup", Freeze: []string{cg.Path}}))
@@ -250,15 +234,7 @@ func realtimeThreadsOf(t *testing.T, pid int) int {
 // workers in sessions of their own) is still ended whole when it exits:
 // its cgroup holds them all.
 func TestCgroupEndsWhatTheServiceLeft(t *testing.T) {
-	h, err := pause.FindHierarchy()
-	if err != nil {
-		t.Skipf("no cgroups: %v", err)
-	}
-	cg, err := h.Create(fmt.Sprintf("test-%d/prefork", os.Getpid()))
-	if err != nil {
-		t.Skipf("no cgroups: %v", err)
-	}
-	t.Cleanup(func() { cg.Kill(time.Second); cg.Remove() })
+	cg := testCgroup(t, "prefork")
 	workersFile := t.TempDir() + "/workers"
 	c, err := Start(Config{
 		Name: "prefork", Command: []string{os.Args[0]}, Env: append(childEnv("prefork"), "WORKERS_FILE="+workersFile),
@@ -302,19 +278,7 @@ func TestCgroupEndsWhatTheServiceLeft(t *testing.T) {
 // so the stop must be undone at once.
 func TestFailedFreezeThaws(t *testing.T) {
 	_, last := twoCores(t)
-	h, err := pause.FindHierarchy()
-	if err != nil {
-		t.Skipf("no cgroups: %v", err)
-	}
-	cg, err := h.Create(fmt.Sprintf("test-%d/kept", os.Getpid()))
-	if err != nil {
-		t.Skipf("no cgroups: %v", err)
-	}
-	t.Cleanup(func() { cg.Kill(time.Second); cg.Remove() })
-	gone, err := h.Create(fmt.Sprintf("test-%d/gone", os.Getpid()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cg, gone := testCgroup(t, "kept"), testCgroup(t, "gone")
 	startSpinner(t, last, &cg)
 	f, err := pause.OpenFreezer([]pause.Cgroup{cg, gone})
 	if err != nil {
@@ -338,4 +302,21 @@ func TestFailedFreezeThaws(t *testing.T) {
 			t.Fatalf("after a failed freeze, %s stays frozen", cg.Path)
 		}
 	}
+}
+
+// testCgroup makes a cgroup for a test, under test-<pid>, and ends and
+// removes it when the test ends; it skips the test where cgroups cannot be
+// made.
+func testCgroup(t *testing.T, name string) pause.Cgroup {
+	t.Helper()
+	h, err := pause.FindHierarchy()
+	if err != nil {
+		t.Skipf("no cgroups: %v", err)
+	}
+	cg, err := h.Create(fmt.Sprintf("test-%d/%s", os.Getpid(), name))
+	if err != nil {
+		t.Skipf("no cgroups: %v", err)
+	}
+	t.Cleanup(func() { cg.Kill(time.Second); cg.Remove() })
+	return cg
 }
