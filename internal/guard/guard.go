@@ -111,7 +111,7 @@ const Grace = 3 * time.Second
 // Main is "slowpoke guard": it reads the orchestrator's messages on in
 // until "done" or the orchestrator's death, and logs to logw.
 func Main(in io.Reader, logw io.Writer) int {
-	g := &guard{log: log.New(logw, "guard: ", log.LstdFlags|log.Lmicroseconds), services: map[string]*watched{}, events: make(chan event, 16)}
+	g := &guard{log: log.New(logw, "guard: ", log.LstdFlags|log.Lmicroseconds), services: map[string]*watched{}, events: make(chan event, 16), readDone: make(chan struct{})}
 	// The guard ends the run when it is told to end (by anyone), as when
 	// the orchestrator dies: the run cannot go on unguarded.
 	sigs := make(chan os.Signal, 1)
@@ -130,6 +130,16 @@ func Main(in io.Reader, logw io.Writer) int {
 				return 0
 			case ev.orchestratorGone:
 				g.log.Printf("the orchestrator is gone (%s): ending the run", ev.why)
+				// What the orchestrator wrote before it died may still be
+				// in the pipe (a service it started just before): read
+				// it all, until the pipe closes, so that cleanup ends
+				// that service too. Bounded, in case something else
+				// holds the pipe open.
+				select {
+				case <-g.readDone:
+				case <-time.After(drainWait):
+					g.log.Printf("the orchestrator's pipe is still open after %v: ending what is known", drainWait)
+				}
 				g.cleanup()
 				return 0
 			case ev.service != "":
@@ -139,9 +149,14 @@ func Main(in io.Reader, logw io.Writer) int {
 	}
 }
 
+// drainWait bounds how long a guard whose orchestrator died waits for the
+// rest of its messages before it ends the run.
+const drainWait = time.Second
+
 type guard struct {
-	log    *log.Logger
-	events chan event
+	log      *log.Logger
+	events   chan event
+	readDone chan struct{} // closed once in is read to its end (or "done")
 
 	mu       sync.Mutex
 	run      Run
@@ -192,10 +207,12 @@ func (g *guard) read(in io.Reader) {
 			}
 			g.mu.Unlock()
 		case "done":
+			close(g.readDone)
 			g.events <- event{done: true}
 			return
 		}
 	}
+	close(g.readDone)
 	g.events <- event{orchestratorGone: true, why: "its pipe closed"}
 }
 

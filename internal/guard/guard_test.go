@@ -294,3 +294,51 @@ func TestStartTime(t *testing.T) {
 		t.Error("a missing process is alive")
 	}
 }
+
+// The orchestrator dies with a service's message still unread in the pipe:
+// the guard reads the pipe to its end before it ends the run, so that the
+// service told last is ended too.
+func TestLateMessageEnded(t *testing.T) {
+	start := func() *exec.Cmd {
+		cmd := exec.Command("sleep", "60")
+		if err := cmd.Start(); err != nil {
+			t.Skipf("sleep: %v", err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd
+	}
+	orch, ctl := start(), start()
+	g := exec.Command(os.Args[0], "guard")
+	in, _ := g.StdinPipe()
+	var logb strings.Builder
+	g.Stderr = &logb
+	if err := g.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Process.Kill(); g.Wait() })
+	send := func(m message) {
+		b, _ := json.Marshal(m)
+		if _, err := in.Write(append(b, '\n')); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, _ := Identify(orch.Process.Pid)
+	c, _ := Identify(ctl.Process.Pid)
+	send(message{Op: "run", Run: &Run{Orchestrator: o}})
+	time.Sleep(200 * time.Millisecond) // the guard watches the orchestrator
+	orch.Process.Kill()
+	orch.Wait()
+	time.Sleep(200 * time.Millisecond) // its pidfd has fired
+	send(message{Op: "service", Service: &Service{Name: "late", Controller: c}})
+	in.Close()
+	done := make(chan error, 1)
+	go func() { done <- g.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the guard did not exit:\n%s", logb.String())
+	}
+	if c.Alive() {
+		t.Errorf("the late service's controller (PID %d) outlived the run:\n%s", c.PID, logb.String())
+	}
+}
