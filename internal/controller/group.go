@@ -133,7 +133,7 @@ func (c *Controller) checkMethod(cf wire.Configure) error {
 			return err
 		}
 	}
-	own := c.cfg.CPUs
+	own := c.serviceCPUs()
 	for _, core := range cf.HoldCores {
 		if core < 0 || core >= maxCPU {
 			return fmt.Errorf("bad core %d to hold", core)
@@ -143,6 +143,26 @@ func (c *Controller) checkMethod(cf wire.Configure) error {
 		}
 	}
 	return nil
+}
+
+// serviceCPUs returns the cores the service runs on now: its placement may
+// have moved since it started (a deployment retargeted live). Where its
+// affinity cannot be read, the cores it was started on.
+func (c *Controller) serviceCPUs() []int {
+	if c.cmd == nil || c.cmd.Process == nil {
+		return c.cfg.CPUs
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(c.cmd.Process.Pid, &set); err != nil {
+		return c.cfg.CPUs
+	}
+	var cpus []int
+	for cpu := 0; cpu < maxCPU && len(cpus) < set.Count(); cpu++ {
+		if set.IsSet(cpu) {
+			cpus = append(cpus, cpu)
+		}
+	}
+	return cpus
 }
 
 // Bounds on the method fields of a configure message.

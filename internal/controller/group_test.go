@@ -181,7 +181,14 @@ func TestFreezeHardCap(t *testing.T) {
 // Configure refuses method fields that do not fit.
 func TestConfigureMethodChecks(t *testing.T) {
 	c := startCtl(t, "target", "spin", time.Second)
-	c.cfg.CPUs = []int{3}
+	// The service runs on core 0 now; it was started on core 1 (a
+	// deployment retargeted since): the check follows where it runs.
+	c.cfg.CPUs = []int{1}
+	var set unix.CPUSet
+	set.Set(0)
+	if err := unix.SchedSetaffinity(c.cmd.Process.Pid, &set); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		cf   wire.Configure
@@ -190,7 +197,7 @@ func TestConfigureMethodChecks(t *testing.T) {
 		{"unknown method", wire.Configure{Method: "freeze"}, "pause method"},
 		{"auto is not a method of a run", wire.Configure{Method: "auto"}, "pause method"},
 		{"cores without cores", wire.Configure{Target: true, Batch: 1, Method: "cores"}, "cores to hold"},
-		{"the target's own core", wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{3}}, "runs the target"},
+		{"the target's own core", wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{0}}, "runs the target"},
 		{"a bad core", wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{-1}}, "bad core"},
 		{"cores on a non-target", wire.Configure{Method: "cores", HoldCores: []int{1}}, "only the target"},
 		{"cgroups with the cores method", wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{1}, Freeze: []string{"/sys/fs/cgroup/freezer/slowpoke/x"}}, "do not go with"},

@@ -41,6 +41,11 @@ type Options struct {
 	MaxPause       time.Duration
 	SpecPath       string
 	Progress       io.Writer // progress lines; nil for none
+	// ProgressPrefix, when set, makes the prefix of every progress line
+	// from the step under way and the steps planned (both count runs of
+	// the load), in place of "[step/steps ETA]": a caller running several
+	// experiments shows its own progress over all of them.
+	ProgressPrefix func(step, steps int) string
 	// Validate also measures the ground truth of every point: the target
 	// restarted with its work really reduced (the spec's ground_truth knob).
 	Validate bool
@@ -147,6 +152,10 @@ type Runner struct {
 	steps  int
 	start  time.Time
 }
+
+// ErrNotCalled is in the error of an experiment whose target received no
+// calls from the workload.
+var ErrNotCalled = errors.New("received no calls")
 
 // New validates options against the deployment.
 func New(d *local.Deployment, opts Options) (*Runner, error) {

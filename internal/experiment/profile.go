@@ -30,7 +30,7 @@ func (r *Runner) profile(s *sample) (*profile, error) {
 		return nil, fmt.Errorf("no successful requests during pre-profiling (errors: %d): check the workload and the services' logs", s.res.Errors)
 	}
 	if calls == 0 {
-		return nil, fmt.Errorf("target %q received no calls during pre-profiling: is it on the path of the workload's requests?", r.opts.Target)
+		return nil, fmt.Errorf("target %q %w during pre-profiling: is it on the path of the workload's requests?", r.opts.Target, ErrNotCalled)
 	}
 	p := &profile{u1: cpu / time.Duration(calls), ci: map[string]float64{}}
 	// Calls per user request: arrivals at each service over arrivals at the

@@ -124,7 +124,9 @@ func (r *Runner) progress(format string, args ...any) {
 		return
 	}
 	prefix := ""
-	if r.steps > 0 {
+	if r.opts.ProgressPrefix != nil {
+		prefix = r.opts.ProgressPrefix(r.step, r.steps)
+	} else if r.steps > 0 {
 		eta := ""
 		if r.step > 1 {
 			per := time.Since(r.start) / time.Duration(r.step-1)

@@ -219,7 +219,7 @@ func (d *Deployment) launch(s *spec.Service) error {
 		if cg := d.cgroupOf(s.Name); cg != "" {
 			args = append(args, "--cgroup", cg)
 		}
-		args = append(args, "--", s.CommandPath())
+		args = append(args, "--", d.lookPath(s.CommandPath()))
 		cmd = exec.Command(d.opts.Executable, append(args, s.Args...)...)
 		env = append(env, controller.EnvSecret+"="+hex.EncodeToString(d.Secret))
 		// The controller itself stays off the target's cores, and off its
@@ -268,17 +268,28 @@ func (d *Deployment) launch(s *spec.Service) error {
 	return nil
 }
 
-// lookPath finds a bare command name in ExtraPath first; exec.Command
-// would search only the orchestrator's own PATH.
+// lookPath finds a bare command name in ExtraPath first (exec.Command
+// would search only the orchestrator's own PATH), then on PATH, and last
+// next to the slowpoke binary, where `go build -o bin/ ./cmd/...` puts
+// slowpoke-emu.
 func (d *Deployment) lookPath(command string) string {
 	if strings.ContainsRune(command, '/') {
 		return command
 	}
+	executable := func(p string) bool {
+		st, err := os.Stat(p)
+		return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+	}
 	for _, dir := range d.opts.ExtraPath {
-		p := filepath.Join(dir, command)
-		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+		if p := filepath.Join(dir, command); executable(p) {
 			return p
 		}
+	}
+	if _, err := exec.LookPath(command); err == nil {
+		return command
+	}
+	if p := filepath.Join(filepath.Dir(d.opts.Executable), command); executable(p) {
+		return p
 	}
 	return command
 }

@@ -1,0 +1,140 @@
+package local
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/slowpoke-dev/slowpoke/examples/demo"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+)
+
+// startDemo builds slowpoke, writes the demo application to a temporary
+// directory and starts it with cart as the target.
+func startDemo(t *testing.T, target string) *Deployment {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds slowpoke and starts the demo application")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	os.MkdirAll(bin, 0o755)
+	exe := filepath.Join(bin, "slowpoke")
+	if out, err := exec.Command("go", "build", "-o", exe, "github.com/slowpoke-dev/slowpoke/cmd/slowpoke").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if err := os.Symlink(exe, filepath.Join(bin, "slowpoke-emu")); err != nil {
+		t.Fatal(err)
+	}
+	err := fs.WalkDir(demo.Files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := demo.Files.ReadFile(path)
+		return os.WriteFile(filepath.Join(dir, path), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := spec.Load(filepath.Join(dir, "app.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d, err := Start(ctx, s, Options{Target: target, Executable: exe, LogDir: filepath.Join(dir, "logs"), ExtraPath: []string{bin}, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Stop() })
+	return d
+}
+
+// affinities returns the CPU set of every thread of every process of a
+// service.
+func affinities(t *testing.T, d *Deployment, name string) map[int][]int {
+	t.Helper()
+	pids, err := d.processesOf(d.Service(name))
+	if err != nil || len(pids) == 0 {
+		t.Fatalf("processes of %s: %v %v", name, pids, err)
+	}
+	out := map[int][]int{}
+	for _, pid := range pids {
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		for _, task := range tasks {
+			tid, _ := strconv.Atoi(task.Name())
+			var set unix.CPUSet
+			if unix.SchedGetaffinity(tid, &set) != nil {
+				continue
+			}
+			var cpus []int
+			for c := 0; c < 1024; c++ {
+				if set.IsSet(c) {
+					cpus = append(cpus, c)
+				}
+			}
+			out[tid] = cpus
+		}
+	}
+	return out
+}
+
+func checkOn(t *testing.T, d *Deployment, name string, want []int) {
+	t.Helper()
+	for tid, cpus := range affinities(t, d, name) {
+		if !slices.Equal(cpus, want) {
+			t.Errorf("%s: thread %d on CPUs %v, want %v", name, tid, cpus, want)
+		}
+	}
+}
+
+// Retargeting a running deployment moves the old target's threads to the
+// shared cores and the new target's to the target's cores, restarting
+// nothing; an unknown service is refused and changes nothing.
+func TestRetarget(t *testing.T) {
+	avail, err := AvailableCPUs()
+	if err != nil || len(avail) < 2 {
+		t.Skipf("needs 2 CPUs (have %v, %v)", avail, err)
+	}
+	d := startDemo(t, "cart")
+	p0 := d.Placement
+	checkOn(t, d, "cart", p0.TargetCPUs)
+	checkOn(t, d, "catalog", p0.CPUs("catalog"))
+	pid := d.Service("cart").PID
+
+	if err := d.Retarget("nosuch"); err == nil {
+		t.Error("an unknown service was accepted")
+	}
+	if d.Placement.Target != "cart" {
+		t.Fatalf("a refused retarget changed the target to %q", d.Placement.Target)
+	}
+	if err := d.Retarget("catalog"); err != nil {
+		t.Fatal(err)
+	}
+	p1 := d.Placement
+	if p1.Target != "catalog" {
+		t.Fatalf("target %q after retargeting to catalog", p1.Target)
+	}
+	checkOn(t, d, "catalog", p1.TargetCPUs)
+	checkOn(t, d, "cart", p1.CPUs("cart"))
+	if slices.Equal(p1.CPUs("cart"), p1.TargetCPUs) {
+		t.Errorf("cart still shares the target's CPUs %v", p1.TargetCPUs)
+	}
+	if d.Service("cart").PID != pid {
+		t.Error("cart was restarted")
+	}
+	// And back.
+	if err := d.Retarget("cart"); err != nil {
+		t.Fatal(err)
+	}
+	checkOn(t, d, "cart", p0.TargetCPUs)
+	checkOn(t, d, "catalog", p0.CPUs("catalog"))
+}
