@@ -85,7 +85,7 @@ func predictCommand(name string, args []string) int {
 		} else {
 			fmt.Fprintf(fs.Output(), "Starts the application on this machine, measures it, and predicts its throughput\n"+
 				"if SERVICE's per-call cost were reduced, by virtual speedup. Writes results.json,\n"+
-				"plot.png and plot.svg to the output directory and prints a table.\n\n")
+				"report.html, plot.png and plot.svg to the output directory and prints a table.\n\n")
 		}
 		fs.PrintDefaults()
 	}
@@ -185,17 +185,21 @@ func predict(c predictConfig) error {
 func writeOutputs(res *report.Results, dir string) error {
 	jsonPath := filepath.Join(dir, "results.json")
 	pngPath, svgPath := filepath.Join(dir, "plot.png"), filepath.Join(dir, "plot.svg")
+	htmlPath := filepath.Join(dir, "report.html")
 	if err := report.WriteJSON(jsonPath, res); err != nil {
 		return err
 	}
 	if err := report.Plot(res, pngPath, svgPath); err != nil {
 		return err
 	}
+	if err := report.WriteHTML(htmlPath, res); err != nil {
+		return err
+	}
 	fmt.Println()
 	if err := report.WriteTable(os.Stdout, res); err != nil {
 		return err
 	}
-	fmt.Printf("\nwrote %s\n", strings.Join([]string{jsonPath, pngPath, svgPath}, "\n      "))
+	fmt.Printf("\nwrote %s\n", strings.Join([]string{jsonPath, htmlPath, pngPath, svgPath}, "\n      "))
 	return nil
 }
 

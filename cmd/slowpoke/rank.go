@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/experiment"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+	"github.com/slowpoke-dev/slowpoke/model"
+)
+
+// rankConfig is slowpoke rank's flags.
+type rankConfig struct {
+	specPath  string
+	reduce    string
+	services  string
+	conns     int
+	warmup    time.Duration
+	duration  time.Duration
+	reps      int
+	maxReps   int
+	minGain   float64
+	maxPause  time.Duration
+	outDir    string
+	extraPath []string
+	method    methodConfig
+}
+
+// Rank's defaults keep a 9-service application at two reductions within
+// about 10 minutes on a 2-core machine: two repetitions, a third only for
+// points still noisier than --precision. A gain counts from --min-gain,
+// 5% by default: where services share cores, predictions were measured
+// off by 3-11% RMSE (docs/method.md), and a smaller predicted gain is
+// within that error.
+const (
+	rankReps    = 2
+	rankMaxReps = 3
+)
+
+func runRank(args []string) int {
+	fs := flag.NewFlagSet("rank", flag.ContinueOnError)
+	c := rankConfig{reduce: "25,50%", reps: rankReps, maxReps: rankMaxReps, minGain: 5, maxPause: controller.DefaultMaxPause, method: defaultMethod()}
+	fs.StringVar(&c.specPath, "f", "", "application spec (YAML, see docs/spec.md) (required)")
+	fs.StringVar(&c.reduce, "reduce", c.reduce, "reductions of each service's per-call cost: 25,50% | 300us | 2x")
+	fs.StringVar(&c.services, "services", "", "comma-separated services to rank (default: every service)")
+	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections (default: the spec's workload.connections)")
+	fs.DurationVar(&c.warmup, "warmup", 0, "warm-up before each measurement (default: the spec's)")
+	fs.DurationVar(&c.duration, "duration", 0, "measurement window (default: the spec's)")
+	fs.IntVar(&c.reps, "reps", c.reps, "repetitions of every service's baseline and points")
+	fs.IntVar(&c.maxReps, "max-reps", c.maxReps, "repeat points whose estimate is still noisy up to this many runs")
+	fs.Float64Var(&c.minGain, "min-gain", c.minGain, "smallest predicted gain (%) that counts, at the largest reduction; a gain must also exceed twice its standard error")
+	fs.DurationVar(&c.maxPause, "max-pause", c.maxPause, "hard cap on any single pause of a service")
+	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-rank-<time>)")
+	methodFlags(fs, &c.method)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: slowpoke rank -f app.yaml [--reduce LIST] [--services a,b,...] [flags]\n\n"+
+			"Which service is worth optimizing? Starts the application once and makes every\n"+
+			"service (or the listed ones) the target in turn, without restarting anything,\n"+
+			"predicting the application's throughput if that service were cheaper per call.\n"+
+			"Prints the services ranked by predicted gain at the largest reduction, and writes\n"+
+			"results.json and report.html to the output directory.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "slowpoke rank: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if c.specPath == "" {
+		fmt.Fprintln(os.Stderr, "slowpoke rank: -f is required (see -h)")
+		return 2
+	}
+	if err := rank(c); err != nil {
+		fmt.Fprintf(os.Stderr, "slowpoke rank: %v\n", err)
+		if errors.Is(err, context.Canceled) {
+			return 130
+		}
+		return 1
+	}
+	return 0
+}
+
+// rankTargets returns the services to rank: the listed ones, checked
+// against the spec, or every service in spec order.
+func rankTargets(s *spec.Spec, list string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		var all []string
+		for _, svc := range s.Services {
+			all = append(all, svc.Name)
+		}
+		return all, nil
+	}
+	var out []string
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if _, ok := s.Service(name); !ok {
+			var known []string
+			for _, svc := range s.Services {
+				known = append(known, svc.Name)
+			}
+			return nil, fmt.Errorf("--services: no service %q in %s; known: %s", name, s.Name, strings.Join(known, ", "))
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--services: no service named")
+	}
+	return out, nil
+}
+
+func rank(c rankConfig) error {
+	start := time.Now()
+	s, err := spec.Load(c.specPath)
+	if err != nil {
+		return err
+	}
+	targets, err := rankTargets(s, c.services)
+	if err != nil {
+		return err
+	}
+	reds, err := model.ParseReductions(c.reduce)
+	if err != nil {
+		return fmt.Errorf("--reduce: %w", err)
+	}
+	if c.reps < 1 {
+		return errors.New("--reps must be at least 1")
+	}
+	if err := c.method.check(); err != nil {
+		return err
+	}
+	if c.outDir == "" {
+		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-rank-%s", s.Name, time.Now().Format("20060102-150405")))
+	}
+	if err := os.MkdirAll(c.outDir, 0o755); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+	logf("starting %d services of %q (logs in %s)", len(s.Services), s.Name, filepath.Join(c.outDir, "logs"))
+	d, err := local.Start(ctx, s, local.Options{
+		Target: targets[0], Placement: c.method.mode(), LogDir: filepath.Join(c.outDir, "logs"), MaxPause: c.maxPause, ExtraPath: c.extraPath, Logf: logf,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		logf("stopping services")
+		d.Stop()
+	}()
+	ctx, cancel := d.Watch(ctx)
+	defer cancel()
+
+	var texts []string
+	for _, r := range reds {
+		texts = append(texts, r.Text)
+	}
+	out := &report.Rank{App: s.Name, CreatedAt: time.Now().UTC(), Reductions: texts, MinGainPct: c.minGain}
+	if strings.TrimSpace(c.services) != "" {
+		out.Services = targets
+	}
+	prog := &rankProgress{start: time.Now(), targets: len(targets)}
+	for i, name := range targets {
+		prog.begin(i, name)
+		e := report.RankEntry{Service: name}
+		res, err := rankOne(ctx, d, c, name, reds, texts, prog)
+		switch {
+		case err == nil:
+			e.Results = res
+		case ctx.Err() != nil:
+			if errors.Is(err, context.Canceled) && context.Cause(ctx) == context.Canceled {
+				return err // Ctrl-C
+			}
+			return d.Explain(err)
+		case errors.Is(err, experiment.ErrNotCalled):
+			e.Verdict, e.Reason = report.VerdictNotCalled, "the workload does not call it"
+		default:
+			e.Verdict, e.Reason = report.VerdictFailed, err.Error()
+		}
+		report.Judge(&e, c.minGain)
+		prog.end()
+		switch e.Verdict {
+		case report.VerdictGain, report.VerdictNoGain:
+			logf("%s %s: %+.1f%% ± %.1f at %s (%s)", prog.prefix(0, 0), name, e.GainPct, e.GainStdErrPct, texts[len(texts)-1], e.Verdict)
+		default:
+			logf("%s %s: %s: %s", prog.prefix(0, 0), name, e.Verdict, e.Reason)
+		}
+		out.Entries = append(out.Entries, e)
+	}
+	out.Order()
+	out.ElapsedS = time.Since(start).Seconds()
+	for _, e := range out.Entries {
+		if e.Results != nil {
+			for _, w := range e.Results.Warnings {
+				if !slices.Contains(out.Warnings, w) {
+					out.Warnings = append(out.Warnings, w)
+				}
+			}
+		}
+	}
+	jsonPath, htmlPath := filepath.Join(c.outDir, "results.json"), filepath.Join(c.outDir, "report.html")
+	if err := report.WriteRankJSON(jsonPath, out); err != nil {
+		return err
+	}
+	if err := report.WriteRankHTML(htmlPath, out); err != nil {
+		return err
+	}
+	fmt.Println()
+	if err := report.WriteRankTable(os.Stdout, out); err != nil {
+		return err
+	}
+	fmt.Printf("\nwrote %s\n      %s\n", jsonPath, htmlPath)
+	return nil
+}
+
+// rankOne makes name the target and runs its experiment.
+func rankOne(ctx context.Context, d *local.Deployment, c rankConfig, name string, reds []model.Reduction, texts []string, prog *rankProgress) (*report.Results, error) {
+	if err := d.Retarget(name); err != nil {
+		return nil, err
+	}
+	runner, err := experiment.New(d, experiment.Options{
+		Target: name, Reductions: reds, ReductionsText: texts, Connections: c.conns,
+		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxRepetitions: c.maxReps, PrecisionPct: c.method.precision, MaxPause: c.maxPause,
+		SpecPath: c.specPath, Progress: os.Stderr, ProgressPrefix: prog.prefix, PauseLead: c.method.lead,
+		PauseMethod: c.method.pauseMethod(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return runner.Run(ctx)
+}
+
+// rankProgress says where a ranking is: which service of how many, and
+// how long the whole profile has left, from the time the services done so
+// far took (or, for the first, from its own runs so far).
+type rankProgress struct {
+	start    time.Time
+	targets  int
+	i        int
+	name     string
+	begun    time.Time
+	finished []time.Duration
+}
+
+func (p *rankProgress) begin(i int, name string) { p.i, p.name, p.begun = i, name, time.Now() }
+
+func (p *rankProgress) end() { p.finished = append(p.finished, time.Since(p.begun)) }
+
+// prefix is the experiment's ProgressPrefix: step of steps within the
+// current service; 0, 0 for a line of rank's own.
+func (p *rankProgress) prefix(step, steps int) string {
+	elapsed := time.Since(p.start)
+	left := p.targets - len(p.finished) // services not finished, this one included
+	var eta time.Duration
+	switch {
+	case len(p.finished) > 0:
+		var sum time.Duration
+		for _, d := range p.finished {
+			sum += d
+		}
+		per := sum / time.Duration(len(p.finished))
+		eta = per * time.Duration(left)
+		if step > 1 && steps > 0 && len(p.finished) < p.targets { // this service's share done
+			eta -= per * time.Duration(step-1) / time.Duration(steps)
+		}
+	case step > 1 && steps > 0:
+		per := time.Since(p.begun) / time.Duration(step-1) * time.Duration(steps)
+		eta = per*time.Duration(left) - time.Since(p.begun)
+	}
+	etaText := ""
+	if eta > 0 {
+		etaText = ", about " + eta.Round(time.Second).String() + " left"
+	}
+	service := fmt.Sprintf("%s %d/%d", p.name, min(p.i+1, p.targets), p.targets)
+	if step > 0 {
+		service += fmt.Sprintf(" run %d/%d", step, steps)
+	}
+	return fmt.Sprintf("[%s, %s%s] ", service, elapsed.Round(time.Second), etaText)
+}

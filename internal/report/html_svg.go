@@ -1,0 +1,589 @@
+package report
+
+// The figures of report.html: gonum/plot charts drawn to SVG and inlined,
+// and the geometry of the hand-drawn ones (the gain bars and the call
+// graph), which report.html.tmpl turns into SVG elements so that every
+// label goes through html/template's escaping.
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"html/template"
+	"image/color"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// The gonum/plot figures of the page are smaller than plot.svg, so that
+// their text stays legible when a phone shrinks them to its width.
+const (
+	htmlPlotWidth  = 4.5 * vg.Inch
+	htmlPlotHeight = 3.2 * vg.Inch
+)
+
+var (
+	svgViewBox    = regexp.MustCompile(`viewBox="([0-9. ]+)"`)
+	svgFontFamily = regexp.MustCompile(`font-family:([^;"]+)`)
+)
+
+// inlineSVG draws p with vgsvg and returns the <svg> element, ready to be
+// inlined in HTML: without the XML prolog, the fixed width and height and
+// the namespaces, so that it scales to its container through its viewBox,
+// and with fallbacks after the Liberation fonts gonum/plot measures text
+// with. label is the element's accessible name.
+func inlineSVG(p *plot.Plot, label string) (template.HTML, error) {
+	htmlPlotStyle(p)
+	c := vgsvg.New(htmlPlotWidth, htmlPlotHeight)
+	p.Draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return "", err
+	}
+	s := buf.String()
+	start := strings.Index(s, "<svg")
+	if start < 0 {
+		return "", errors.New("vgsvg wrote no <svg> element")
+	}
+	s = s[start:]
+	end := strings.IndexByte(s, '>')
+	if end < 0 {
+		return "", errors.New("vgsvg wrote an unterminated <svg> tag")
+	}
+	viewBox := fmt.Sprintf("0 0 %g %g", htmlPlotWidth.Points(), htmlPlotHeight.Points())
+	if m := svgViewBox.FindStringSubmatch(s[:end]); m != nil {
+		viewBox = m[1]
+	}
+	body := svgFontFamily.ReplaceAllStringFunc(s[end+1:], func(m string) string {
+		family := strings.TrimPrefix(m, "font-family:")
+		generic := "'Liberation Sans',Arimo,Arial,Helvetica,sans-serif"
+		switch {
+		case strings.Contains(family, "Serif"):
+			generic = "'Liberation Serif',Tinos,'Times New Roman',Times,serif"
+		case strings.Contains(family, "Mono"):
+			generic = "'Liberation Mono',Cousine,'Courier New',monospace"
+		}
+		return "font-family:" + generic
+	})
+	// vgsvg escapes every text it draws (html.EscapeString), and the rest
+	// is numbers and colours: the element is safe to inline.
+	return template.HTML(`<svg viewBox="` + viewBox + `" role="img" aria-label="` +
+		template.HTMLEscapeString(label) + `">` + "\n" + body), nil
+}
+
+// htmlPlotStyle sets p's text a little larger than plot.svg's, for the
+// smaller canvas of the page, and spaces its legend entries apart.
+func htmlPlotStyle(p *plot.Plot) {
+	p.Title.TextStyle.Font.Size = vg.Points(13)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font.Size = vg.Points(12)
+		a.Tick.Label.Font.Size = vg.Points(11)
+	}
+	p.Legend.TextStyle.Font.Size = vg.Points(10)
+	p.Legend.Padding = vg.Points(1.5)
+}
+
+// hasErrors reports whether some point of r has a prediction error.
+func hasErrors(r *Results) bool {
+	for _, p := range r.Points {
+		if p.ErrorPct != nil && finite(*p.ErrorPct) {
+			return true
+		}
+	}
+	return false
+}
+
+// newErrorPlot draws the prediction error of every validated point against
+// its reduction, around a zero line.
+func newErrorPlot(r *Results) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: prediction error of %s", r.App, r.Target)
+	p.Title.Padding = vg.Points(6)
+	p.X.Label.Text = fmt.Sprintf("reduction of %s's CPU time per call (%%)", r.Target)
+	p.Y.Label.Text = "(predicted − true) / true (%)"
+	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
+	grid := plotter.NewGrid()
+	grid.Vertical.Color, grid.Horizontal.Color = gridColor, gridColor
+	p.Add(grid)
+
+	var xys, flagged plotter.XYs
+	ylo, yhi := 0.0, 0.0
+	for _, pt := range sortedPoints(r) {
+		if pt.ErrorPct == nil || !finite(*pt.ErrorPct) || !finite(pt.ReductionPct) {
+			continue
+		}
+		xy := plotter.XY{X: pt.ReductionPct, Y: *pt.ErrorPct}
+		xys = append(xys, xy)
+		if len(pt.Flags) > 0 {
+			flagged = append(flagged, xy)
+		}
+		ylo, yhi = min(ylo, xy.Y), max(yhi, xy.Y)
+	}
+	if len(xys) == 0 {
+		return p, nil
+	}
+	xlo, xhi := xys[0].X, xys[len(xys)-1].X
+	if xhi <= xlo {
+		xlo, xhi = xlo-1, xhi+1
+	}
+	zero, err := plotter.NewLine(plotter.XYs{{X: xlo, Y: 0}, {X: xhi, Y: 0}})
+	if err != nil {
+		return nil, err
+	}
+	zero.Color = baselineColor
+	zero.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	p.Add(zero)
+	line, points, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return nil, err
+	}
+	line.Color = predictedColor
+	points.Color, points.Shape, points.Radius = predictedColor, draw.CircleGlyph{}, vg.Points(3)
+	p.Add(line, points)
+	if len(flagged) > 0 {
+		sc, err := plotter.NewScatter(flagged)
+		if err != nil {
+			return nil, err
+		}
+		sc.Shape, sc.Color, sc.Radius = draw.CrossGlyph{}, flaggedColor, vg.Points(5)
+		p.Add(sc)
+	}
+	pad := 0.15 * max(yhi-ylo, 2)
+	p.Y.Min, p.Y.Max = ylo-pad, yhi+pad
+	span := xhi - xlo
+	p.X.Min, p.X.Max = xlo-0.03*span, xhi+0.05*span
+	return p, nil
+}
+
+// gainPalette colours the services of the gain chart, in rank order; the
+// services beyond it are drawn in grey without a legend entry each.
+var gainPalette = []color.Color{
+	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, color.RGBA{0xff, 0x7f, 0x0e, 0xff}, color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
+	color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff},
+	color.RGBA{0xe3, 0x77, 0xc2, 0xff}, color.RGBA{0x17, 0xbe, 0xcf, 0xff},
+}
+
+var gainGlyphs = []draw.GlyphDrawer{
+	draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.PyramidGlyph{},
+	draw.RingGlyph{}, draw.BoxGlyph{}, draw.PlusGlyph{}, draw.CrossGlyph{},
+}
+
+// newGainPlot draws every ranked service's predicted gain over its
+// baseline against the reduction of its CPU time per call. ok is false
+// when no service has a feasible point.
+func newGainPlot(r *Rank) (p *plot.Plot, ok bool, err error) {
+	p = plot.New()
+	p.Title.Text = fmt.Sprintf("%s: what if each service were faster", r.App)
+	p.Title.Padding = vg.Points(6)
+	p.X.Label.Text = "reduction of the service's CPU time per call (%)"
+	p.Y.Label.Text = "predicted throughput gain (%)"
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
+	grid := plotter.NewGrid()
+	grid.Vertical.Color, grid.Horizontal.Color = gridColor, gridColor
+	p.Add(grid)
+
+	ylo, yhi := 0.0, 0.0
+	xlo, xhi := math.Inf(1), math.Inf(-1)
+	legend, greyed := 0, false
+	for _, e := range r.Entries {
+		res := e.Results
+		if res == nil || res.Baseline.RPS <= 0 || !finite(res.Baseline.RPS) {
+			continue
+		}
+		base := res.Baseline.RPS
+		var s series
+		for _, pt := range sortedPoints(res) {
+			if pt.Infeasible() || !finite(pt.PredictedRPS) || !finite(pt.ReductionPct) {
+				continue
+			}
+			runs := usable(pt.PredictedRuns)
+			for i := range runs {
+				runs[i] = (runs[i]/base - 1) * 100
+			}
+			s.add(pt.ReductionPct, (pt.PredictedRPS/base-1)*100, runs)
+			xlo, xhi = min(xlo, pt.ReductionPct), max(xhi, pt.ReductionPct)
+		}
+		if len(s.XYs) == 0 {
+			continue
+		}
+		lo, hi := s.extent()
+		ylo, yhi = min(ylo, lo), max(yhi, hi)
+		c, glyph, name := color.Color(color.Gray{Y: 0xa0}), draw.GlyphDrawer(draw.CircleGlyph{}), ""
+		if legend < len(gainPalette) {
+			c, glyph, name = gainPalette[legend], gainGlyphs[legend], e.Service
+			legend++
+		} else if !greyed {
+			name, greyed = "other services", true
+		}
+		line, points, err := plotter.NewLinePoints(s.XYs)
+		if err != nil {
+			return nil, false, err
+		}
+		line.Color = c
+		points.Color, points.Shape, points.Radius = c, glyph, vg.Points(3)
+		bars, err := plotter.NewYErrorBars(&s)
+		if err != nil {
+			return nil, false, err
+		}
+		bars.Color = c
+		p.Add(bars, line, points)
+		if name != "" {
+			p.Legend.Add(name, line, points)
+		}
+		ok = true
+	}
+	if !ok {
+		return p, false, nil
+	}
+	if xhi <= xlo {
+		xlo, xhi = xlo-1, xhi+1
+	}
+	zero, err := plotter.NewLine(plotter.XYs{{X: min(0, xlo), Y: 0}, {X: xhi, Y: 0}})
+	if err != nil {
+		return nil, false, err
+	}
+	zero.Color = baselineColor
+	zero.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	p.Add(zero)
+	p.Legend.Add("baseline (no gain)", zero)
+
+	// Leave room at the top for the legend, one line per entry.
+	span := yhi - ylo
+	if span <= 0 {
+		span = 1
+	}
+	rows := float64(legend + 1) // and the baseline
+	if greyed {
+		rows++
+	}
+	f := min(0.6, 0.05+rows*0.06)
+	p.Y.Min = ylo - 0.08*span
+	p.Y.Max = yhi + span*f/(1-f)
+	xspan := xhi - min(0, xlo)
+	p.X.Min, p.X.Max = min(0, xlo)-0.03*xspan, xhi+0.05*xspan
+	return p, true, nil
+}
+
+// htmlBars is the geometry of the gain chart of a ranking: one row per
+// service in rank order, a label line above a bar of the gain at the
+// largest reduction with ± 2 standard errors.
+type htmlBars struct {
+	Width, Height string
+	Left, Right   string // the plot area
+	Zero          string // x of 0%
+	AxisY, TickY  string // the axis line and its labels
+	Ticks         []htmlTick
+	Rows          []htmlBarRow
+}
+
+type htmlTick struct{ X, Label string }
+
+type htmlBarRow struct {
+	Label, Value, Title, Class string
+	LabelY                     string
+	HasBar                     bool
+	BarX, BarY, BarW, BarH     string
+	ErrX1, ErrX2, ErrY         string
+	CapY1, CapY2               string
+}
+
+// Layout of the gain bars, in SVG user units (CSS pixels at full size).
+const (
+	barsWidth  = 420.0
+	barsMargin = 8.0
+	barsRow    = 46.0
+	barsBar    = 16.0
+)
+
+// gainBars lays out the gain chart of r, or returns nil for no entries.
+func gainBars(r *Rank) *htmlBars {
+	if len(r.Entries) == 0 {
+		return nil
+	}
+	lo, hi := 0.0, 0.0
+	measured := func(e RankEntry) bool {
+		return (e.Verdict == VerdictGain || e.Verdict == VerdictNoGain) && finite(e.GainPct) && finite(e.GainStdErrPct)
+	}
+	for _, e := range r.Entries {
+		if measured(e) {
+			lo = min(lo, e.GainPct-2*e.GainStdErrPct)
+			hi = max(hi, e.GainPct+2*e.GainStdErrPct)
+		}
+	}
+	if hi-lo <= 0 {
+		hi = 1
+	}
+	pad := 0.04 * (hi - lo)
+	lo, hi = lo-pad, hi+pad
+	left, right := barsMargin, barsWidth-barsMargin
+	x := func(v float64) float64 { return left + (v-lo)/(hi-lo)*(right-left) }
+
+	b := &htmlBars{Width: svgNum(barsWidth), Left: svgNum(left), Right: svgNum(right), Zero: svgNum(x(0))}
+	y := barsMargin
+	for _, e := range r.Entries {
+		row := htmlBarRow{
+			Label:  fmt.Sprintf("%d. %s", e.Rank, ellipsis(e.Service, 30)),
+			Class:  verdictClass(e.Verdict),
+			LabelY: svgNum(y + 14),
+			Title:  e.Service + ": " + e.Verdict,
+		}
+		if e.Reason != "" {
+			row.Title += " — " + e.Reason
+		}
+		if measured(e) {
+			row.Value = fmt.Sprintf("%+.1f%% ± %.1f", e.GainPct, e.GainStdErrPct)
+			barY := y + 22
+			x0, x1 := x(0), x(e.GainPct)
+			row.HasBar = true
+			row.BarX, row.BarW = svgNum(min(x0, x1)), svgNum(max(math.Abs(x1-x0), 1))
+			row.BarY, row.BarH = svgNum(barY), svgNum(barsBar)
+			row.ErrX1, row.ErrX2 = svgNum(x(e.GainPct-2*e.GainStdErrPct)), svgNum(x(e.GainPct+2*e.GainStdErrPct))
+			row.ErrY = svgNum(barY + barsBar/2)
+			row.CapY1, row.CapY2 = svgNum(barY+2), svgNum(barY+barsBar-2)
+		} else {
+			row.Value = e.Verdict
+			if e.Verdict == VerdictNotCalled {
+				row.Value = "not called"
+			}
+		}
+		b.Rows = append(b.Rows, row)
+		y += barsRow
+	}
+	b.AxisY = svgNum(y + 2)
+	b.TickY = svgNum(y + 18)
+	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
+		if t.Label == "" || t.Value < lo || t.Value > hi {
+			continue
+		}
+		label := strconv.FormatFloat(t.Value, 'f', -1, 64) + "%"
+		if t.Value > 0 {
+			label = "+" + label
+		}
+		b.Ticks = append(b.Ticks, htmlTick{X: svgNum(x(t.Value)), Label: label})
+	}
+	b.Height = svgNum(y + 26)
+	return b
+}
+
+// htmlGraph is the geometry of the call graph: services in layers from
+// left to right, breadth first from the most connected service.
+type htmlGraph struct {
+	Width, Height      string
+	MinWidth, MaxWidth string // CSS pixels: how far a narrow screen shrinks it, how far a wide one grows it
+	Nodes              []htmlNode
+	Edges              []string // SVG path data
+}
+
+type htmlNode struct {
+	X, Y, W, H            string
+	TextX, NameY, DetailY string
+	Name, Detail, Title   string
+	Class                 string
+}
+
+// graphNodeInfo is what is known about a service of the graph: its calls
+// per request and CPU per call (when Known), and its CSS class.
+type graphNodeInfo struct {
+	Known    bool
+	C1, U1US float64
+	Class    string
+}
+
+// Layout of the call graph, in SVG user units.
+const (
+	nodeW       = 184.0
+	nodeH       = 44.0
+	nodeGapX    = 56.0
+	nodeGapY    = 14.0
+	graphMargin = 8.0
+	graphArc    = 36.0 // room right of the last layer for arcs within a layer
+)
+
+// callGraph lays out the undirected graph adj, with the services in extra
+// added as nodes even when they have no edge, and returns its geometry and
+// its table; nil when there is no service at all.
+func callGraph(adj map[string][]string, extra []string, info map[string]graphNodeInfo) (*htmlGraph, []htmlGraphRow) {
+	edges := map[string]map[string]bool{}
+	link := func(a, b string) {
+		if edges[a] == nil {
+			edges[a] = map[string]bool{}
+		}
+		if a != b && b != "" {
+			edges[a][b] = true
+		}
+	}
+	for a, ns := range adj {
+		link(a, "")
+		for _, b := range ns {
+			link(a, b)
+			link(b, a)
+		}
+	}
+	for _, s := range extra {
+		link(s, "")
+	}
+	delete(edges, "")
+	for _, ns := range edges {
+		delete(ns, "")
+	}
+	if len(edges) == 0 {
+		return nil, nil
+	}
+	names := sortedKeys(edges)
+
+	var rows []htmlGraphRow
+	for _, s := range names {
+		row := htmlGraphRow{Service: s, Neighbours: orDash(strings.Join(sortedKeys(edges[s]), ", ")), Calls: "–", CPU: "–"}
+		if in := info[s]; in.Known {
+			row.Calls, row.CPU = num3(in.C1), fmt.Sprintf("%.1f", in.U1US)
+		}
+		rows = append(rows, row)
+	}
+
+	// Breadth first from the most connected service not yet placed, so
+	// that an entry service (the one that calls the others) comes first.
+	byDegree := slices.Clone(names)
+	slices.SortStableFunc(byDegree, func(a, b string) int { return len(edges[b]) - len(edges[a]) })
+	layer := map[string]int{}
+	var layers [][]string
+	for _, root := range byDegree {
+		if _, done := layer[root]; done {
+			continue
+		}
+		layer[root] = 0
+		queue := []string{root}
+		for len(queue) > 0 {
+			s := queue[0]
+			queue = queue[1:]
+			for len(layers) <= layer[s] {
+				layers = append(layers, nil)
+			}
+			layers[layer[s]] = append(layers[layer[s]], s)
+			for _, n := range sortedKeys(edges[s]) {
+				if _, done := layer[n]; !done {
+					layer[n] = layer[s] + 1
+					queue = append(queue, n)
+				}
+			}
+		}
+	}
+	// Order each layer by the mean position of its neighbours in the one
+	// before, which keeps edges from crossing in trees.
+	pos := map[string]float64{}
+	for i, s := range layers[0] {
+		pos[s] = float64(i)
+	}
+	for k := 1; k < len(layers); k++ {
+		bary := map[string]float64{}
+		for _, s := range layers[k] {
+			sum, n := 0.0, 0
+			for nb := range edges[s] {
+				if layer[nb] == k-1 {
+					sum += pos[nb]
+					n++
+				}
+			}
+			if n > 0 {
+				bary[s] = sum / float64(n)
+			}
+		}
+		slices.SortStableFunc(layers[k], func(a, b string) int {
+			if c := cmp.Compare(bary[a], bary[b]); c != 0 {
+				return c
+			}
+			return strings.Compare(a, b)
+		})
+		for i, s := range layers[k] {
+			pos[s] = float64(i)
+		}
+	}
+
+	tallest := 0
+	for _, l := range layers {
+		tallest = max(tallest, len(l))
+	}
+	height := 2*graphMargin + float64(tallest)*nodeH + float64(tallest-1)*nodeGapY
+	width := 2*graphMargin + float64(len(layers))*nodeW + float64(len(layers)-1)*nodeGapX + graphArc
+	type box struct{ x, y float64 }
+	at := map[string]box{}
+	g := &htmlGraph{Width: svgNum(width), Height: svgNum(height), MaxWidth: svgNum(max(width*1.25, 320))}
+	g.MinWidth = svgNum(min(width, max(width*0.6, 320)))
+	for k, l := range layers {
+		colH := float64(len(l))*nodeH + float64(len(l)-1)*nodeGapY
+		x := graphMargin + float64(k)*(nodeW+nodeGapX)
+		y0 := graphMargin + (height-2*graphMargin-colH)/2
+		for i, s := range l {
+			y := y0 + float64(i)*(nodeH+nodeGapY)
+			at[s] = box{x, y}
+			in := info[s]
+			node := htmlNode{
+				X: svgNum(x), Y: svgNum(y), W: svgNum(nodeW), H: svgNum(nodeH),
+				TextX: svgNum(x + 10), NameY: svgNum(y + 18), DetailY: svgNum(y + 35),
+				Name: ellipsis(s, 22), Title: s, Class: orPlaceholder(in.Class, "n-other"),
+			}
+			if !in.Known {
+				node.NameY = svgNum(y + nodeH/2 + 5) // alone: centred
+			} else {
+				if in.C1 > 0 {
+					node.Detail = fmt.Sprintf("%s calls/req · %.0f µs/call", num3(in.C1), in.U1US)
+				} else {
+					node.Detail = "not called"
+				}
+				node.Title += ": " + node.Detail
+			}
+			g.Nodes = append(g.Nodes, node)
+		}
+	}
+	for _, a := range names {
+		for _, b := range sortedKeys(edges[a]) {
+			if a > b {
+				continue
+			}
+			pa, pb := at[a], at[b]
+			switch {
+			case layer[a] == layer[b]:
+				// An arc right of the layer.
+				x := pa.x + nodeW
+				ya, yb := pa.y+nodeH/2, pb.y+nodeH/2
+				g.Edges = append(g.Edges, fmt.Sprintf("M%s %s C%s %s %s %s %s %s",
+					svgNum(x), svgNum(ya), svgNum(x+graphArc), svgNum(ya), svgNum(x+graphArc), svgNum(yb), svgNum(x), svgNum(yb)))
+			default:
+				if layer[a] > layer[b] {
+					pa, pb = pb, pa
+				}
+				x1, y1 := pa.x+nodeW, pa.y+nodeH/2
+				x2, y2 := pb.x, pb.y+nodeH/2
+				mid := (x1 + x2) / 2
+				g.Edges = append(g.Edges, fmt.Sprintf("M%s %s C%s %s %s %s %s %s",
+					svgNum(x1), svgNum(y1), svgNum(mid), svgNum(y1), svgNum(mid), svgNum(y2), svgNum(x2), svgNum(y2)))
+			}
+		}
+	}
+	return g, rows
+}
+
+// svgNum formats a coordinate with at most one decimal.
+func svgNum(x float64) string {
+	return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64)
+}
+
+// ellipsis shortens s to at most n characters, ending it with … when cut.
+func ellipsis(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,270 @@
+package report
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aclements/go-moremath/stats"
+)
+
+// KindRank is the kind of a causal profile of every service (slowpoke rank).
+const KindRank = "rank"
+
+// Verdicts of a ranked service.
+const (
+	// VerdictGain: optimizing the service raises throughput by more than
+	// the noise of the estimate.
+	VerdictGain = "gain"
+	// VerdictNoGain: the predicted gain is within the noise (or nothing):
+	// the bottleneck is elsewhere.
+	VerdictNoGain = "no-gain"
+	// VerdictNotCalled: the workload never calls the service.
+	VerdictNotCalled = "not-called"
+	// VerdictFailed: no prediction could be made (see the entry's reason).
+	VerdictFailed = "failed"
+)
+
+// Rank is the outcome of slowpoke rank, stored as results.json: one entry
+// per service, in rank order (largest predicted gain first).
+type Rank struct {
+	Version   int       `json:"version"` // Version
+	Kind      string    `json:"kind"`    // KindRank
+	App       string    `json:"app"`
+	CreatedAt time.Time `json:"created_at"`
+	// Reductions are the reductions every service was given, as typed.
+	Reductions []string `json:"reductions"`
+	// Services are the services asked for with --services (empty: all);
+	// MinGainPct is --min-gain.
+	Services   []string `json:"services,omitempty"`
+	MinGainPct float64  `json:"min_gain_pct"`
+	// ElapsedS is how long the whole profile took, start-up included.
+	ElapsedS float64     `json:"elapsed_s"`
+	Entries  []RankEntry `json:"entries"`
+	Warnings []string    `json:"warnings,omitempty"`
+}
+
+// RankEntry is one service's place in the ranking.
+type RankEntry struct {
+	Rank    int    `json:"rank"` // 1 for the most worth optimizing
+	Service string `json:"service"`
+	// GainPct is the predicted throughput gain over the baseline at the
+	// largest reduction, %, and GainStdErrPct its standard error.
+	GainPct       float64 `json:"gain_pct"`
+	GainStdErrPct float64 `json:"gain_std_err_pct"`
+	Verdict       string  `json:"verdict"` // Verdict*
+	// Reason says the verdict in words: where the bottleneck is for
+	// no-gain, what went wrong for failed.
+	Reason string `json:"reason,omitempty"`
+	// Results is the service's experiment as predict writes it (nil when
+	// it failed before any measurement).
+	Results *Results `json:"results,omitempty"`
+}
+
+// LargestPoint returns the point of r with the largest reduction, or nil.
+func LargestPoint(r *Results) *Point {
+	if r == nil || len(r.Points) == 0 {
+		return nil
+	}
+	ps := sortedPoints(r)
+	p := ps[len(ps)-1]
+	return &p
+}
+
+// Judge fills e's gain, standard error and verdict from e.Results, unless
+// the entry already failed. A gain counts when it is larger than twice its
+// standard error and than minGainPct.
+func Judge(e *RankEntry, minGainPct float64) {
+	if e.Verdict == VerdictFailed {
+		return
+	}
+	r := e.Results
+	p := LargestPoint(r)
+	switch {
+	case r == nil || p == nil:
+		e.Verdict, e.Reason = VerdictFailed, "no measurement"
+		return
+	case r.C1 == 0:
+		e.Verdict, e.Reason = VerdictNotCalled, "the workload does not call it"
+		return
+	case p.Infeasible() || r.Baseline.RPS <= 0:
+		e.Verdict, e.Reason = VerdictFailed, "no feasible prediction at "+trimFloat(p.ReductionPct)+"% (see its flags)"
+		return
+	}
+	e.GainPct = (p.PredictedRPS/r.Baseline.RPS - 1) * 100
+	// The gain's error combines the point's and the baseline's.
+	baseSE := 0.0
+	if n := len(r.Baseline.Runs); n > 1 {
+		baseSE = stats.StdDev(r.Baseline.Runs) / math.Sqrt(float64(n)) / r.Baseline.RPS * 100
+	}
+	e.GainStdErrPct = math.Hypot(p.StdErrPct, baseSE)
+	if e.GainPct > minGainPct && e.GainPct > 2*e.GainStdErrPct {
+		e.Verdict = VerdictGain
+	} else {
+		e.Verdict = VerdictNoGain
+	}
+}
+
+// Order sorts the entries into rank order and numbers them: services that
+// gain first (largest gain first), then those that gain nothing, those the
+// workload does not call, and those that failed; and it says where the
+// bottleneck is for each service that gains nothing.
+func (r *Rank) Order() {
+	order := map[string]int{VerdictGain: 0, VerdictNoGain: 1, VerdictNotCalled: 2, VerdictFailed: 3}
+	slices.SortStableFunc(r.Entries, func(a, b RankEntry) int {
+		if c := cmp.Compare(order[a.Verdict], order[b.Verdict]); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.GainPct, a.GainPct)
+	})
+	var gainers []string
+	for i := range r.Entries {
+		r.Entries[i].Rank = i + 1
+		if r.Entries[i].Verdict == VerdictGain {
+			gainers = append(gainers, r.Entries[i].Service)
+		}
+	}
+	for i := range r.Entries {
+		e := &r.Entries[i]
+		if e.Verdict != VerdictNoGain {
+			continue
+		}
+		switch {
+		case len(gainers) > 0:
+			e.Reason = fmt.Sprintf("the bottleneck is elsewhere: %s limits throughput", strings.Join(gainers, ", "))
+		default:
+			e.Reason = "no service's optimization gains: the bottleneck is outside the services' CPU time (the load generator, the connections, or a resource they share)"
+		}
+	}
+}
+
+// WriteRankTable writes the ranking as a table: one row per service in rank
+// order with the predicted throughput at each reduction and the gain at
+// the largest, then what each verdict means for the others.
+func WriteRankTable(w io.Writer, r *Rank) error {
+	ew := &errWriter{w: w}
+	fmt.Fprintf(ew, "app %s: %d services, reductions %s, %s\n", r.App, len(r.Entries), strings.Join(r.Reductions, ","), (time.Duration(r.ElapsedS * float64(time.Second))).Round(time.Second))
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(ew, "warning: %s\n", warn)
+	}
+	fmt.Fprintln(ew)
+	tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', tabwriter.AlignRight)
+	cols := []string{"rank", "service", "baseline req/s", "calls/req", "µs/call"}
+	for _, red := range r.Reductions {
+		cols = append(cols, red)
+	}
+	cols = append(cols, "gain", "")
+	fmt.Fprintf(tw, "%s\t  verdict\n", strings.Join(cols, "\t"))
+	for _, e := range r.Entries {
+		row := []string{fmt.Sprint(e.Rank), e.Service}
+		res := e.Results
+		if res == nil {
+			row = append(row, "-", "-", "-")
+		} else {
+			row = append(row, fmt.Sprintf("%.0f", res.Baseline.RPS), fmt.Sprintf("%.3g", res.C1), fmt.Sprintf("%.1f", res.U1US))
+		}
+		for i := range r.Reductions {
+			cell := "-"
+			if res != nil && i < len(res.Points) && !res.Points[i].Infeasible() {
+				cell = fmt.Sprintf("%.0f", res.Points[i].PredictedRPS)
+			}
+			row = append(row, cell)
+		}
+		gain := "-"
+		if e.Verdict == VerdictGain || e.Verdict == VerdictNoGain {
+			gain = fmt.Sprintf("%+.1f%% ± %.1f", e.GainPct, e.GainStdErrPct)
+		}
+		row = append(row, gain, "")
+		verdict := e.Verdict
+		if e.Verdict == VerdictFailed || e.Verdict == VerdictNotCalled {
+			verdict += ": " + e.Reason
+		}
+		fmt.Fprintf(tw, "%s\t  %s\n", strings.Join(row, "\t"), verdict)
+	}
+	tw.Flush()
+	seen := map[string]bool{}
+	for _, e := range r.Entries {
+		if e.Verdict == VerdictNoGain && !seen[e.Reason] {
+			seen[e.Reason] = true
+			fmt.Fprintf(ew, "\nno-gain: %s\n", e.Reason)
+		}
+	}
+	return ew.err
+}
+
+// WriteRankJSON writes r to path as indented JSON, atomically, with each
+// entry's results cleaned as WriteJSON cleans them.
+func WriteRankJSON(path string, r *Rank) error {
+	c := *r
+	if c.Version == 0 {
+		c.Version = Version
+	}
+	c.Kind = KindRank
+	c.Reductions = cloneList(r.Reductions)
+	c.Entries = cloneList(r.Entries)
+	c.Warnings = slices.Clone(r.Warnings)
+	for i := range c.Entries {
+		if res := c.Entries[i].Results; res != nil {
+			rc := res.clone()
+			if rc.Version == 0 {
+				rc.Version = Version
+			}
+			c.Entries[i].Results = rc
+		}
+	}
+	var fixed []string
+	for i := range c.Entries {
+		e := &c.Entries[i]
+		for _, f := range []*float64{&e.GainPct, &e.GainStdErrPct} {
+			if math.IsNaN(*f) || math.IsInf(*f, 0) {
+				fixed = append(fixed, fmt.Sprintf("non-finite gain of %s written as 0", e.Service))
+				*f = 0
+			}
+		}
+		if e.Results != nil {
+			fixNonFiniteResults(e.Results)
+		}
+	}
+	c.Warnings = append(c.Warnings, fixed...)
+	data, err := json.MarshalIndent(&c, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	return writeFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// ReadRankJSON reads a ranking written by WriteRankJSON.
+func ReadRankJSON(path string) (*Rank, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Rank
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	switch {
+	case r.Kind != KindRank:
+		return nil, fmt.Errorf("%s: not a slowpoke ranking (kind %q)", path, r.Kind)
+	case r.Version > Version:
+		return nil, fmt.Errorf("%s: results version %d is newer than this slowpoke understands (%d)", path, r.Version, Version)
+	}
+	return &r, nil
+}
+
+// fixNonFiniteResults zeroes r's non-finite numbers, as WriteJSON does.
+func fixNonFiniteResults(r *Results) {
+	fixNonFinite(reflect.ValueOf(r).Elem(), "", &r.Warnings)
+}

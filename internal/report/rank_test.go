@@ -1,0 +1,114 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// rankResults is a service's experiment: a baseline of three runs around
+// base and one point at 50% predicting pred with standard error se.
+func rankResults(target string, c1, base, pred, se float64, flags ...string) *Results {
+	return &Results{
+		Target: target, C1: c1, U1US: 100,
+		Baseline: Baseline{RPS: base, Runs: []float64{base * 0.99, base, base * 1.01}},
+		Points: []Point{
+			{ReductionPct: 25, PredictedRPS: (base + pred) / 2, StdErrPct: se},
+			{ReductionPct: 50, PredictedRPS: pred, StdErrPct: se, Flags: flags},
+		},
+	}
+}
+
+func TestJudge(t *testing.T) {
+	tests := []struct {
+		name    string
+		entry   RankEntry
+		verdict string
+		gain    float64
+	}{
+		{"a clear gain", RankEntry{Service: "cart", Results: rankResults("cart", 1, 1000, 1500, 1)}, VerdictGain, 50},
+		{"below the minimum", RankEntry{Service: "a", Results: rankResults("a", 1, 1000, 1040, 0.5)}, VerdictNoGain, 4},
+		{"within the noise", RankEntry{Service: "b", Results: rankResults("b", 1, 1000, 1100, 6)}, VerdictNoGain, 10},
+		{"a loss", RankEntry{Service: "c", Results: rankResults("c", 1, 1000, 980, 1)}, VerdictNoGain, -2},
+		{"never called", RankEntry{Service: "d", Results: rankResults("d", 0, 1000, 1000, 1)}, VerdictNotCalled, 0},
+		{"infeasible", RankEntry{Service: "e", Results: rankResults("e", 1, 1000, 0, 1, FlagInfeasible)}, VerdictFailed, 0},
+		{"no results", RankEntry{Service: "f"}, VerdictFailed, 0},
+		{"failed before", RankEntry{Service: "g", Verdict: VerdictFailed, Reason: "boom"}, VerdictFailed, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := tt.entry
+			Judge(&e, 5)
+			if e.Verdict != tt.verdict || math.Abs(e.GainPct-tt.gain) > 1e-9 {
+				t.Errorf("verdict %q gain %.2f, want %q %.2f (reason %q)", e.Verdict, e.GainPct, tt.verdict, tt.gain, e.Reason)
+			}
+			if e.Verdict != VerdictGain && e.Verdict != VerdictNoGain && e.Reason == "" {
+				t.Error("no reason given")
+			}
+		})
+	}
+}
+
+func TestOrderAndTable(t *testing.T) {
+	r := &Rank{App: "shop", Reductions: []string{"25%", "50%"}, MinGainPct: 5}
+	for _, e := range []RankEntry{
+		{Service: "catalog", Results: rankResults("catalog", 1, 1000, 1010, 1)},
+		{Service: "broken", Verdict: VerdictFailed, Reason: "target \"broken\" used no measurable CPU"},
+		{Service: "currency", Results: rankResults("currency", 1, 1000, 1200, 1)},
+		{Service: "cart", Results: rankResults("cart", 2, 1000, 1600, 1)},
+		{Service: "email", Results: rankResults("email", 0, 1000, 1000, 1)},
+	} {
+		Judge(&e, r.MinGainPct)
+		r.Entries = append(r.Entries, e)
+	}
+	r.Order()
+	var order []string
+	for i, e := range r.Entries {
+		order = append(order, e.Service)
+		if e.Rank != i+1 {
+			t.Errorf("%s ranked %d at position %d", e.Service, e.Rank, i+1)
+		}
+	}
+	if got := strings.Join(order, ","); got != "cart,currency,catalog,email,broken" {
+		t.Errorf("order %s", got)
+	}
+	if reason := r.Entries[2].Reason; !strings.Contains(reason, "cart, currency") {
+		t.Errorf("catalog's reason does not name the bottlenecks: %q", reason)
+	}
+
+	var buf bytes.Buffer
+	if err := WriteRankTable(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"rank", "cart", "+60.0%", "1600", "no-gain", "not-called", "failed: target \"broken\"", "no-gain: the bottleneck is elsewhere"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+
+	path := filepath.Join(t.TempDir(), "results.json")
+	r.Entries[0].Results.Points[0].SpreadPct = math.NaN()
+	if err := WriteRankJSON(path, r); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadRankJSON(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Kind != KindRank || len(back.Entries) != 5 || back.Entries[0].Service != "cart" || back.Entries[0].Results.Target != "cart" || back.MinGainPct != 5 {
+		t.Errorf("read back %+v", back)
+	}
+	if !math.IsNaN(r.Entries[0].Results.Points[0].SpreadPct) {
+		t.Error("WriteRankJSON changed the caller's results")
+	}
+	one := filepath.Join(t.TempDir(), "one.json")
+	if err := WriteJSON(one, rankResults("x", 1, 1, 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadRankJSON(one); err == nil {
+		t.Error("ReadRankJSON accepted the results of one experiment")
+	}
+}
