@@ -140,10 +140,64 @@ func (r *Rank) Order() {
 		switch {
 		case len(gainers) > 0:
 			e.Reason = fmt.Sprintf("the bottleneck is elsewhere: %s limits throughput", strings.Join(gainers, ", "))
+		case r.sharedSaturated():
+			e.Reason = "no single service's optimization gains: the shared cores (the services other than the target, the load generator and the controllers) were busy through the baselines, so throughput is limited by all of them together, or by the load generator"
 		default:
 			e.Reason = "no service's optimization gains: the bottleneck is outside the services' CPU time (the load generator, the connections, or a resource they share)"
 		}
 	}
+	if w := r.placementWarning(); w != "" && !slices.Contains(r.Warnings, w) {
+		r.Warnings = append(r.Warnings, w)
+	}
+}
+
+// sharedSaturated reports whether the shared cores were idle less than 5%
+// of the time in the median service's baseline, under shared placement.
+func (r *Rank) sharedSaturated() bool {
+	var idle []float64
+	for _, e := range r.Entries {
+		if e.Results != nil && e.Results.Settings.PlacementMode == "shared" && e.Results.Baseline.RPS > 0 {
+			idle = append(idle, e.Results.Baseline.SharedIdlePct)
+		}
+	}
+	return len(idle) > 0 && Median(idle) < 5
+}
+
+// placementWarning says when the services' baselines differ by more than
+// their noise explains, which happens where the target of the moment gets
+// cores of its own and the others share theirs: each service's gain is
+// then measured on a different placement of the application.
+func (r *Rank) placementWarning() string {
+	type base struct {
+		service string
+		rps     float64
+	}
+	var bs []base
+	var spread []float64
+	for _, e := range r.Entries {
+		if e.Results != nil && e.Results.Baseline.RPS > 0 {
+			bs = append(bs, base{e.Service, e.Results.Baseline.RPS})
+			spread = append(spread, e.Results.Baseline.SpreadPct)
+		}
+	}
+	if len(bs) < 2 {
+		return ""
+	}
+	slices.SortFunc(bs, func(a, b base) int { return cmp.Compare(b.rps, a.rps) })
+	top, rest := bs[0], bs[1:]
+	var others []float64
+	for _, b := range rest {
+		others = append(others, b.rps)
+	}
+	med := Median(others)
+	// Twice the typical spread of one baseline's runs, and at least 15%.
+	if top.rps <= med*(1+max(0.15, 2*Median(spread)/100)) {
+		return ""
+	}
+	return fmt.Sprintf("the baselines differ with the placement: with %s on cores of its own the application ran at %.0f req/s, against %.0f (median) with each other service there. "+
+		"Each service's gain is measured with that service on cores of its own, so the gains compare placements as well as optimizations; "+
+		"giving %s cores of its own is itself worth about %+.0f%% here. With a core for every service (--placement dedicated, where the machine has them) the placement does not change between services",
+		top.service, top.rps, med, top.service, (top.rps/med-1)*100)
 }
 
 // WriteRankTable writes the ranking as a table: one row per service in rank

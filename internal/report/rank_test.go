@@ -112,3 +112,38 @@ func TestOrderAndTable(t *testing.T) {
 		t.Error("ReadRankJSON accepted the results of one experiment")
 	}
 }
+
+// Baselines far apart (the target of the moment on cores of its own
+// changes the bottleneck) give a warning that names the service; no gain
+// anywhere with busy shared cores says the shared cores limit throughput.
+func TestPlacementWarning(t *testing.T) {
+	r := &Rank{App: "shop", Reductions: []string{"50%"}, MinGainPct: 5}
+	for _, svc := range []struct {
+		name string
+		base float64
+	}{{"cart", 2000}, {"a", 1000}, {"b", 1100}, {"c", 950}} {
+		res := rankResults(svc.name, 1, svc.base, svc.base*1.01, 1)
+		res.Settings.PlacementMode = "shared"
+		res.Baseline.SharedIdlePct = 1
+		res.Baseline.SpreadPct = 3
+		e := RankEntry{Service: svc.name, Results: res}
+		Judge(&e, r.MinGainPct)
+		r.Entries = append(r.Entries, e)
+	}
+	r.Order()
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "with cart on cores of its own the application ran at 2000 req/s") || !strings.Contains(r.Warnings[0], "+100%") {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+	if reason := r.Entries[0].Reason; !strings.Contains(reason, "shared cores") {
+		t.Errorf("reason %q does not name the shared cores", reason)
+	}
+	// Baselines within their noise: no warning.
+	for i := range r.Entries {
+		r.Entries[i].Results.Baseline.RPS = 1000 + float64(i)*20
+	}
+	r.Warnings = nil
+	r.Order()
+	if len(r.Warnings) != 0 {
+		t.Errorf("warned of baselines within 6%%: %q", r.Warnings)
+	}
+}
