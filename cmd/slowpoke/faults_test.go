@@ -173,7 +173,11 @@ func TestFaultsAreNamed(t *testing.T) {
 
 // A prediction checked against reality: validate on the demo at two
 // reductions, with a generous bound so that a noisy machine does not fail
-// it, while a change that breaks the method does.
+// it, while a change that breaks the method does. The reductions keep cart
+// the bottleneck: past about 45% the shared core binds, where co-located
+// predictions are known to fall short (at 60%, -16% and -17% on the 2-core
+// host, before and after the change that moved this test from 30,60%;
+// docs/notes/pause-methods.md).
 func TestDemoPredictionMatchesReality(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the demo application")
@@ -194,7 +198,7 @@ func TestDemoPredictionMatchesReality(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(bin, "validate", "-f", filepath.Join(dir, "app.yaml"), "--target", "cart", "--reduce", "30,60%", "--reps", "2", "--out", out)
+	cmd := exec.Command(bin, "validate", "-f", filepath.Join(dir, "app.yaml"), "--target", "cart", "--reduce", "20,40%", "--reps", "2", "--out", out)
 	cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +40,9 @@ func startDemo(t *testing.T, target string) *Deployment {
 			return err
 		}
 		b, _ := demo.Files.ReadFile(path)
+		// Ports of its own (1818x, not the demo's 1808x): cmd/slowpoke's
+		// tests may run the demo at the same time.
+		b = []byte(strings.ReplaceAll(string(b), "1808", "1818"))
 		return os.WriteFile(filepath.Join(dir, path), b, 0o644)
 	})
 	if err != nil {
