@@ -182,6 +182,15 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 		// Non-targets first, target last: every pauser is listening before
 		// the first round.
 		sort.SliceStable(svcs, func(i, j int) bool { return svcs[j].Name == r.opts.Target && svcs[i].Name != r.opts.Target })
+		var started []*local.Service
+		// A failed start stops the slowdowns already started (target
+		// first, as at the end of a run), so that the next run, or the
+		// next target's experiment under rank, starts from rest.
+		undo := func() {
+			for _, svc := range slices.Backward(started) {
+				svc.Control.Stop()
+			}
+		}
 		for _, svc := range svcs {
 			if svc.Control == nil {
 				continue
@@ -191,9 +200,12 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 				continue
 			}
 			if err := svc.Control.Configure(cf); err != nil {
+				undo()
 				return nil, fmt.Errorf("configure %s: %w", svc.Name, err)
 			}
+			started = append(started, svc)
 			if err := svc.Control.Start(); err != nil {
+				undo()
 				return nil, fmt.Errorf("start slowdown on %s: %w", svc.Name, err)
 			}
 		}

@@ -355,6 +355,9 @@ func newRankPage(r *Rank) (*htmlPage, error) {
 			continue
 		}
 		for _, w := range e.Results.Warnings {
+			if slices.Contains(r.Warnings, w) {
+				continue // the ranking's own list has it already
+			}
 			if w := e.Service + ": " + w; !slices.Contains(page.Warnings, w) {
 				page.Warnings = append(page.Warnings, w)
 			}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -49,22 +48,22 @@ func (d *Deployment) Retarget(target string) error {
 	if err != nil {
 		return err
 	}
-	old := d.Placement
+	// Every process is checked, not only those whose cores the old
+	// placement says changed: a retarget that failed part-way may have
+	// moved some already. Threads already in place cost one read each.
 	// The shared cores first (this process, the load generator's, the
 	// controllers'), so that nothing is left on the new target's cores.
-	if !slices.Equal(pl.OtherCPUs, old.OtherCPUs) {
-		if err := PinProcess(pl.OtherCPUs); err != nil {
-			return err
-		}
-		for _, s := range d.Services() {
-			if err := pinTree([]int{s.cmd.Process.Pid}, pl.OtherCPUs); err != nil {
-				return fmt.Errorf("move the controller of %q to CPUs %v: %w", s.Name, pl.OtherCPUs, err)
-			}
+	if err := PinProcess(pl.OtherCPUs); err != nil {
+		return err
+	}
+	for _, s := range d.Services() {
+		if err := pinTree([]int{s.cmd.Process.Pid}, pl.OtherCPUs); err != nil {
+			return fmt.Errorf("move the controller of %q to CPUs %v: %w", s.Name, pl.OtherCPUs, err)
 		}
 	}
 	for _, s := range d.Services() {
 		cpus := pl.CPUs(s.Name)
-		if slices.Equal(cpus, old.CPUs(s.Name)) || d.opts.NoController {
+		if d.opts.NoController {
 			continue
 		}
 		pids, err := d.processesOf(s)
