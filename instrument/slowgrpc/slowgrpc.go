@@ -28,7 +28,13 @@ func newConfig(opts []Option) *config {
 	return c
 }
 
-type methodKey struct{}
+type callKey struct{}
+
+// rpc is what a server RPC carries from TagRPC to its End.
+type rpc struct {
+	method string
+	call   agent.Call
+}
 
 // NewServerHandler returns a stats.Handler that counts incoming RPCs per
 // full method name.
@@ -42,19 +48,27 @@ func (h *serverHandler) TagRPC(ctx context.Context, info *stats.RPCTagInfo) cont
 	if h.agent == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, methodKey{}, info.FullMethodName)
+	return context.WithValue(ctx, callKey{}, &rpc{method: info.FullMethodName})
 }
 
 func (h *serverHandler) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	if h.agent == nil {
 		return
 	}
+	r, _ := ctx.Value(callKey{}).(*rpc)
+	if r == nil {
+		return
+	}
 	switch s.(type) {
 	case *stats.Begin:
-		name, _ := ctx.Value(methodKey{}).(string)
-		h.agent.ServerStart(name)
+		// Under a pool limit, Begin waits for admission: gRPC calls it
+		// on the RPC's own goroutine before the method handler runs.
+		// It waits even if the client cancels, so as never to run a
+		// handler beyond the limit; the handler then sees the
+		// cancelled context and ends quickly.
+		r.call, _ = h.agent.ServerStart(context.Background(), r.method)
 	case *stats.End:
-		h.agent.ServerEnd()
+		h.agent.ServerEnd(r.call)
 	}
 }
 

@@ -59,8 +59,14 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.agent.ServerStart(h.endpoint(r))
-	defer h.agent.ServerEnd()
+	c, err := h.agent.ServerStart(r.Context(), h.endpoint(r))
+	if err != nil {
+		// The client gave up while the call waited for admission under a
+		// pool limit: it is not served.
+		http.Error(w, "slowpoke: request ended while queued for admission", http.StatusServiceUnavailable)
+		return
+	}
+	defer h.agent.ServerEnd(c)
 	h.next.ServeHTTP(w, r)
 }
 

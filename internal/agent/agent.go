@@ -34,7 +34,16 @@ const (
 // boundary; Total is cumulative), "report" (cumulative counters; ID echoes a
 // "flush" request, 0 for periodic reports).
 // Controller to agent: "config" (Batch: send a tick every Batch calls, 0 for
-// none), "flush" (send a report now, echoing ID).
+// none), "flush" (send a report now, echoing ID), "pool" (Limit: admit at
+// most this many calls at a time, queueing the rest first in first out, 0
+// for no limit; ThresholdNS: count a call as good when it ends within this
+// long of its admission, 0 for none).
+//
+// Reports carry, besides the call counts, the figures a pool-size advisor
+// samples, all cumulative: Done (calls ended), Good (ended within the
+// threshold), BusyNS (the sum of ended calls' time from admission to end,
+// whose rate is the mean number in flight), WaitNS (the sum of admitted
+// calls' time in the queue), and the current Limit and Queued.
 type Message struct {
 	Type       string            `json:"t"`
 	ID         uint64            `json:"id,omitempty"`
@@ -45,6 +54,14 @@ type Message struct {
 	Batch      uint64            `json:"batch,omitempty"`
 	Endpoints  map[string]uint64 `json:"endpoints,omitempty"`
 	Downstream map[string]uint64 `json:"downstream,omitempty"`
+
+	Limit       int64  `json:"limit,omitempty"`
+	ThresholdNS int64  `json:"thr_ns,omitempty"`
+	Done        uint64 `json:"done,omitempty"`
+	Good        uint64 `json:"good,omitempty"`
+	BusyNS      int64  `json:"busy_ns,omitempty"`
+	WaitNS      int64  `json:"wait_ns,omitempty"`
+	Queued      int64  `json:"queued,omitempty"`
 }
 
 // Agent counts calls and talks to the controller. Its methods are safe for
@@ -56,6 +73,8 @@ type Agent struct {
 	batch      atomic.Uint64
 	endpoints  counterSet
 	downstream counterSet
+	pool       limiter
+	counters   poolCounters
 
 	tick  chan struct{}
 	flush chan uint64
@@ -125,31 +144,6 @@ func (a *Agent) Close() error {
 	return err
 }
 
-// ServerStart records the start of an incoming call to endpoint. Every call
-// must be matched by ServerEnd.
-func (a *Agent) ServerStart(endpoint string) {
-	if a == nil {
-		return
-	}
-	a.inflight.Add(1)
-	a.endpoints.add(endpoint)
-	n := a.total.Add(1)
-	if b := a.batch.Load(); b > 0 && n%b == 0 {
-		select {
-		case a.tick <- struct{}{}:
-		default: // a tick is pending; it will carry the newer total
-		}
-	}
-}
-
-// ServerEnd records the end of an incoming call.
-func (a *Agent) ServerEnd() {
-	if a == nil {
-		return
-	}
-	a.inflight.Add(-1)
-}
-
 // ClientCall records an outgoing call to peer (host:port as dialled).
 func (a *Agent) ClientCall(peer string) {
 	if a == nil {
@@ -167,6 +161,14 @@ func (a *Agent) Snapshot() Message {
 		InFlight:   a.inflight.Load(),
 		Endpoints:  a.endpoints.snapshot(),
 		Downstream: a.downstream.snapshot(),
+
+		Limit:       a.pool.limit.Load(),
+		ThresholdNS: a.counters.threshold.Load(),
+		Done:        a.counters.done.Load(),
+		Good:        a.counters.good.Load(),
+		BusyNS:      a.counters.busyNS.Load(),
+		WaitNS:      a.counters.waitNS.Load(),
+		Queued:      a.pool.queued.Load(),
 	}
 }
 
@@ -220,6 +222,8 @@ func (a *Agent) readLoop() {
 		switch m.Type {
 		case "config":
 			a.batch.Store(m.Batch)
+		case "pool":
+			a.SetPool(m.Limit, time.Duration(m.ThresholdNS))
 		case "flush":
 			select {
 			case a.flush <- m.ID:
@@ -228,8 +232,10 @@ func (a *Agent) readLoop() {
 			}
 		}
 	}
-	// Controller gone: stop ticking, keep serving.
+	// Controller gone: stop ticking, keep serving, and admit everyone: a
+	// limit nobody can change any more must not outlive the run.
 	a.batch.Store(0)
+	a.pool.setLimit(0)
 	a.Close()
 }
 

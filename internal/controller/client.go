@@ -62,6 +62,9 @@ func (c *Client) Stats() (*wire.Stats, error) {
 // Configure sets the parameters of the next slowdown run.
 func (c *Client) Configure(cf wire.Configure) error { return c.call(wire.TConfigure, cf, nil) }
 
+// SetPool sets the service's admission limit and good-call threshold.
+func (c *Client) SetPool(p wire.Pool) error { return c.call(wire.TPool, p, nil) }
+
 // Start starts the slowdown run.
 func (c *Client) Start() error { return c.call(wire.TStart, nil, nil) }
 

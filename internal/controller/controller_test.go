@@ -69,9 +69,9 @@ func TestMain(m *testing.M) {
 			os.Exit(9)
 		}
 		for {
-			a.ServerStart("GET /x")
+			c, _ := a.ServerStart(context.Background(), "GET /x")
 			cpuwork.Spin(20 * time.Microsecond)
-			a.ServerEnd()
+			a.ServerEnd(c)
 			time.Sleep(100 * time.Microsecond)
 		}
 	case "controller": // a controller process whose child spins
@@ -631,4 +631,37 @@ func TestControlPortFlood(t *testing.T) {
 	fresh := NewClient(c.Addr(), testSecret)
 	defer fresh.Close()
 	waitFor(t, "a fresh client to get in", 10*time.Second, func() bool { _, err := fresh.Stats(); return err == nil })
+}
+
+// TestPoolReachesInstrumentation sets a pool over the control port and reads
+// it back through the service's instrumentation, including after the
+// instrumentation reconnects with the setting already made.
+func TestPoolReachesInstrumentation(t *testing.T) {
+	a := startCtl(t, "a", "calls", time.Second)
+	waitFor(t, "instrumentation to connect", 5*time.Second, func() bool { return a.Stats().AgentConnected })
+	cl := NewClient(a.Addr(), testSecret)
+	defer cl.Close()
+	for _, bad := range []wire.Pool{{Limit: -1}, {Limit: 1 << 30}, {ThresholdNS: -5}, {ThresholdNS: 2 * int64(time.Hour)}} {
+		if err := cl.SetPool(bad); err == nil || !strings.Contains(err.Error(), "pool") {
+			t.Errorf("SetPool(%+v): %v, want an error about the pool", bad, err)
+		}
+	}
+	must(t, cl.SetPool(wire.Pool{Limit: 2, ThresholdNS: int64(time.Second)}))
+	st0, err := cl.Stats()
+	must(t, err)
+	waitFor(t, "good calls", 10*time.Second, func() bool {
+		st, err := cl.Stats()
+		return err == nil && st.Good > st0.Good+50
+	})
+	st, err := cl.Stats()
+	must(t, err)
+	if st.Limit != 2 || st.ThresholdNS != int64(time.Second) || st.Done < st.Good || st.BusyNS <= st0.BusyNS {
+		t.Errorf("stats after SetPool: limit %d threshold %d done %d good %d busy %d (before %d)",
+			st.Limit, st.ThresholdNS, st.Done, st.Good, st.BusyNS, st0.BusyNS)
+	}
+	must(t, cl.SetPool(wire.Pool{}))
+	waitFor(t, "the limit to be removed", 5*time.Second, func() bool {
+		st, err := cl.Stats()
+		return err == nil && st.Limit == 0 && st.ThresholdNS == 0
+	})
 }

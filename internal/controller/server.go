@@ -137,6 +137,12 @@ func (c *Controller) handle(t wire.Type, p []byte) (any, error) {
 		return nil, c.Configure(cf)
 	case wire.TStart:
 		return nil, c.StartSlowdown()
+	case wire.TPool:
+		var pl wire.Pool
+		if err := decode(p, &pl); err != nil {
+			return nil, fmt.Errorf("malformed pool: %v", err)
+		}
+		return nil, c.SetPool(pl)
 	case wire.TStop:
 		c.stopSlowdown()
 		return nil, nil
@@ -145,6 +151,26 @@ func (c *Controller) handle(t wire.Type, p []byte) (any, error) {
 		return nil, nil
 	}
 	return nil, fmt.Errorf("unexpected message %v", t)
+}
+
+// SetPool validates a pool setting and passes it to the instrumentation,
+// now and whenever it connects again.
+func (c *Controller) SetPool(pl wire.Pool) error {
+	switch {
+	case pl.Limit < 0 || pl.Limit > agent.MaxLimit:
+		return fmt.Errorf("pool limit must be in [0, %d], got %d", agent.MaxLimit, pl.Limit)
+	case pl.ThresholdNS < 0 || pl.ThresholdNS > wire.MaxPoolThreshold:
+		return fmt.Errorf("pool threshold must be in [0, %v], got %v", time.Duration(wire.MaxPoolThreshold), time.Duration(pl.ThresholdNS))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pool = pl
+	c.sendAgentsLocked(poolMessage(pl))
+	return nil
+}
+
+func poolMessage(pl wire.Pool) agent.Message {
+	return agent.Message{Type: "pool", Limit: pl.Limit, ThresholdNS: pl.ThresholdNS}
 }
 
 // Configure validates and stores slowdown parameters for the next start.
@@ -565,6 +591,9 @@ func (c *Controller) acceptAgents() {
 		if c.active && (c.conf.Target || c.conf.Local) {
 			a.send(agent.Message{Type: "config", Batch: uint64(c.conf.Batch)})
 		}
+		if c.pool != (wire.Pool{}) {
+			a.send(poolMessage(c.pool))
+		}
 		c.mu.Unlock()
 		go c.serveAgent(a)
 	}
@@ -655,6 +684,13 @@ wait:
 	for a := range c.agents {
 		st.Calls += a.last.Total
 		st.InFlight += a.last.InFlight
+		st.Done += a.last.Done
+		st.Good += a.last.Good
+		st.BusyNS += a.last.BusyNS
+		st.WaitNS += a.last.WaitNS
+		st.Queued += a.last.Queued
+		st.Limit = max(st.Limit, a.last.Limit)
+		st.ThresholdNS = max(st.ThresholdNS, a.last.ThresholdNS)
 		for k, v := range a.last.Endpoints {
 			st.Endpoints[k] += v
 		}

@@ -1,5 +1,7 @@
 package wire
 
+import "time"
+
 // Payloads of the control messages. All durations are nanoseconds.
 
 // Neighbour is another controller this one forwards rounds to.
@@ -52,6 +54,21 @@ type Configure struct {
 	HoldCores []int `json:"hold_cores,omitempty"`
 }
 
+// Pool sets the service's admission limit and good-call threshold (TPool),
+// passed on to its instrumentation at once and to instrumentation that
+// connects later. It works whether or not a slowdown is active.
+type Pool struct {
+	// Limit is the most calls the service admits at a time, the rest
+	// waiting first in first out; 0 removes the limit.
+	Limit int64 `json:"limit"`
+	// ThresholdNS: a call ending within this long of its admission counts
+	// as good (Stats.Good); 0 counts none.
+	ThresholdNS int64 `json:"threshold_ns"`
+}
+
+// MaxPoolThreshold bounds Pool.ThresholdNS.
+const MaxPoolThreshold = int64(time.Hour)
+
 // Round tells a controller to pause for Count rounds (TRound). Sent by the
 // target's controller and forwarded once by each controller that sees it.
 type Round struct {
@@ -82,7 +99,19 @@ type Stats struct {
 	InFlight       int64             `json:"inflight"`
 	Endpoints      map[string]uint64 `json:"endpoints"`
 	Downstream     map[string]uint64 `json:"downstream"`
-	CPUNS          int64             `json:"cpu_ns"` // CPU time of the service's process group
+	// Pool figures of the instrumentation, cumulative (see Pool): calls
+	// ended, those ended within the threshold, the sum of ended calls'
+	// time from admission to end (its rate is the mean number in flight),
+	// the sum of time spent queued for admission; and the current limit,
+	// threshold and queue length.
+	Done        uint64 `json:"done"`
+	Good        uint64 `json:"good"`
+	BusyNS      int64  `json:"busy_ns"`
+	WaitNS      int64  `json:"wait_ns"`
+	Limit       int64  `json:"limit"`
+	ThresholdNS int64  `json:"threshold_ns"`
+	Queued      int64  `json:"queued"`
+	CPUNS       int64  `json:"cpu_ns"` // CPU time of the service's process group
 	// ControllerCPUNS is the controller's own CPU time since it started;
 	// ControllerCPUStoppedNS the part of it spent while its service was
 	// stopped, since the last TReset. The rest is what rounds cost the

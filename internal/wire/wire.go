@@ -44,11 +44,13 @@ const (
 	TOK
 	TError
 	TRound
+	TPool
 )
 
 var typeNames = map[Type]string{
 	THello: "hello", TStats: "stats", TStatsReply: "stats-reply", TConfigure: "configure",
 	TStart: "start", TStop: "stop", TReset: "reset", TOK: "ok", TError: "error", TRound: "round",
+	TPool: "pool",
 }
 
 func (t Type) String() string {

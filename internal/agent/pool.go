@@ -1,0 +1,183 @@
+package agent
+
+import (
+	"container/list"
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// MaxLimit is the largest admission limit a controller may set.
+const MaxLimit = 1 << 20
+
+// limiter admits at most limit calls at a time (0: no limit), queueing the
+// rest first in, first out. The limit can change while calls are in flight:
+// lowering it lets those in flight finish and admits no one until the count
+// is below the new limit; raising it (or removing it) admits queued calls at
+// once, in order.
+//
+// It is written here rather than taken from golang.org/x/sync/semaphore
+// because that semaphore's size is fixed: resizing it by swapping in a new
+// one would forget the calls admitted by the old one and briefly admit more
+// than the limit.
+type limiter struct {
+	limit    atomic.Int64 // 0: unlimited; written under mu
+	admitted atomic.Int64 // calls admitted and not yet released
+	queued   atomic.Int64 // len(waiters), readable without mu
+
+	mu      sync.Mutex
+	waiters list.List // of chan struct{}, closed when admitted
+}
+
+// acquire admits one call, waiting in line while the limit is reached. It
+// returns ctx's error if ctx ends first, and then the call was not
+// admitted. Without a limit it costs one atomic load and one add.
+func (l *limiter) acquire(ctx context.Context) error {
+	if l.limit.Load() == 0 {
+		// A limit set between the load and the add applies from the next
+		// call on: this one was admitted before it existed, like the calls
+		// already in flight when a limit is lowered.
+		l.admitted.Add(1)
+		return nil
+	}
+	l.mu.Lock()
+	if lim := l.limit.Load(); l.waiters.Len() == 0 && (lim == 0 || l.admitted.Load() < lim) {
+		l.admitted.Add(1)
+		l.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{})
+	e := l.waiters.PushBack(ch)
+	l.queued.Add(1)
+	l.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		select {
+		case <-ch: // admitted while ctx ended: the call holds a slot, let it run
+			return nil
+		default:
+		}
+		l.waiters.Remove(e)
+		l.queued.Add(-1)
+		// Leaving the line may let the next ones in (a raised limit had
+		// stopped at this one).
+		l.grantLocked()
+		return ctx.Err()
+	}
+}
+
+// release ends an admitted call and admits the next in line if the limit
+// allows.
+func (l *limiter) release() {
+	l.admitted.Add(-1)
+	if l.limit.Load() == 0 && l.queued.Load() == 0 {
+		return
+	}
+	l.mu.Lock()
+	l.grantLocked()
+	l.mu.Unlock()
+}
+
+func (l *limiter) grantLocked() {
+	for l.waiters.Len() > 0 {
+		if lim := l.limit.Load(); lim != 0 && l.admitted.Load() >= lim {
+			return
+		}
+		e := l.waiters.Front()
+		l.waiters.Remove(e)
+		l.queued.Add(-1)
+		l.admitted.Add(1)
+		close(e.Value.(chan struct{}))
+	}
+}
+
+// setLimit changes the limit (0 removes it) and admits whoever it now
+// allows.
+func (l *limiter) setLimit(n int64) {
+	l.mu.Lock()
+	l.limit.Store(n)
+	l.grantLocked()
+	l.mu.Unlock()
+}
+
+// poolCounters are the cumulative figures a pool-size advisor samples.
+type poolCounters struct {
+	done      atomic.Uint64 // calls ended
+	good      atomic.Uint64 // calls ended within the threshold of their admission
+	busyNS    atomic.Int64  // sum over ended calls of end minus admission: in-flight concurrency integrated over time
+	waitNS    atomic.Int64  // sum over admitted calls of admission minus arrival
+	threshold atomic.Int64  // ns; 0 counts no call as good
+}
+
+// Call is an incoming call in progress, from ServerStart to ServerEnd.
+type Call struct {
+	admitted time.Time
+	ok       bool
+}
+
+// ServerStart records the start of an incoming call to endpoint. Under an
+// admission limit set by the controller (see [Message] "pool") it first
+// waits its turn, first in first out, and returns ctx's error if ctx ends
+// before then: the call was not admitted and must not be served. Every
+// admitted call must be ended with ServerEnd. On a nil *Agent it returns at
+// once.
+func (a *Agent) ServerStart(ctx context.Context, endpoint string) (Call, error) {
+	if a == nil {
+		return Call{}, nil
+	}
+	arrived := time.Now()
+	if err := a.pool.acquire(ctx); err != nil {
+		return Call{}, err
+	}
+	now := time.Now()
+	if w := now.Sub(arrived); w > 0 {
+		a.counters.waitNS.Add(int64(w))
+	}
+	a.inflight.Add(1)
+	a.endpoints.add(endpoint)
+	n := a.total.Add(1)
+	if b := a.batch.Load(); b > 0 && n%b == 0 {
+		select {
+		case a.tick <- struct{}{}:
+		default: // a tick is pending; it will carry the newer total
+		}
+	}
+	return Call{admitted: now, ok: true}, nil
+}
+
+// ServerEnd records the end of a call admitted by ServerStart.
+func (a *Agent) ServerEnd(c Call) {
+	if a == nil || !c.ok {
+		return
+	}
+	took := time.Since(c.admitted)
+	a.inflight.Add(-1)
+	a.pool.release()
+	a.counters.busyNS.Add(int64(took))
+	if thr := a.counters.threshold.Load(); thr > 0 && int64(took) <= thr {
+		a.counters.good.Add(1)
+	}
+	a.counters.done.Add(1)
+}
+
+// SetPool sets the admission limit (0: none) and the response-time
+// threshold for counting a call as good (0: none). The controller sets them
+// with a "pool" message; tests call it directly.
+func (a *Agent) SetPool(limit int64, threshold time.Duration) {
+	if a == nil {
+		return
+	}
+	if limit < 0 || limit > MaxLimit {
+		return
+	}
+	if threshold < 0 {
+		threshold = 0
+	}
+	a.counters.threshold.Store(int64(threshold))
+	a.pool.setLimit(limit)
+}
