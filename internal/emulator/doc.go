@@ -6,13 +6,16 @@
 // per call and the downstream calls made. One emulator process runs one
 // service; the cmd/slowpoke-emu binary is a thin command line over Run.
 //
-// All emulated work is CPU time burnt with cpuwork.Spin, never sleeping, so
-// that a service paused by slowpoke's virtual speedup (SIGSTOP/SIGCONT) does
-// exactly the work it was asked for. Per call, an endpoint does, in order:
+// All emulated work is CPU time burnt with cpuwork.Spin, so that a service
+// paused by slowpoke's virtual speedup (SIGSTOP/SIGCONT) does exactly the
+// work it was asked for; only wait_us, a wait on something outside the
+// application, sleeps. Per call, an endpoint does, in order:
 //
-//  1. work_us of CPU work,
+//  1. work_us of CPU work, plus contention_us for every other call in
+//     flight in the service,
 //  2. mutex_work_us of CPU work while holding one service-wide sync.Mutex,
-//  3. its downstream calls, one after the other or all at once (concurrent).
+//  3. wait_us of waiting without CPU,
+//  4. its downstream calls, one after the other or all at once (concurrent).
 //
 // Unless run plain, a service uses slowpoke's instrumentation
 // (instrument/slowhttp, instrument/slowgrpc), which is a no-op when the

@@ -117,7 +117,8 @@ type server struct {
 	hook      func(service, endpoint string)
 	endpoints map[string]*endpoint // by HTTP path or gRPC method name
 
-	mu sync.Mutex // the service-wide lock of mutex_work_us
+	mu       sync.Mutex   // the service-wide lock of mutex_work_us
+	inflight atomic.Int64 // calls in handle, for contention_us
 
 	httpClient *http.Client
 	grpcConns  []*grpc.ClientConn
@@ -128,6 +129,8 @@ type endpoint struct {
 	name       string
 	work       time.Duration
 	mutexWork  time.Duration
+	contention time.Duration
+	wait       time.Duration
 	concurrent bool
 	calls      []call
 	body       []byte // the response
@@ -168,6 +171,8 @@ func newServer(t *Topology, name string, cfg *config) (*server, error) {
 			name:       epName,
 			work:       max(0, us(e.WorkUS)+cfg.offset),
 			mutexWork:  us(e.MutexWorkUS),
+			contention: us(e.ContentionUS),
+			wait:       us(e.WaitUS),
 			concurrent: e.Concurrent,
 			body:       append(body, '\n'),
 		}
@@ -236,11 +241,22 @@ func (s *server) handle(ctx context.Context, ep *endpoint) error {
 	if s.hook != nil {
 		s.hook(s.name, ep.name)
 	}
-	cpuwork.Spin(ep.work)
+	others := s.inflight.Add(1) - 1
+	defer s.inflight.Add(-1)
+	cpuwork.Spin(ep.work + time.Duration(others)*ep.contention)
 	if ep.mutexWork > 0 {
 		s.mu.Lock()
 		cpuwork.Spin(ep.mutexWork)
 		s.mu.Unlock()
+	}
+	if ep.wait > 0 {
+		t := time.NewTimer(ep.wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
 	}
 	if len(ep.calls) == 0 {
 		return nil

@@ -537,3 +537,58 @@ func TestServeEndpointDoesNotAllocate(t *testing.T) {
 		t.Errorf("serving an endpoint allocates %v times per call", allocs)
 	}
 }
+
+func TestContentionAndWait(t *testing.T) {
+	// Two requests meet in the hook, so the second to start its work sees
+	// the first in flight and pays contention_us once; a lone request
+	// pays none. wait_us holds each request without CPU.
+	var (
+		arrived atomic.Int32
+		both    = make(chan struct{})
+	)
+	hook := func(_, endpoint string) {
+		if endpoint != "/c" {
+			return
+		}
+		if arrived.Add(1) == 2 {
+			close(both)
+		}
+		select {
+		case <-both:
+		case <-time.After(10 * time.Second):
+		}
+	}
+	c := startCluster(t, `
+services:
+  m:
+    port: 1
+    endpoints:
+      /c: {contention_us: 40000, wait_us: 30000}
+      /lone: {contention_us: 40000, wait_us: 30000}
+`, []string{"m"}, withHook(hook))
+	get := func(path string) {
+		resp, err := c.client.Get("http://" + c.topo.Services["m"].Addr() + path)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	c.mustGet(t, "m", HealthPath)
+	cpu0, start := processCPU(t), time.Now()
+	get("/lone")
+	lone, loneCPU := time.Since(start), processCPU(t)-cpu0
+	if lone < 29*time.Millisecond || loneCPU > 30*time.Millisecond {
+		t.Errorf("a lone request took %v with %v of CPU, want >= 30ms waited and no contention", lone, loneCPU)
+	}
+	cpu0 = processCPU(t)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() { get("/c") })
+	}
+	wg.Wait()
+	if used := processCPU(t) - cpu0; used < 38*time.Millisecond {
+		t.Errorf("two requests at once used %v of CPU, want >= 40ms of contention", used)
+	}
+}

@@ -71,6 +71,14 @@ type Endpoint struct {
 	// MutexWorkUS is CPU work per call done while holding the service-wide
 	// mutex, after WorkUS.
 	MutexWorkUS float64 `yaml:"mutex_work_us,omitempty"`
+	// ContentionUS is extra CPU work per call for every other call in
+	// flight in the service when this one starts: contention on a lock or
+	// a cache, which makes each call dearer the more the service runs at
+	// once. Done with WorkUS.
+	ContentionUS float64 `yaml:"contention_us,omitempty"`
+	// WaitUS is time waited per call without using CPU (a disk, an API
+	// outside the application), after the CPU work and before the calls.
+	WaitUS float64 `yaml:"wait_us,omitempty"`
 	// Concurrent makes all downstream calls at once instead of one after
 	// the other.
 	Concurrent bool   `yaml:"concurrent,omitempty"`
@@ -113,7 +121,9 @@ type rawService struct {
 
 type rawEndpoint struct {
 	WorkUS      float64   `yaml:"work_us,omitempty"`
-	MutexWorkUS float64   `yaml:"mutex_work_us,omitempty"`
+	MutexWorkUS  float64   `yaml:"mutex_work_us,omitempty"`
+	ContentionUS float64   `yaml:"contention_us,omitempty"`
+	WaitUS       float64   `yaml:"wait_us,omitempty"`
 	Concurrent  bool      `yaml:"concurrent,omitempty"`
 	Calls       []rawCall `yaml:"calls,omitempty"`
 }
@@ -201,7 +211,7 @@ func (r *rawTopology) topology() *Topology {
 			Endpoints: make(map[string]Endpoint, len(rs.Endpoints)),
 		}
 		for epName, re := range rs.Endpoints {
-			e := Endpoint{WorkUS: re.WorkUS, MutexWorkUS: re.MutexWorkUS, Concurrent: re.Concurrent}
+			e := Endpoint{WorkUS: re.WorkUS, MutexWorkUS: re.MutexWorkUS, ContentionUS: re.ContentionUS, WaitUS: re.WaitUS, Concurrent: re.Concurrent}
 			for _, rc := range re.Calls {
 				e.Calls = append(e.Calls, Call{
 					Service:     rc.Service,
@@ -253,7 +263,7 @@ func (t *Topology) Marshal() ([]byte, error) {
 			rs.Host = ptr(s.Host)
 		}
 		for epName, e := range s.Endpoints {
-			re := rawEndpoint{WorkUS: e.WorkUS, MutexWorkUS: e.MutexWorkUS, Concurrent: e.Concurrent}
+			re := rawEndpoint{WorkUS: e.WorkUS, MutexWorkUS: e.MutexWorkUS, ContentionUS: e.ContentionUS, WaitUS: e.WaitUS, Concurrent: e.Concurrent}
 			for _, c := range e.Calls {
 				rc := rawCall{Service: c.Service, Endpoint: c.Endpoint}
 				if c.Repeat != DefaultRepeat {

@@ -156,6 +156,8 @@ func (t *Topology) validateEndpoint(p *problems, svcName string, s Service, epNa
 	}
 	checkWork("work_us", e.WorkUS)
 	checkWork("mutex_work_us", e.MutexWorkUS)
+	checkWork("contention_us", e.ContentionUS)
+	checkWork("wait_us", e.WaitUS)
 	for i, c := range e.Calls {
 		ck := append(ek, "calls", strconv.Itoa(i))
 		cat := fmt.Sprintf("%s: calls[%d]", at, i)
