@@ -9,6 +9,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	golang.org/x/net v0.60.0
 	golang.org/x/sys v0.49.0
+	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/grpc v1.85.0
 	gopkg.in/yaml.v3 v3.0.1
