@@ -120,12 +120,12 @@ type rawService struct {
 }
 
 type rawEndpoint struct {
-	WorkUS      float64   `yaml:"work_us,omitempty"`
+	WorkUS       float64   `yaml:"work_us,omitempty"`
 	MutexWorkUS  float64   `yaml:"mutex_work_us,omitempty"`
 	ContentionUS float64   `yaml:"contention_us,omitempty"`
 	WaitUS       float64   `yaml:"wait_us,omitempty"`
-	Concurrent  bool      `yaml:"concurrent,omitempty"`
-	Calls       []rawCall `yaml:"calls,omitempty"`
+	Concurrent   bool      `yaml:"concurrent,omitempty"`
+	Calls        []rawCall `yaml:"calls,omitempty"`
 }
 
 type rawCall struct {
