@@ -24,6 +24,7 @@ func init() {
 		{"predict", "predict throughput if a target service were faster (virtual speedup)", runPredict},
 		{"validate", "predict and also measure the truth (target really reduced): per-point error and RMSE", runValidate},
 		{"rank", "which service is worth optimizing: predict the gain of speeding up each service, ranked", runRank},
+		{"pools", "what pool size each critical service should run with: goodput against concurrency, knee, validation", runPools},
 		{"bench", "benchmarks that print figures: overhead, accuracy", runBench},
 		{"controller", "run one service under a slowpoke controller (used by the backends)", runController},
 		{"guard", "end a run's services if its orchestrator or a controller dies (used by the backends)", runGuard},

@@ -41,9 +41,10 @@ const (
 //
 // Reports carry, besides the call counts, the figures a pool-size advisor
 // samples, all cumulative: Done (calls ended), Good (ended within the
-// threshold), BusyNS (the sum of ended calls' time from admission to end,
-// whose rate is the mean number in flight), WaitNS (the sum of admitted
-// calls' time in the queue), and the current Limit and Queued.
+// threshold), BusyNS (the number of calls in flight integrated over time
+// up to the report, so that its rate is the mean number in flight), WaitNS
+// (the sum of admitted calls' time in the queue), and the current Limit
+// and Queued.
 type Message struct {
 	Type       string            `json:"t"`
 	ID         uint64            `json:"id,omitempty"`
@@ -114,6 +115,7 @@ func Dial(path, service string) (*Agent, error) {
 		return nil, fmt.Errorf("connect to controller socket %s: %w", path, err)
 	}
 	a := &Agent{
+		counters:   poolCounters{base: time.Now()},
 		service:    service,
 		tick:       make(chan struct{}, 1),
 		flush:      make(chan uint64, 16),
@@ -166,7 +168,7 @@ func (a *Agent) Snapshot() Message {
 		ThresholdNS: a.counters.threshold.Load(),
 		Done:        a.counters.done.Load(),
 		Good:        a.counters.good.Load(),
-		BusyNS:      a.counters.busyNS.Load(),
+		BusyNS:      a.counters.busy(),
 		WaitNS:      a.counters.waitNS.Load(),
 		Queued:      a.pool.queued.Load(),
 	}

@@ -106,12 +106,27 @@ func (l *limiter) setLimit(n int64) {
 }
 
 // poolCounters are the cumulative figures a pool-size advisor samples.
+//
+// The number of calls in flight integrated over time, at time T, is the
+// time ended calls spent in flight plus, for each call still in flight, T
+// minus its admission: endedNS + inflight*T - startSum, with times counted
+// from base. Kept that way, it costs two atomic adds per call and is exact
+// at any instant, not only when calls end.
 type poolCounters struct {
+	base      time.Time
 	done      atomic.Uint64 // calls ended
 	good      atomic.Uint64 // calls ended within the threshold of their admission
-	busyNS    atomic.Int64  // sum over ended calls of end minus admission: in-flight concurrency integrated over time
+	endedNS   atomic.Int64  // sum over ended calls of end minus admission
+	startSum  atomic.Int64  // sum over calls in flight of admission - base
+	inflight  atomic.Int64  // admitted calls not ended
 	waitNS    atomic.Int64  // sum over admitted calls of admission minus arrival
 	threshold atomic.Int64  // ns; 0 counts no call as good
+}
+
+// busy is the in-flight integral up to now, in ns.
+func (p *poolCounters) busy() int64 {
+	now := int64(time.Since(p.base))
+	return p.endedNS.Load() + p.inflight.Load()*now - p.startSum.Load()
 }
 
 // Call is an incoming call in progress, from ServerStart to ServerEnd.
@@ -138,6 +153,8 @@ func (a *Agent) ServerStart(ctx context.Context, endpoint string) (Call, error) 
 	if w := now.Sub(arrived); w > 0 {
 		a.counters.waitNS.Add(int64(w))
 	}
+	a.counters.startSum.Add(int64(now.Sub(a.counters.base)))
+	a.counters.inflight.Add(1)
 	a.inflight.Add(1)
 	a.endpoints.add(endpoint)
 	n := a.total.Add(1)
@@ -158,7 +175,9 @@ func (a *Agent) ServerEnd(c Call) {
 	took := time.Since(c.admitted)
 	a.inflight.Add(-1)
 	a.pool.release()
-	a.counters.busyNS.Add(int64(took))
+	a.counters.endedNS.Add(int64(took))
+	a.counters.startSum.Add(-int64(c.admitted.Sub(a.counters.base)))
+	a.counters.inflight.Add(-1)
 	if thr := a.counters.threshold.Load(); thr > 0 && int64(took) <= thr {
 		a.counters.good.Add(1)
 	}

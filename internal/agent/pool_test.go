@@ -11,7 +11,7 @@ import (
 
 // newLocal is an agent with no controller, for driving its methods directly.
 func newLocal() *Agent {
-	return &Agent{endpoints: newCounterSet(), downstream: newCounterSet(), tick: make(chan struct{}, 1)}
+	return &Agent{endpoints: newCounterSet(), downstream: newCounterSet(), tick: make(chan struct{}, 1), counters: poolCounters{base: time.Now()}}
 }
 
 // TestLimitNeverExceeded runs many callers through limits changed while they
@@ -181,6 +181,14 @@ func TestPoolCounters(t *testing.T) {
 	if b := time.Duration(m.BusyNS); b < 63*time.Millisecond || b > 2*time.Second {
 		t.Errorf("busy %v, want at least the 63ms slept", b)
 	}
+	// A call in flight counts for the time it has been in flight so far.
+	c, _ := a.ServerStart(context.Background(), "x")
+	b0 := a.Snapshot().BusyNS
+	time.Sleep(20 * time.Millisecond)
+	if d := time.Duration(a.Snapshot().BusyNS - b0); d < 19*time.Millisecond || d > time.Second {
+		t.Errorf("one call in flight for 20ms added %v of busy time", d)
+	}
+	a.ServerEnd(c)
 	if m.ThresholdNS != int64(30*time.Millisecond) || m.Limit != 0 {
 		t.Errorf("threshold %d limit %d", m.ThresholdNS, m.Limit)
 	}

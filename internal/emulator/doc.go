@@ -11,10 +11,10 @@
 // work it was asked for; only wait_us, a wait on something outside the
 // application, sleeps. Per call, an endpoint does, in order:
 //
-//  1. work_us of CPU work, plus contention_us for every other call in
+//  1. wait_us of waiting without CPU,
+//  2. work_us of CPU work, plus contention_us for every other call then in
 //     flight in the service,
-//  2. mutex_work_us of CPU work while holding one service-wide sync.Mutex,
-//  3. wait_us of waiting without CPU,
+//  3. mutex_work_us of CPU work while holding one service-wide sync.Mutex,
 //  4. its downstream calls, one after the other or all at once (concurrent).
 //
 // Unless run plain, a service uses slowpoke's instrumentation

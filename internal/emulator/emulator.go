@@ -241,14 +241,8 @@ func (s *server) handle(ctx context.Context, ep *endpoint) error {
 	if s.hook != nil {
 		s.hook(s.name, ep.name)
 	}
-	others := s.inflight.Add(1) - 1
+	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
-	cpuwork.Spin(ep.work + time.Duration(others)*ep.contention)
-	if ep.mutexWork > 0 {
-		s.mu.Lock()
-		cpuwork.Spin(ep.mutexWork)
-		s.mu.Unlock()
-	}
 	if ep.wait > 0 {
 		t := time.NewTimer(ep.wait)
 		select {
@@ -257,6 +251,13 @@ func (s *server) handle(ctx context.Context, ep *endpoint) error {
 			t.Stop()
 			return ctx.Err()
 		}
+	}
+	others := s.inflight.Load() - 1
+	cpuwork.Spin(ep.work + time.Duration(others)*ep.contention)
+	if ep.mutexWork > 0 {
+		s.mu.Lock()
+		cpuwork.Spin(ep.mutexWork)
+		s.mu.Unlock()
 	}
 	if len(ep.calls) == 0 {
 		return nil

@@ -72,12 +72,12 @@ type Endpoint struct {
 	// mutex, after WorkUS.
 	MutexWorkUS float64 `yaml:"mutex_work_us,omitempty"`
 	// ContentionUS is extra CPU work per call for every other call in
-	// flight in the service when this one starts: contention on a lock or
-	// a cache, which makes each call dearer the more the service runs at
-	// once. Done with WorkUS.
+	// flight in the service when this one's work starts: contention on a
+	// lock or a cache, which makes each call dearer the more the service
+	// runs at once. Done with WorkUS.
 	ContentionUS float64 `yaml:"contention_us,omitempty"`
 	// WaitUS is time waited per call without using CPU (a disk, an API
-	// outside the application), after the CPU work and before the calls.
+	// outside the application), first, before the CPU work.
 	WaitUS float64 `yaml:"wait_us,omitempty"`
 	// Concurrent makes all downstream calls at once instead of one after
 	// the other.

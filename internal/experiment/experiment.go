@@ -206,14 +206,7 @@ func New(d *local.Deployment, opts Options) (*Runner, error) {
 		return nil, fmt.Errorf("uncoordinated pausing and rounds along the call graph are made with signals, not with the %s method", method)
 	}
 	r := &Runner{d: d, spec: s, opts: opts, method: method, epoch: uint64(time.Now().UnixNano())}
-	for _, q := range s.Workload.Requests {
-		h := make(map[string][]string, len(q.Headers))
-		for k, v := range q.Headers {
-			h[k] = []string{v}
-		}
-		r.mix = append(r.mix, load.Request{Name: q.Name, Method: q.Method, URL: s.URL(q), Header: h, Body: []byte(q.Body), Weight: q.Weight})
-	}
-	if err := load.Validate(r.mix); err != nil {
+	if r.mix, err = mixOf(s); err != nil {
 		return nil, err
 	}
 	return r, nil

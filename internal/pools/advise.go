@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Sample is one sampling window of a service: its mean number of calls in
-// flight and the rate of calls it completed within its threshold.
+// flight and the rate of calls it completed within its threshold, and the
+// admission limit in force (0: none).
 type Sample struct {
+	Limit       int     `json:"limit,omitempty"`
 	Concurrency float64 `json:"concurrency"`
 	Goodput     float64 `json:"goodput"` // good calls per second
 }
@@ -21,11 +24,11 @@ type Point struct {
 
 // Advice is the recommended concurrency of one service and how it was found.
 type Advice struct {
-	// Recommended is the pool size: the knee's concurrency rounded, at
-	// least 1.
+	// Recommended is the pool size: the smallest limit under which the
+	// service ran the knee's concurrency (see LimitFor), at least 1.
 	Recommended int `json:"recommended"`
-	// Knee is the concurrency at the knee of the fitted curve, on its
-	// rising part (up to Peak); KneeGoodput the fit there.
+	// Knee is the concurrency at the knee of the fitted curve, never past
+	// Peak; KneeGoodput the fit there.
 	Knee        float64 `json:"knee"`
 	KneeGoodput float64 `json:"knee_goodput"`
 	// Peak is the concurrency where the fitted goodput is highest.
@@ -47,13 +50,19 @@ const (
 	MaxDegree = 8
 	Folds     = 5
 	gridSize  = 200
+	// PlateauShare: the knee is never where the fit is below this share
+	// of its peak.
+	PlateauShare = 0.97
 )
 
 // Advise fits goodput against concurrency and finds the knee: the
-// concurrency past which more calls in flight add little goodput (the
-// Kneedle knee of the fit's rising part, up to its highest point). Where
-// goodput only falls as concurrency grows, the knee is the smallest
-// concurrency sampled.
+// concurrency past which more calls in flight add little goodput, the
+// Kneedle knee of the fit over every concurrency sampled (as Sora does),
+// moved up to where the fit reaches PlateauShare of the peak (the best
+// mean goodput of one limit, or the fit's highest point) if it is still
+// below, and never past the fit's highest point. Where goodput only
+// falls as concurrency grows, the knee is the smallest concurrency
+// sampled.
 func Advise(samples []Sample) (Advice, error) {
 	if len(samples) < 2*Folds {
 		return Advice{}, fmt.Errorf("%d samples are too few to fit goodput against concurrency (need at least %d)", len(samples), 2*Folds)
@@ -89,19 +98,88 @@ func Advise(samples []Sample) (Advice, error) {
 	}
 	a.Peak, a.PeakGoodput = gx[peak], gy[peak]
 	knee := peak
-	if peak >= 2 {
-		// Online: a fit that starts flatter than its chord makes a
-		// spurious first knee at the lowest concurrency; the last knee
-		// before the peak is the one that matters.
-		k, err := Kneedle{Curve: Concave, Direction: Increasing, Sensitivity: 1, Online: true}.Knee(gx[:peak+1], gy[:peak+1])
-		switch {
-		case err == nil:
-			knee = int(math.Round((k - lo) / (hi - lo) * float64(gridSize-1)))
-		case !errors.Is(err, ErrNoKnee):
-			return Advice{}, err
-		}
+	// Online: a fit that starts flatter than its chord makes a spurious
+	// first knee at the lowest concurrency; the last knee is the one that
+	// matters.
+	k, err := Kneedle{Curve: Concave, Direction: Increasing, Sensitivity: 1, Online: true}.Knee(gx, gy)
+	switch {
+	case err == nil:
+		knee = min(peak, int(math.Round((k-lo)/(hi-lo)*float64(gridSize-1))))
+	case !errors.Is(err, ErrNoKnee):
+		return Advice{}, err
+	}
+	// Kneedle's knee is where the normalized curve bends most; on a curve
+	// that keeps climbing past it, a pool sized there leaves goodput
+	// unused. The knee is moved up to where the fit comes within
+	// PlateauShare of its peak: the smallest concurrency that gets
+	// (nearly) the best goodput.
+	// The peak compared with is the best mean goodput of any one limit
+	// where the samples have limits: a polynomial's highest point can be
+	// a wiggle at the end of its range.
+	best := gy[peak]
+	if m := bestLevelMean(samples); m > 0 && m < best {
+		best = m
+	}
+	for knee < peak && gy[knee] < PlateauShare*best {
+		knee++
 	}
 	a.Knee, a.KneeGoodput = gx[knee], gy[knee]
-	a.Recommended = max(1, int(math.Round(a.Knee)))
+	a.Recommended = LimitFor(a.Knee, samples)
 	return a, nil
+}
+
+// bestLevelMean is the highest mean goodput of the samples of one limit;
+// 0 without limits.
+func bestLevelMean(samples []Sample) float64 {
+	sum := map[int]float64{}
+	n := map[int]int{}
+	for _, s := range samples {
+		if s.Limit > 0 {
+			sum[s.Limit] += s.Goodput
+			n[s.Limit]++
+		}
+	}
+	best := 0.0
+	for l, c := range n {
+		best = max(best, sum[l]/float64(c))
+	}
+	return best
+}
+
+// LimitFor returns the smallest admission limit under which the samples
+// show the service running conc calls at a time: where the offered load
+// keeps a service at its limit, conc rounded; where the service ran below
+// its limits (too little load reached it), the limit is interpolated
+// between the limits sampled, by their mean concurrency. Samples without a
+// limit count as running at their own concurrency.
+func LimitFor(conc float64, samples []Sample) int {
+	sum := map[int]float64{}
+	n := map[int]int{}
+	for _, s := range samples {
+		if s.Limit > 0 {
+			sum[s.Limit] += s.Concurrency
+			n[s.Limit]++
+		}
+	}
+	if len(n) == 0 {
+		return max(1, int(math.Round(conc)))
+	}
+	limits := make([]int, 0, len(n))
+	for l := range n {
+		limits = append(limits, l)
+	}
+	slices.Sort(limits)
+	prevL, prevC := 0.0, 0.0
+	for _, l := range limits {
+		c := sum[l] / float64(n[l])
+		if c >= conc-0.5 { // within rounding of the knee
+			if c <= prevC {
+				return max(1, l)
+			}
+			x := prevL + (float64(l)-prevL)*(conc-prevC)/(c-prevC)
+			return max(1, min(l, int(math.Round(x))))
+		}
+		prevL, prevC = float64(l), c
+	}
+	return max(1, limits[len(limits)-1])
 }

@@ -20,7 +20,7 @@ func samplesOf(f func(float64) float64, levels []float64, per int, noise float64
 	for _, l := range levels {
 		for range per {
 			n := l * (1 + 0.03*r.NormFloat64())
-			out = append(out, Sample{Concurrency: n, Goodput: f(n) * (1 + noise*r.NormFloat64())})
+			out = append(out, Sample{Limit: int(l), Concurrency: n, Goodput: f(n) * (1 + noise*r.NormFloat64())})
 		}
 	}
 	return out
@@ -61,7 +61,7 @@ func TestAdviseFindsTheKnee(t *testing.T) {
 }
 
 func TestAdviseRejectsBadSamples(t *testing.T) {
-	few := []Sample{{1, 1}, {2, 2}}
+	few := []Sample{{Concurrency: 1, Goodput: 1}, {Concurrency: 2, Goodput: 2}}
 	flat := make([]Sample, 40)
 	for i := range flat {
 		flat[i] = Sample{Concurrency: 4, Goodput: float64(i)}
@@ -92,5 +92,26 @@ func TestFitPolyRecoversAPolynomial(t *testing.T) {
 		if got, want := p.At(v), 2-3*v+0.5*v*v; math.Abs(got-want) > 1e-6 {
 			t.Errorf("At(%v) = %v, want %v", v, got, want)
 		}
+	}
+}
+
+func TestLimitFor(t *testing.T) {
+	var s []Sample
+	for _, l := range []int{1, 2, 4, 8, 16, 32} {
+		for range 5 {
+			// The service runs half its limit: too little load reaches it.
+			s = append(s, Sample{Limit: l, Concurrency: float64(l) / 2})
+		}
+	}
+	for _, tc := range []struct {
+		conc float64
+		want int
+	}{{0.5, 1}, {2, 4}, {3, 6}, {6, 12}, {16, 32}, {40, 32}} {
+		if got := LimitFor(tc.conc, s); got != tc.want {
+			t.Errorf("LimitFor(%v) = %d, want %d", tc.conc, got, tc.want)
+		}
+	}
+	if got := LimitFor(6.4, []Sample{{Concurrency: 3}, {Concurrency: 9}}); got != 6 {
+		t.Errorf("without limits: %d, want the concurrency rounded (6)", got)
 	}
 }

@@ -100,8 +100,8 @@ type Stats struct {
 	Endpoints      map[string]uint64 `json:"endpoints"`
 	Downstream     map[string]uint64 `json:"downstream"`
 	// Pool figures of the instrumentation, cumulative (see Pool): calls
-	// ended, those ended within the threshold, the sum of ended calls'
-	// time from admission to end (its rate is the mean number in flight),
+	// ended, those ended within the threshold, the number of calls in
+	// flight integrated over time (its rate is the mean number in flight),
 	// the sum of time spent queued for admission; and the current limit,
 	// threshold and queue length.
 	Done        uint64 `json:"done"`

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/experiment"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+)
+
+// poolsConfig is slowpoke pools' flags.
+type poolsConfig struct {
+	specPath  string
+	sla       time.Duration
+	services  string
+	conns     int
+	warmup    time.Duration
+	duration  time.Duration
+	step      time.Duration
+	levels    string
+	validate  bool
+	reps      int
+	apply     bool
+	outDir    string
+	extraPath []string
+	// ready, when set, is told once --apply has set the sizes (tests).
+	ready func()
+}
+
+func runPools(args []string) int {
+	fs := flag.NewFlagSet("pools", flag.ContinueOnError)
+	c := poolsConfig{step: experiment.DefaultPoolStep}
+	fs.StringVar(&c.specPath, "f", "", "application spec (YAML, see docs/spec.md) (required)")
+	fs.DurationVar(&c.sla, "sla", 0, "end-to-end response time every request should meet, e.g. 200ms (required)")
+	fs.StringVar(&c.services, "services", "", "comma-separated services to tune (default: the critical ones, busy at least 60% of their cores)")
+	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections (default: the spec's workload.connections)")
+	fs.DurationVar(&c.warmup, "warmup", 0, "warm-up before each measurement (default: the spec's)")
+	fs.DurationVar(&c.duration, "duration", 0, "baseline and validation window (default: the spec's)")
+	fs.DurationVar(&c.step, "step", c.step, "time at each pool size of the sweep (sampled every 100ms)")
+	fs.StringVar(&c.levels, "levels", "", "pool sizes to sweep, e.g. 1,2,4,8,16 (default: 1, 2, 3, 4, 6, 8, 12, ... up to the connections)")
+	fs.BoolVar(&c.validate, "validate", false, "also measure the application with each recommended size, half and double it, and unlimited")
+	fs.IntVar(&c.reps, "reps", 3, "validation runs of each size")
+	fs.BoolVar(&c.apply, "apply", false, "set the recommended sizes live and keep the application running with them until Ctrl-C")
+	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-pools-<time>)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: slowpoke pools -f app.yaml --sla 200ms [--validate] [--apply] [flags]\n\n"+
+			"What pool size should each critical service run with? Starts the application,\n"+
+			"finds the services that limit it, and for each sweeps the number of calls it\n"+
+			"admits at a time (slowpoke's instrumentation queues the rest) while sampling its\n"+
+			"concurrency and goodput (calls done within the SLA, less the time the services\n"+
+			"before it take). The knee of goodput against concurrency is the recommended size.\n"+
+			"Prints a table, and writes results.json and a plot per service to the output\n"+
+			"directory. See docs/pools.md.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "slowpoke pools: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if c.specPath == "" || c.sla <= 0 {
+		fmt.Fprintln(os.Stderr, "slowpoke pools: -f and --sla are required (see -h)")
+		return 2
+	}
+	if err := poolsMain(c); err != nil {
+		fmt.Fprintf(os.Stderr, "slowpoke pools: %v\n", err)
+		if errors.Is(err, context.Canceled) {
+			return 130
+		}
+		return 1
+	}
+	return 0
+}
+
+func parseLevels(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--levels: %q is not a pool size (a whole number >= 1)", f)
+		}
+		if len(out) > 0 && n <= out[len(out)-1] {
+			return nil, fmt.Errorf("--levels: sizes must increase: %d after %d", n, out[len(out)-1])
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func poolsMain(c poolsConfig) error {
+	s, err := spec.Load(c.specPath)
+	if err != nil {
+		return err
+	}
+	var services []string
+	if strings.TrimSpace(c.services) != "" {
+		if services, err = rankTargets(s, c.services); err != nil {
+			return err
+		}
+	}
+	levels, err := parseLevels(c.levels)
+	if err != nil {
+		return err
+	}
+	if c.reps < 1 {
+		return errors.New("--reps must be at least 1")
+	}
+	if c.outDir == "" {
+		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-pools-%s", s.Name, time.Now().Format("20060102-150405")))
+	}
+	if err := os.MkdirAll(c.outDir, 0o755); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+	logf("starting %d services of %q (logs in %s)", len(s.Services), s.Name, filepath.Join(c.outDir, "logs"))
+	d, err := local.Start(ctx, s, local.Options{
+		LogDir: filepath.Join(c.outDir, "logs"), MaxPause: controller.DefaultMaxPause, ExtraPath: c.extraPath, Logf: logf,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		logf("stopping services")
+		d.Stop()
+	}()
+	ctx, cancel := d.Watch(ctx)
+	defer cancel()
+
+	out, err := experiment.AdvisePools(ctx, d, experiment.PoolOptions{
+		SLA: c.sla, Services: services, Connections: c.conns, Warmup: c.warmup, Duration: c.duration,
+		Step: c.step, Levels: levels, Validate: c.validate, Repetitions: c.reps, Progress: os.Stderr, SpecPath: c.specPath,
+	})
+	if err != nil {
+		if ctx.Err() != nil && !(errors.Is(err, context.Canceled) && context.Cause(ctx) == context.Canceled) {
+			return d.Explain(err)
+		}
+		return err
+	}
+	for i := range out.Services {
+		svc := &out.Services[i]
+		svc.Plot = report.PoolPlotName(svc.Service)
+		if err := report.PlotPool(filepath.Join(c.outDir, svc.Plot), svc); err != nil {
+			return fmt.Errorf("plot of %s: %w", svc.Service, err)
+		}
+	}
+	jsonPath := filepath.Join(c.outDir, "results.json")
+	if err := report.WritePoolsJSON(jsonPath, out); err != nil {
+		return err
+	}
+	fmt.Println()
+	if err := report.WritePoolsTable(os.Stdout, out); err != nil {
+		return err
+	}
+	fmt.Printf("\nwrote %s\n", jsonPath)
+	for _, svc := range out.Services {
+		fmt.Printf("      %s\n", filepath.Join(c.outDir, svc.Plot))
+	}
+	if !c.apply {
+		return nil
+	}
+	var applied []string
+	for _, svc := range out.Services {
+		ds := d.Service(svc.Service)
+		thr := time.Duration(svc.ThresholdMS * float64(time.Millisecond))
+		if err := ds.Control.SetPool(wire.Pool{Limit: int64(svc.Recommended), ThresholdNS: int64(thr)}); err != nil {
+			return fmt.Errorf("apply the pool of %s: %w", svc.Service, err)
+		}
+		applied = append(applied, fmt.Sprintf("%s=%d", svc.Service, svc.Recommended))
+	}
+	logf("applied pool sizes %s: the application keeps running at %s with them; Ctrl-C to stop", strings.Join(applied, ", "), s.Entry)
+	if c.ready != nil {
+		c.ready()
+	}
+	<-ctx.Done()
+	if context.Cause(ctx) != context.Canceled {
+		return d.Explain(context.Cause(ctx))
+	}
+	return nil
+}

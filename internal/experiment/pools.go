@@ -1,0 +1,597 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/pools"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+	"github.com/slowpoke-dev/slowpoke/load"
+)
+
+// PoolOptions of a pool-size advice (AdvisePools). Zero values take the
+// spec's workload or the defaults below.
+type PoolOptions struct {
+	SLA         time.Duration // required: the end-to-end response time requests must meet
+	Services    []string      // services to tune; empty: the critical ones (see CriticalBusyPct)
+	Connections int
+	Warmup      time.Duration // before the baseline and every validation run
+	Duration    time.Duration // the baseline's and every validation run's window
+	Step        time.Duration // time sampled at each limit of the sweep (DefaultPoolStep)
+	Levels      []int         // limits swept (default: PoolLevels of the connections)
+	Validate    bool
+	Repetitions int // validation runs of each size (default 3)
+	Progress    io.Writer
+	SpecPath    string
+}
+
+// Defaults of the sweep. Every level is held for Step after a settling
+// time, and sampled every PoolSample as Sora does.
+const (
+	DefaultPoolStep = 2 * time.Second
+	PoolSample      = 100 * time.Millisecond
+	poolSettle      = 300 * time.Millisecond
+	// CriticalBusyPct: a service whose CPU use in the baseline is at least
+	// this share of its cores is critical and gets tuned; where none is,
+	// the busiest one is.
+	CriticalBusyPct = 60
+	poolReps        = 3
+	// minThresholdShare keeps a threshold from vanishing where the
+	// upstream services use most of the SLA.
+	minThresholdShare = 0.1
+)
+
+// PoolLevels returns the limits swept for a workload of n connections:
+// 1, 2, 3, 4, 6, 8, 12, 16, ... (about 1.5 apart) up to n.
+func PoolLevels(n int) []int {
+	out := []int{}
+	for l := 1; l <= n; {
+		out = append(out, l)
+		next := int(math.Round(float64(l) * 1.5))
+		if l < 4 {
+			next = l + 1
+		}
+		if next > n && l < n {
+			next = n
+		}
+		l = next
+	}
+	return out
+}
+
+type poolRun struct {
+	d     *local.Deployment
+	s     *spec.Spec
+	o     PoolOptions
+	mix   []load.Request
+	start time.Time
+	steps int
+	step  int
+}
+
+func (r *poolRun) progress(format string, args ...any) {
+	if r.o.Progress == nil {
+		return
+	}
+	eta := ""
+	if r.step > 1 {
+		per := time.Since(r.start) / time.Duration(r.step-1)
+		eta = ", about " + (per * time.Duration(r.steps-r.step+1)).Round(time.Second).String() + " left"
+	}
+	fmt.Fprintf(r.o.Progress, "[%d/%d %s%s] "+format+"\n", append([]any{r.step, r.steps, time.Since(r.start).Round(time.Second), eta}, args...)...)
+}
+
+// AdvisePools finds the best pool size of each critical service of the
+// running application d (the Sora method): a baseline run finds the
+// critical services and the call graph; each critical service then has
+// its admission limit swept through Levels under the spec's closed-loop
+// workload while its concurrency and goodput (calls done within its
+// threshold) are sampled every 100 ms; the knee of a polynomial fit of
+// goodput against concurrency is its recommended size. With Validate, the
+// application is measured end to end with each service's pool at the
+// recommended size, half and double, and unlimited.
+//
+// Every limit it sets is removed before it returns, whatever happens.
+func AdvisePools(ctx context.Context, d *local.Deployment, o PoolOptions) (*report.Pools, error) {
+	s := d.Spec
+	if o.SLA <= 0 {
+		return nil, errors.New("an SLA (the end-to-end response time to meet) is required")
+	}
+	if o.Connections <= 0 {
+		o.Connections = s.Workload.Connections
+	}
+	if o.Warmup <= 0 {
+		o.Warmup = s.Workload.Warmup.Duration
+	}
+	if o.Duration <= 0 {
+		o.Duration = s.Workload.Duration.Duration
+	}
+	if o.Step <= 0 {
+		o.Step = DefaultPoolStep
+	}
+	if o.Step < 10*PoolSample {
+		return nil, fmt.Errorf("a sweep step of %v is too short: at least %v (10 samples)", o.Step, 10*PoolSample)
+	}
+	if len(o.Levels) == 0 {
+		o.Levels = PoolLevels(o.Connections)
+	}
+	if len(o.Levels) < 3 {
+		return nil, fmt.Errorf("%d connections leave too few pool sizes to sweep (%v): use at least 3", o.Connections, o.Levels)
+	}
+	if o.Repetitions <= 0 {
+		o.Repetitions = poolReps
+	}
+	for _, name := range o.Services {
+		if d.Service(name) == nil {
+			return nil, fmt.Errorf("no service %q is running; services: %v", name, s.ServiceNames())
+		}
+	}
+	mix, err := mixOf(s)
+	if err != nil {
+		return nil, err
+	}
+	r := &poolRun{d: d, s: s, o: o, mix: mix, start: time.Now()}
+	defer r.unlimit()
+
+	out := &report.Pools{App: s.Name, CreatedAt: time.Now().UTC(), SLAMS: ms(o.SLA), Settings: report.PoolsSettings{
+		SpecPath: o.SpecPath, Connections: o.Connections, WarmupS: o.Warmup.Seconds(), DurationS: o.Duration.Seconds(),
+		StepS: o.Step.Seconds(), Levels: o.Levels, SampleMS: ms(PoolSample), Services: o.Services,
+	}}
+	if o.Validate {
+		out.Settings.Repetitions = o.Repetitions
+	}
+	// Steps: the baseline, one sweep per service, validation runs.
+	r.steps = 1 + max(1, len(o.Services))
+	r.step = 1
+	r.progress("baseline: %d connections, %v", o.Connections, o.Duration)
+	base, before, after, err := r.measure(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	out.Baseline = base.load
+	if base.completed == 0 {
+		return nil, errors.New("baseline: no request succeeded; check the workload and the services' logs")
+	}
+	crit, err := r.critical(before, after, base)
+	if err != nil {
+		return nil, err
+	}
+	r.steps = 1 + len(crit)
+	if o.Validate {
+		r.steps += len(crit) * 4 * o.Repetitions
+	}
+	for i := range crit {
+		c := &crit[i]
+		if st := after[c.Service]; st == nil || !st.AgentConnected {
+			return nil, fmt.Errorf("service %q is not instrumented (no slowhttp or slowgrpc wrapper reported from it): its pool cannot be limited or sampled", c.Service)
+		}
+		r.step++
+		r.progress("%s: sweeping its pool over %v, %v each (threshold %.1fms)", c.Service, o.Levels, o.Step, c.ThresholdMS)
+		samples, err := r.sweep(ctx, c.Service, time.Duration(c.ThresholdMS*float64(time.Millisecond)))
+		if err != nil {
+			return nil, fmt.Errorf("sweep of %s: %w", c.Service, err)
+		}
+		c.Samples = samples
+		a, err := pools.Advise(samples)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Service, err)
+		}
+		c.Advice = a
+		r.progress("%s: knee at %.1f in flight (peak %.1f): recommended pool %d", c.Service, a.Knee, a.Peak, a.Recommended)
+		if a.Recommended >= slices.Max(o.Levels) {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: the recommended size is the largest swept (%d): goodput still grew there; more connections (--connections) would show where it stops", c.Service, a.Recommended))
+		}
+	}
+	out.Services = crit
+	if o.Validate {
+		if err := r.validate(ctx, out); err != nil {
+			return nil, err
+		}
+	}
+	out.ElapsedS = time.Since(r.start).Seconds()
+	return out, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// mixOf is the spec's workload as load generator requests.
+func mixOf(s *spec.Spec) ([]load.Request, error) {
+	var mix []load.Request
+	for _, q := range s.Workload.Requests {
+		h := make(map[string][]string, len(q.Headers))
+		for k, v := range q.Headers {
+			h[k] = []string{v}
+		}
+		mix = append(mix, load.Request{Name: q.Name, Method: q.Method, URL: s.URL(q), Header: h, Body: []byte(q.Body), Weight: q.Weight})
+	}
+	return mix, load.Validate(mix)
+}
+
+// unlimit removes every limit set, best effort.
+func (r *poolRun) unlimit() {
+	for _, svc := range r.d.Services() {
+		if svc.Control != nil {
+			svc.Control.SetPool(wire.Pool{})
+		}
+	}
+}
+
+// setPools sets the limits of the named services (0: none) with their
+// thresholds.
+func (r *poolRun) setPools(limits map[string]int, thresholds map[string]time.Duration) error {
+	for name, l := range limits {
+		svc := r.d.Service(name)
+		if svc == nil || svc.Control == nil {
+			return fmt.Errorf("service %q runs without a controller", name)
+		}
+		if err := svc.Control.SetPool(wire.Pool{Limit: int64(l), ThresholdNS: int64(thresholds[name])}); err != nil {
+			return fmt.Errorf("set the pool of %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// measured is one closed-loop run of the whole application.
+type measured struct {
+	load      report.PoolsLoad
+	completed uint64
+	window    time.Duration
+}
+
+func (r *poolRun) snapshot() map[string]*wire.Stats {
+	out := map[string]*wire.Stats{}
+	for _, svc := range r.d.Services() {
+		if svc.Control == nil {
+			continue
+		}
+		if st, err := svc.Control.Stats(); err == nil {
+			out[svc.Name] = st
+		}
+	}
+	return out
+}
+
+// measure runs the workload for Warmup and Duration, with the services'
+// stats at the window's edges.
+func (r *poolRun) measure(ctx context.Context) (measured, map[string]*wire.Stats, map[string]*wire.Stats, error) {
+	var before, after map[string]*wire.Stats
+	res, err := load.RunClosed(ctx, r.mix, load.WithConnections(r.o.Connections), load.WithWarmup(r.o.Warmup), load.WithDuration(r.o.Duration),
+		load.WithWindowHooks(func() { before = r.snapshot() }, func() { after = r.snapshot() }))
+	if err != nil {
+		return measured{}, nil, nil, err
+	}
+	return measured{load: r.loadOf(res), completed: res.Completed, window: res.Window}, before, after, nil
+}
+
+// loadOf summarizes a run against the SLA.
+func (r *poolRun) loadOf(res *load.Result) report.PoolsLoad {
+	l := report.PoolsLoad{Throughput: res.Throughput, P50MS: ms(res.Latency.P50), P99MS: ms(res.Latency.P99)}
+	answered := res.Completed + res.Non2xx + res.Errors
+	var within int64
+	slaUS := r.o.SLA.Microseconds()
+	for _, b := range res.Histogram.Distribution() {
+		if b.To <= slaUS {
+			within += b.Count
+		}
+	}
+	if res.Window > 0 {
+		l.Goodput = float64(within) / res.Window.Seconds()
+	}
+	if answered > 0 {
+		l.AttainmentPct = 100 * float64(within) / float64(answered)
+	}
+	return l
+}
+
+// critical picks the services to tune and works out their thresholds.
+func (r *poolRun) critical(before, after map[string]*wire.Stats, base measured) ([]report.PoolService, error) {
+	type use struct {
+		name            string
+		busyPct         float64
+		calls           uint64
+		cpuPerCall      time.Duration
+		callsPerRequest float64
+	}
+	uses := map[string]*use{}
+	var names []string
+	for _, svc := range r.s.Services {
+		a, b := after[svc.Name], before[svc.Name]
+		if a == nil || b == nil {
+			continue
+		}
+		calls, cpu := statsDelta(b, a)
+		cores := float64(min(max(svc.CPUs, 1), max(len(r.coresOf(svc.Name)), 1)))
+		u := &use{name: svc.Name, calls: calls, busyPct: 100 * cpu.Seconds() / (base.window.Seconds() * cores)}
+		if calls > 0 {
+			u.cpuPerCall = cpu / time.Duration(calls)
+		}
+		if base.completed > 0 {
+			u.callsPerRequest = float64(calls) / float64(base.completed)
+		}
+		uses[svc.Name] = u
+		names = append(names, svc.Name)
+	}
+	var pick []string
+	reason := map[string]string{}
+	if len(r.o.Services) > 0 {
+		for _, n := range r.o.Services {
+			pick = append(pick, n)
+			reason[n] = "asked"
+		}
+	} else {
+		for _, n := range names {
+			if u := uses[n]; u.calls > 0 && u.busyPct >= CriticalBusyPct {
+				pick = append(pick, n)
+				reason[n] = fmt.Sprintf("busy %.0f%% of its cores (>= %d%%)", u.busyPct, CriticalBusyPct)
+			}
+		}
+		if len(pick) == 0 {
+			busiest := ""
+			for _, n := range names {
+				if uses[n].calls > 0 && (busiest == "" || uses[n].busyPct > uses[busiest].busyPct) {
+					busiest = n
+				}
+			}
+			if busiest == "" {
+				return nil, errors.New("baseline: no instrumented service received a call")
+			}
+			pick = []string{busiest}
+			reason[busiest] = fmt.Sprintf("the busiest service (%.0f%% of its cores; none reached %d%%)", uses[busiest].busyPct, CriticalBusyPct)
+		}
+	}
+	graph := r.callGraph(after)
+	entry := r.entryService()
+	var out []report.PoolService
+	for _, n := range pick {
+		u := uses[n]
+		if u == nil {
+			return nil, fmt.Errorf("no figures from service %q in the baseline", n)
+		}
+		if u.calls == 0 {
+			return nil, fmt.Errorf("service %q received no call in the baseline: the workload does not reach it", n)
+		}
+		path, upstream := longestUpstream(graph, entry, n, func(m string) time.Duration {
+			if v := uses[m]; v != nil {
+				return v.cpuPerCall
+			}
+			return 0
+		})
+		thr := r.o.SLA - upstream
+		var warn string
+		if floor := time.Duration(float64(r.o.SLA) * minThresholdShare); thr < floor {
+			warn = fmt.Sprintf("%s: the services before it use %v of the %v SLA; its threshold is kept at %v", n, upstream, r.o.SLA, floor)
+			thr = floor
+		}
+		ps := report.PoolService{Service: n, Reason: reason[n], BusyPct: u.busyPct, CallsPerRequest: u.callsPerRequest,
+			ThresholdMS: ms(thr), UpstreamMS: ms(upstream), Upstream: path}
+		if warn != "" {
+			r.progress("warning: %s", warn)
+		}
+		out = append(out, ps)
+	}
+	return out, nil
+}
+
+// coresOf returns the cores the service may run on.
+func (r *poolRun) coresOf(name string) []int {
+	p := r.d.Placement
+	switch {
+	case name == p.Target:
+		return p.TargetCPUs
+	case p.Services != nil && p.Services[name] != nil:
+		return p.Services[name]
+	}
+	return p.OtherCPUs
+}
+
+// callGraph is the directed call graph from the instrumentation's
+// downstream counts: caller -> callees.
+func (r *poolRun) callGraph(stats map[string]*wire.Stats) map[string][]string {
+	byPort := map[string]string{}
+	for _, svc := range r.s.Services {
+		byPort[strconv.Itoa(svc.Port)] = svc.Name
+	}
+	out := map[string][]string{}
+	for name, st := range stats {
+		for addr := range st.Downstream {
+			if _, port, err := net.SplitHostPort(addr); err == nil {
+				if callee, ok := byPort[port]; ok && callee != name && !slices.Contains(out[name], callee) {
+					out[name] = append(out[name], callee)
+				}
+			}
+		}
+		sort.Strings(out[name])
+	}
+	return out
+}
+
+func (r *poolRun) entryService() string {
+	return (&Runner{spec: r.s}).entryService()
+}
+
+// longestUpstream returns the services before target on the path from
+// entry whose summed cost is largest, and that sum (the call graph is a
+// DAG; a cycle is cut where it closes).
+func longestUpstream(graph map[string][]string, entry, target string, cost func(string) time.Duration) ([]string, time.Duration) {
+	if entry == "" || entry == target {
+		return nil, 0
+	}
+	type best struct {
+		ok   bool
+		sum  time.Duration
+		path []string
+	}
+	memo := map[string]best{}
+	onPath := map[string]bool{}
+	var walk func(n string) best
+	walk = func(n string) best {
+		if n == target {
+			return best{ok: true}
+		}
+		if b, done := memo[n]; done {
+			return b
+		}
+		if onPath[n] {
+			return best{}
+		}
+		onPath[n] = true
+		var b best
+		for _, m := range graph[n] {
+			if c := walk(m); c.ok && (!b.ok || c.sum+cost(n) > b.sum) {
+				b = best{ok: true, sum: c.sum + cost(n), path: append([]string{n}, c.path...)}
+			}
+		}
+		onPath[n] = false
+		memo[n] = b
+		return b
+	}
+	b := walk(entry)
+	return b.path, b.sum
+}
+
+// sweep holds the service's limit at every level in turn under a steady
+// load, sampling its concurrency and goodput every PoolSample.
+func (r *poolRun) sweep(ctx context.Context, name string, threshold time.Duration) ([]pools.Sample, error) {
+	svc := r.d.Service(name)
+	total := time.Duration(len(r.o.Levels))*(poolSettle+r.o.Step) + r.o.Warmup
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	loadErr := make(chan error, 1)
+	go func() {
+		_, err := load.RunClosed(loadCtx, r.mix, load.WithConnections(r.o.Connections), load.WithDuration(total+time.Minute))
+		loadErr <- err
+	}()
+	defer func() {
+		stopLoad()
+		<-loadErr
+	}()
+	if !sleepCtx(ctx, r.o.Warmup) {
+		return nil, ctx.Err()
+	}
+	var samples []pools.Sample
+	for _, l := range r.o.Levels {
+		if err := svc.Control.SetPool(wire.Pool{Limit: int64(l), ThresholdNS: int64(threshold)}); err != nil {
+			return nil, err
+		}
+		if !sleepCtx(ctx, poolSettle) {
+			return nil, ctx.Err()
+		}
+		prev, err := svc.Control.Stats()
+		if err != nil {
+			return nil, err
+		}
+		next := time.Now().Add(PoolSample)
+		for end := time.Now().Add(r.o.Step); time.Now().Before(end); next = next.Add(PoolSample) {
+			select {
+			case err := <-loadErr:
+				if err == nil {
+					err = errors.New("the load generator stopped early")
+				}
+				loadErr <- err // for the deferred wait
+				return nil, fmt.Errorf("load: %w", err)
+			default:
+			}
+			if !sleepCtx(ctx, time.Until(next)) {
+				return nil, ctx.Err()
+			}
+			cur, err := svc.Control.Stats()
+			if err != nil {
+				return nil, err
+			}
+			dt := time.Duration(cur.TakenUnixNS - prev.TakenUnixNS).Seconds()
+			if dt > 0 && cur.Done >= prev.Done {
+				samples = append(samples, pools.Sample{
+					Limit:       l,
+					Concurrency: float64(cur.BusyNS-prev.BusyNS) / 1e9 / dt,
+					Goodput:     float64(cur.Good-prev.Good) / dt,
+				})
+			}
+			prev = cur
+		}
+	}
+	return samples, svc.Control.SetPool(wire.Pool{})
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// validate measures, for every tuned service, the application with that
+// service's pool at the recommended size, half, double and unlimited (the
+// others at their recommended sizes), the runs interleaved.
+func (r *poolRun) validate(ctx context.Context, out *report.Pools) error {
+	thresholds := map[string]time.Duration{}
+	rec := map[string]int{}
+	for _, s := range out.Services {
+		thresholds[s.Service] = time.Duration(s.ThresholdMS * float64(time.Millisecond))
+		rec[s.Service] = s.Recommended
+	}
+	for i := range out.Services {
+		s := &out.Services[i]
+		sizes := []report.PoolTrial{
+			{Label: "recommended", Size: s.Recommended},
+			{Label: "half", Size: max(1, s.Recommended/2)},
+			{Label: "double", Size: 2 * s.Recommended},
+			{Label: "unlimited", Size: 0},
+		}
+		for rep := 0; rep < r.o.Repetitions; rep++ {
+			for j := range sizes {
+				limits := map[string]int{}
+				for k, v := range rec {
+					limits[k] = v
+				}
+				limits[s.Service] = sizes[j].Size
+				if err := r.setPools(limits, thresholds); err != nil {
+					return err
+				}
+				r.step++
+				m, _, _, err := r.measure(ctx)
+				if err != nil {
+					return fmt.Errorf("validation of %s at %s: %w", s.Service, sizes[j].Label, err)
+				}
+				sizes[j].Runs = append(sizes[j].Runs, m.load)
+				r.progress("%s pool %s (%d): %.0f req/s, %.0f within the SLA (%.1f%%)", s.Service, sizes[j].Label, sizes[j].Size,
+					m.load.Throughput, m.load.Goodput, m.load.AttainmentPct)
+			}
+		}
+		v := &report.PoolValidation{}
+		for j := range sizes {
+			sizes[j].Mean = report.MeanLoad(sizes[j].Runs)
+			var g []float64
+			for _, run := range sizes[j].Runs {
+				g = append(g, run.Goodput)
+			}
+			if sizes[j].Mean.Goodput > 0 {
+				sizes[j].GoodputStdErrPct = 100 * relStdErr(g)
+			}
+		}
+		v.Sizes = sizes
+		v.RecommendedGoodput, v.HalfGoodput, v.DoubleGoodput, v.UnlimitedGoodput = sizes[0].Mean.Goodput, sizes[1].Mean.Goodput, sizes[2].Mean.Goodput, sizes[3].Mean.Goodput
+		if best := max(v.RecommendedGoodput, v.HalfGoodput, v.DoubleGoodput); best > 0 {
+			v.RecommendedShareOfBestPct = 100 * v.RecommendedGoodput / best
+		}
+		s.Validation = v
+	}
+	return nil
+}
