@@ -73,7 +73,7 @@ func newService(name string, cfg svc.Config) (svc.Server, error) {
 		d.close()
 		return nil, err
 	}
-	s := svc.NewGRPCServer(cfg.ExtraWork)
+	s := svc.NewGRPCServer(cfg.PerCall())
 	s.RegisterService(desc, impl)
 	return svc.GRPCService(s, d.close), nil
 }

@@ -42,7 +42,7 @@ func newFrontend(cfg svc.Config) (svc.Server, error) {
 	f.checkout = NewCheckoutClient(conns["checkout"])
 	f.recommendations = NewRecommendationClient(conns["recommendations"])
 
-	m := svc.NewMux(cfg.ExtraWork)
+	m := svc.NewMux(cfg.PerCall())
 	m.HandleFunc("GET /{$}", f.home)
 	m.HandleFunc("POST /setCurrency", f.setCurrency)
 	m.HandleFunc("GET /product", f.product)

@@ -32,7 +32,7 @@ var App = &svc.App{
 }
 
 func newService(name string, cfg svc.Config) (svc.Server, error) {
-	m := svc.NewMux(cfg.ExtraWork)
+	m := svc.NewMux(cfg.PerCall())
 	var clients []*svc.Client
 	client := func(service string) *svc.Client {
 		c := svc.NewClient(cfg.Addr(service))

@@ -44,7 +44,7 @@ const (
 // threshold), BusyNS (the number of calls in flight integrated over time
 // up to the report, so that its rate is the mean number in flight), WaitNS
 // (the sum of admitted calls' time in the queue), and the current Limit
-// and Queued.
+// and Queued; AtUnixNS is when they were read, to time samples by.
 type Message struct {
 	Type       string            `json:"t"`
 	ID         uint64            `json:"id,omitempty"`
@@ -63,6 +63,7 @@ type Message struct {
 	BusyNS      int64  `json:"busy_ns,omitempty"`
 	WaitNS      int64  `json:"wait_ns,omitempty"`
 	Queued      int64  `json:"queued,omitempty"`
+	AtUnixNS    int64  `json:"at_ns,omitempty"` // when a report's counters were read
 }
 
 // Agent counts calls and talks to the controller. Its methods are safe for
@@ -169,6 +170,7 @@ func (a *Agent) Snapshot() Message {
 		Done:        a.counters.done.Load(),
 		Good:        a.counters.good.Load(),
 		BusyNS:      a.counters.busy(),
+		AtUnixNS:    time.Now().UnixNano(),
 		WaitNS:      a.counters.waitNS.Load(),
 		Queued:      a.pool.queued.Load(),
 	}

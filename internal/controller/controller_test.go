@@ -655,7 +655,7 @@ func TestPoolReachesInstrumentation(t *testing.T) {
 	})
 	st, err := cl.Stats()
 	must(t, err)
-	if st.Limit != 2 || st.ThresholdNS != int64(time.Second) || st.Done < st.Good || st.BusyNS <= st0.BusyNS {
+	if st.Limit != 2 || st.ThresholdNS != int64(time.Second) || st.Done < st.Good || st.BusyNS <= st0.BusyNS || st.PoolAtUnixNS <= st0.PoolAtUnixNS {
 		t.Errorf("stats after SetPool: limit %d threshold %d done %d good %d busy %d (before %d)",
 			st.Limit, st.ThresholdNS, st.Done, st.Good, st.BusyNS, st0.BusyNS)
 	}

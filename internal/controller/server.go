@@ -689,6 +689,7 @@ wait:
 		st.BusyNS += a.last.BusyNS
 		st.WaitNS += a.last.WaitNS
 		st.Queued += a.last.Queued
+		st.PoolAtUnixNS = max(st.PoolAtUnixNS, a.last.AtUnixNS)
 		st.Limit = max(st.Limit, a.last.Limit)
 		st.ThresholdNS = max(st.ThresholdNS, a.last.ThresholdNS)
 		for k, v := range a.last.Endpoints {

@@ -509,7 +509,7 @@ func (r *poolRun) sweep(ctx context.Context, name string, threshold time.Duratio
 			if err != nil {
 				return nil, err
 			}
-			dt := time.Duration(cur.TakenUnixNS - prev.TakenUnixNS).Seconds()
+			dt := time.Duration(cur.PoolAtUnixNS - prev.PoolAtUnixNS).Seconds()
 			if dt > 0 && cur.Done >= prev.Done {
 				samples = append(samples, pools.Sample{
 					Limit:       l,

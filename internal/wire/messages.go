@@ -111,7 +111,11 @@ type Stats struct {
 	Limit       int64  `json:"limit"`
 	ThresholdNS int64  `json:"threshold_ns"`
 	Queued      int64  `json:"queued"`
-	CPUNS       int64  `json:"cpu_ns"` // CPU time of the service's process group
+	// PoolAtUnixNS is when the instrumentation read these figures (the
+	// latest of its processes): time samples by it, not by TakenUnixNS,
+	// which also counts the report's way to the controller.
+	PoolAtUnixNS int64 `json:"pool_at_unix_ns"`
+	CPUNS        int64 `json:"cpu_ns"` // CPU time of the service's process group
 	// ControllerCPUNS is the controller's own CPU time since it started;
 	// ControllerCPUStoppedNS the part of it spent while its service was
 	// stopped, since the last TReset. The rest is what rounds cost the

@@ -23,6 +23,18 @@ const (
 // incoming call, in microseconds.
 const EnvExtraWork = "EXTRA_WORK_US"
 
+// Environment variables of the knobs that give a service a best
+// concurrency (slowpoke pools), both in microseconds and off by default:
+// EnvStoreWait is waited per incoming call without CPU, first (a round trip
+// to the service's data store, which DeathStarBench's services make to
+// MongoDB or memcached); EnvContention is extra CPU work per incoming call
+// for every other call then in flight in the service (contention on a lock
+// or a cache).
+const (
+	EnvStoreWait  = "STORE_WAIT_US"
+	EnvContention = "CONTENTION_US"
+)
+
 // ServiceInfo describes one service of an application.
 type ServiceInfo struct {
 	Name     string
@@ -68,6 +80,8 @@ type Config struct {
 	Seed uint64
 	// ExtraWork is burnt once per incoming call.
 	ExtraWork time.Duration
+	// StoreWait and Contention: see EnvStoreWait and EnvContention.
+	StoreWait, Contention time.Duration
 	// Addrs maps every service of the application to its host:port.
 	Addrs map[string]string
 }
@@ -95,16 +109,25 @@ func EnvName(service string) string {
 	return strings.ToUpper(strings.ReplaceAll(service, "-", "_")) + "_ADDR"
 }
 
+// PerCall is what a service does per incoming call before its handler.
+func (c Config) PerCall() *PerCall {
+	return &PerCall{Work: c.ExtraWork, Wait: c.StoreWait, Contention: c.Contention}
+}
+
 // ParseExtraWork parses an EXTRA_WORK_US value: a non-negative number of
 // microseconds, possibly fractional; empty means none.
 func ParseExtraWork(s string) (time.Duration, error) {
+	return parseMicros(EnvExtraWork, s)
+}
+
+func parseMicros(env, s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, nil
 	}
 	us, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(us) || math.IsInf(us, 0) || us < 0 || us > 1e9 {
-		return 0, fmt.Errorf("%s=%q: want a non-negative number of microseconds", EnvExtraWork, s)
+		return 0, fmt.Errorf("%s=%q: want a non-negative number of microseconds", env, s)
 	}
 	return time.Duration(math.Round(us * float64(time.Microsecond))), nil
 }

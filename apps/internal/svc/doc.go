@@ -8,5 +8,9 @@
 // every other service from -<name>-addr (or $<NAME>_ADDR, e.g. CART_ADDR,
 // COMPOSE_POST_ADDR), defaulting to 127.0.0.1 and the application's port
 // table. $EXTRA_WORK_US (float µs, default 0) is burnt as thread CPU time with
-// cpuwork.Spin once per incoming call, before the handler runs.
+// cpuwork.Spin once per incoming call, before the handler runs. Two more
+// knobs, off by default, give a service a best concurrency for slowpoke
+// pools: $STORE_WAIT_US is waited per call without CPU first (a data store
+// round trip), and $CONTENTION_US is burnt per call for every other call in
+// flight (lock or cache contention).
 package svc

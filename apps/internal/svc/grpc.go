@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -17,7 +16,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/slowpoke-dev/slowpoke/instrument/slowgrpc"
-	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
 )
 
 // JSONCodec is the gRPC codec of the applications: messages are plain Go
@@ -61,15 +59,19 @@ func UnaryMethod[S, Req, Resp any](service, method string, fn func(S, context.Co
 	}
 }
 
-// NewGRPCServer returns a gRPC server instrumented for slowpoke, burning work
+// NewGRPCServer returns a gRPC server instrumented for slowpoke, doing work
 // once per incoming call before the method runs, and serving the standard
 // health service. Register the application's services on it, then pass it to
 // GRPCService.
-func NewGRPCServer(work time.Duration) *grpc.Server {
+func NewGRPCServer(work *PerCall) *grpc.Server {
 	s := grpc.NewServer(
 		grpc.StatsHandler(slowgrpc.NewServerHandler()),
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-			cpuwork.Spin(work)
+			done, err := work.do(ctx)
+			if err != nil {
+				return nil, status.FromContextError(err).Err()
+			}
+			defer done()
 			return h(ctx, req)
 		}),
 	)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/instrument/slowhttp"
-	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
 )
 
 // maxBody bounds the request bodies the services read.
@@ -24,11 +23,11 @@ const maxBody = 4 << 20
 // call of the application).
 type Mux struct {
 	mux  *http.ServeMux
-	work time.Duration
+	work *PerCall
 }
 
-// NewMux returns a Mux burning work per call.
-func NewMux(work time.Duration) *Mux {
+// NewMux returns a Mux doing work per call before each handler.
+func NewMux(work *PerCall) *Mux {
 	m := &Mux{mux: http.NewServeMux(), work: work}
 	m.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -41,7 +40,11 @@ func NewMux(work time.Duration) *Mux {
 func (m *Mux) HandleFunc(pattern string, h http.HandlerFunc) {
 	work := m.work
 	m.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		cpuwork.Spin(work)
+		done, err := work.do(r.Context())
+		if err != nil {
+			return // the client is gone
+		}
+		defer done()
 		h(w, r)
 	})
 }

@@ -82,6 +82,14 @@ func Run(ctx context.Context, app *App, args []string, getenv func(string) strin
 	if err != nil {
 		return err
 	}
+	wait, err := parseMicros(EnvStoreWait, getenv(EnvStoreWait))
+	if err != nil {
+		return err
+	}
+	contention, err := parseMicros(EnvContention, getenv(EnvContention))
+	if err != nil {
+		return err
+	}
 	resolved := make(map[string]string, len(addrs))
 	for name, a := range addrs {
 		resolved[name] = *a
@@ -117,7 +125,7 @@ func Run(ctx context.Context, app *App, args []string, getenv func(string) strin
 	if *port == 0 {
 		*port = info.Port
 	}
-	srv, err := app.New(info.Name, Config{Service: info.Name, Seed: *seed, ExtraWork: work, Addrs: resolved})
+	srv, err := app.New(info.Name, Config{Service: info.Name, Seed: *seed, ExtraWork: work, StoreWait: wait, Contention: contention, Addrs: resolved})
 	if err != nil {
 		return fmt.Errorf("%s: %w", info.Name, err)
 	}

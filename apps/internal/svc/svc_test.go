@@ -87,7 +87,7 @@ var testApp = &App{
 	New: func(name string, cfg Config) (Server, error) {
 		switch name {
 		case "echo":
-			s := NewGRPCServer(cfg.ExtraWork)
+			s := NewGRPCServer(cfg.PerCall())
 			s.RegisterService(&echoDesc, echo{name})
 			return GRPCService(s), nil
 		case "front":
@@ -95,7 +95,7 @@ var testApp = &App{
 			if err != nil {
 				return nil, err
 			}
-			m := NewMux(cfg.ExtraWork)
+			m := NewMux(cfg.PerCall())
 			m.HandleFunc("POST /echo", JSON(func(ctx context.Context, req *echoRequest) (*echoReply, error) {
 				out := new(echoReply)
 				if err := cc.Invoke(ctx, "/test.Echo/Echo", req, out); err != nil {
@@ -258,5 +258,44 @@ func TestRunErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Run(%q, %v) = %v; want an error containing %q", c.args, c.env, err, c.want)
 		}
+	}
+}
+
+func TestPerCallWaitAndContention(t *testing.T) {
+	p := (Config{StoreWait: 20 * time.Millisecond, Contention: 30 * time.Millisecond}).PerCall()
+	start := time.Now()
+	done, err := p.do(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done()
+	if took := time.Since(start); took < 19*time.Millisecond || took > 25*time.Millisecond+time.Second {
+		t.Errorf("a lone call took %v, want the 20ms wait and no contention", took)
+	}
+	// A second call in flight makes the next one pay contention once.
+	other, err := p.do(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	done, err = p.do(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done()
+	other()
+	if took := time.Since(start); took < 49*time.Millisecond {
+		t.Errorf("a call beside another took %v, want 20ms waited and 30ms of contention", took)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.do(ctx); err == nil {
+		t.Error("a call whose context ended during the wait went on")
+	}
+	if n := p.inflight.Load(); n != 0 {
+		t.Errorf("%d calls still counted in flight", n)
+	}
+	if _, err := parseMicros(EnvStoreWait, "-3"); err == nil || !strings.Contains(err.Error(), EnvStoreWait) {
+		t.Errorf("negative %s: %v", EnvStoreWait, err)
 	}
 }
