@@ -35,7 +35,10 @@ func runBench(args []string) int {
 	if len(args) > 0 && args[0] == "methods" {
 		return benchMethods(args[1:])
 	}
-	fmt.Fprintln(os.Stderr, "Usage: slowpoke bench overhead|accuracy|pausecost|methods [flags]\n\n"+
+	if len(args) > 0 && args[0] == "pools" {
+		return benchPools(args[1:])
+	}
+	fmt.Fprintln(os.Stderr, "Usage: slowpoke bench overhead|accuracy|pausecost|methods|pools [flags]\n\n"+
 		"overhead  throughput cost of the instrumentation and controllers at zero pause,\n"+
 		"          against the same two emulated services uninstrumented\n"+
 		"accuracy  slowpoke validate on synthetic configurations (docs/suite.md):\n"+
@@ -43,7 +46,9 @@ func runBench(args []string) int {
 		"pausecost what one round of pauses costs the paused services' cores, per pause\n"+
 		"          method, as the number of services sharing them grows\n"+
 		"methods   validate an application with several pause methods against one ground\n"+
-		"          truth, interleaved: every method's error per point, paired")
+		"          truth, interleaved: every method's error per point, paired\n"+
+		"pools     slowpoke pools --validate on applications with a best pool size: the\n"+
+		"          recommended size's goodput against half, double and unlimited")
 	return 2
 }
 

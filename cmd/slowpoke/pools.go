@@ -38,6 +38,8 @@ type poolsConfig struct {
 	extraPath []string
 	// ready, when set, is told once --apply has set the sizes (tests).
 	ready func()
+	// onResult, when set, receives the results (bench pools).
+	onResult func(*report.Pools)
 }
 
 func runPools(args []string) int {
@@ -170,6 +172,9 @@ func poolsMain(c poolsConfig) error {
 	fmt.Println()
 	if err := report.WritePoolsTable(os.Stdout, out); err != nil {
 		return err
+	}
+	if c.onResult != nil {
+		c.onResult(out)
 	}
 	fmt.Printf("\nwrote %s\n", jsonPath)
 	for _, svc := range out.Services {

@@ -194,6 +194,7 @@ func AdvisePools(ctx context.Context, d *local.Deployment, o PoolOptions) (*repo
 		}
 	}
 	out.Services = crit
+	out.AdviceS = time.Since(r.start).Seconds()
 	if o.Validate {
 		if err := r.validate(ctx, out); err != nil {
 			return nil, err

@@ -36,8 +36,11 @@ type Pools struct {
 	// limit as the spec sets it (none by default).
 	Baseline PoolsLoad     `json:"baseline"`
 	Services []PoolService `json:"services"`
-	ElapsedS float64       `json:"elapsed_s"`
-	Warnings []string      `json:"warnings,omitempty"`
+	// AdviceS is the time from the start to the recommendations (start-up
+	// of the services excluded); ElapsedS includes the validation.
+	AdviceS  float64  `json:"advice_s"`
+	ElapsedS float64  `json:"elapsed_s"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // PoolsSettings is how the advisor ran.
