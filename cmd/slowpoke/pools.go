@@ -131,11 +131,11 @@ func poolsMain(c poolsConfig) error {
 	if err := os.MkdirAll(c.outDir, 0o755); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigCtx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 	logf("starting %d services of %q (logs in %s)", len(s.Services), s.Name, filepath.Join(c.outDir, "logs"))
-	d, err := local.Start(ctx, s, local.Options{
+	d, err := local.Start(sigCtx, s, local.Options{
 		LogDir: filepath.Join(c.outDir, "logs"), MaxPause: controller.DefaultMaxPause, ExtraPath: c.extraPath, Logf: logf,
 	})
 	if err != nil {
@@ -145,17 +145,20 @@ func poolsMain(c poolsConfig) error {
 		logf("stopping services")
 		d.Stop()
 	}()
-	ctx, cancel := d.Watch(ctx)
+	ctx, cancel := d.Watch(sigCtx)
 	defer cancel()
 
 	out, err := experiment.AdvisePools(ctx, d, experiment.PoolOptions{
 		SLA: c.sla, Services: services, Connections: c.conns, Warmup: c.warmup, Duration: c.duration,
 		Step: c.step, Levels: levels, Validate: c.validate, Repetitions: c.reps, Progress: os.Stderr, SpecPath: c.specPath,
 	})
-	if err != nil {
-		if ctx.Err() != nil && !(errors.Is(err, context.Canceled) && context.Cause(ctx) == context.Canceled) {
-			return d.Explain(err)
-		}
+	switch {
+	case err == nil:
+	case sigCtx.Err() != nil:
+		return fmt.Errorf("interrupted: %w", context.Canceled)
+	case ctx.Err() != nil:
+		return d.Explain(err)
+	default:
 		return err
 	}
 	for i := range out.Services {
@@ -197,8 +200,8 @@ func poolsMain(c poolsConfig) error {
 		c.ready()
 	}
 	<-ctx.Done()
-	if context.Cause(ctx) != context.Canceled {
-		return d.Explain(context.Cause(ctx))
+	if sigCtx.Err() != nil {
+		return nil // Ctrl-C ends an applied run
 	}
-	return nil
+	return d.Explain(context.Cause(ctx))
 }

@@ -35,7 +35,8 @@ type Advice struct {
 	Peak        float64 `json:"peak"`
 	PeakGoodput float64 `json:"peak_goodput"`
 	// Degree of the polynomial chosen by cross-validation, and the
-	// cross-validated RMSE of each degree tried (from MinDegree).
+	// cross-validated RMSE of each degree tried (from MinDegree; 0 where
+	// too few samples could fit it).
 	Degree int       `json:"degree"`
 	CVRMSE []float64 `json:"cv_rmse"`
 	// Curve is the fit on a grid over the sampled concurrencies.
@@ -83,6 +84,11 @@ func Advise(samples []Sample) (Advice, error) {
 	fit, cv, err := FitCV(x, y, MinDegree, MaxDegree, Folds)
 	if err != nil {
 		return Advice{}, err
+	}
+	for i := range cv {
+		if math.IsNaN(cv[i]) {
+			cv[i] = 0 // could not be fitted; JSON has no NaN
+		}
 	}
 	a := Advice{Fit: fit, Degree: fit.Degree(), CVRMSE: cv, Curve: make([]Point, gridSize)}
 	gx := make([]float64, gridSize)
