@@ -247,7 +247,7 @@ func PlotPool(path string, s *PoolService) error {
 	p.Add(sc, line, knee, plotter.NewGrid())
 	p.Legend.Add("samples (100 ms)", sc)
 	p.Legend.Add(fmt.Sprintf("fit (degree %d)", s.Degree), line)
-	p.Legend.Add(fmt.Sprintf("knee: %d in flight", s.Recommended), knee)
+	p.Legend.Add(fmt.Sprintf("knee: %.1f in flight (pool %d)", s.Knee, s.Recommended), knee)
 	p.Legend.Top = true
 	c := vgsvg.New(plotWidth, plotHeight)
 	p.Draw(draw.New(c))
