@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,4 +128,66 @@ func TestNoOpWithoutController(t *testing.T) {
 	// And they are usable: a server with the no-op handler serves.
 	srv := grpc.NewServer(grpc.StatsHandler(s))
 	srv.Stop()
+}
+
+// TestPoolLimit: under a pool limit the server handler holds each RPC at
+// its start until a slot is free, so no more method handlers run at once,
+// and every RPC is served.
+func TestPoolLimit(t *testing.T) {
+	path, _ := collect(t)
+	a, err := agent.Dial(path, "svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	a.SetPool(2, time.Second)
+	var running, peak, served atomic.Int64
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(grpc.StatsHandler(NewServerHandler(withAgent(a))),
+		grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			n := running.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			time.Sleep(time.Millisecond)
+			running.Add(-1)
+			served.Add(1)
+			return h(ctx, req)
+		}))
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	go srv.Serve(ln)
+	defer srv.Stop()
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	client := healthpb.NewHealthClient(conn)
+	const workers, each = 10, 20
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				if _, err := client.Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if p := peak.Load(); p > 2 {
+		t.Errorf("%d RPCs ran at once under a limit of 2", p)
+	}
+	if p := peak.Load(); p < 2 {
+		t.Errorf("at most %d RPC ran at once: the limit of 2 was never reached", p)
+	}
+	if got := served.Load(); got != workers*each {
+		t.Errorf("served %d RPCs, want %d", got, workers*each)
+	}
+	if m := a.Snapshot(); m.Done != workers*each || m.Good != workers*each {
+		t.Errorf("done %d good %d, want %d", m.Done, m.Good, workers*each)
+	}
 }

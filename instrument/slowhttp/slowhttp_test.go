@@ -2,6 +2,7 @@ package slowhttp
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,5 +163,88 @@ func BenchmarkHandlerNoOp(b *testing.B) {
 	w := httptest.NewRecorder()
 	for b.Loop() {
 		h.ServeHTTP(w, r)
+	}
+}
+
+// TestPoolLimit sends a pool limit over the agent socket, as the controller
+// does, and checks that the handler never runs more requests at once, that
+// every request is served, and that a request whose client leaves while
+// queued is answered 503 without reaching the handler.
+func TestPoolLimit(t *testing.T) {
+	sock := newControllerSocket(t)
+	a, err := agent.Dial(sock.ln.Addr().String(), "svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var (
+		running, peak, served atomic.Int64
+		release               = make(chan struct{})
+	)
+	srv := httptest.NewServer(NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := running.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		if r.URL.Path == "/hold" {
+			<-release
+		}
+		time.Sleep(time.Millisecond)
+		running.Add(-1)
+		served.Add(1)
+	}), withAgent(a)))
+	defer srv.Close()
+	sock.report(t, 1) // connected
+	sock.mu.Lock()
+	b, _ := json.Marshal(agent.Message{Type: "pool", Limit: 3, ThresholdNS: int64(time.Second)})
+	sock.conn.Write(append(b, '\n'))
+	sock.mu.Unlock()
+	if rep := sock.report(t, 2); rep.Limit != 3 {
+		t.Fatalf("limit %d after the pool message, want 3", rep.Limit)
+	}
+
+	// Three requests hold every slot; a fourth, whose client gives up
+	// while it waits, is answered 503 and never runs.
+	var held sync.WaitGroup
+	for range 3 {
+		held.Go(func() {
+			if resp, err := http.Get(srv.URL + "/hold"); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	for running.Load() != 3 {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/late", nil)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Errorf("a request whose client left while queued got %s", resp.Status)
+	}
+	cancel()
+	close(release)
+	held.Wait()
+
+	const workers, each = 12, 30
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				if resp, err := http.Get(srv.URL + "/x"); err == nil {
+					resp.Body.Close()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if p := peak.Load(); p > 3 {
+		t.Errorf("%d requests ran at once under a limit of 3", p)
+	}
+	if got := served.Load(); got != 3+workers*each {
+		t.Errorf("served %d requests, want %d (the late one never runs)", got, 3+workers*each)
+	}
+	rep := sock.report(t, 3)
+	if rep.Done != uint64(3+workers*each) || rep.Good == 0 || rep.Queued != 0 {
+		t.Errorf("report: done %d good %d queued %d", rep.Done, rep.Good, rep.Queued)
 	}
 }
