@@ -25,7 +25,9 @@ func samplePools(t *testing.T) *Pools {
 	if err != nil {
 		t.Fatal(err)
 	}
-	load := func(g float64) PoolsLoad { return PoolsLoad{Throughput: 500, Goodput: g, AttainmentPct: g / 5, P50MS: 20, P99MS: 90} }
+	load := func(g float64) PoolsLoad {
+		return PoolsLoad{Throughput: 500, Goodput: g, AttainmentPct: g / 5, P50MS: 20, P99MS: 90}
+	}
 	return &Pools{App: "shop", CreatedAt: time.Date(2026, 11, 25, 5, 0, 0, 0, time.UTC), SLAMS: 100,
 		Settings: PoolsSettings{Connections: 64, Levels: []int{1, 2, 4, 8, 16, 32}, StepS: 2, SampleMS: 100, Repetitions: 2},
 		Baseline: load(300),
