@@ -40,6 +40,7 @@ func benchPools(args []string) int {
 		err     error
 	}
 	var rows []row
+cases:
 	for _, cs := range strings.Split(*cases, ",") {
 		specPath, slaText, ok := strings.Cut(strings.TrimSpace(cs), "=")
 		sla, perr := time.ParseDuration(slaText)
@@ -56,7 +57,7 @@ func benchPools(args []string) int {
 			r.elapsed = time.Since(start)
 			rows = append(rows, r)
 			if errors.Is(r.err, context.Canceled) {
-				break
+				break cases // Ctrl-C
 			}
 		}
 	}
@@ -85,7 +86,7 @@ func benchPools(args []string) int {
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.0f / %.0f / %.0f / %.0f\t%.1f%%\t%.1f%% / %.1f%%\t%s\t%s\n", r.spec, r.run, s.Service, s.Recommended,
 				v.RecommendedGoodput, v.HalfGoodput, v.DoubleGoodput, v.UnlimitedGoodput, v.RecommendedShareOfBestPct,
-				rec.AttainmentPct, unl.AttainmentPct, advice.Round(time.Second).String()+" (+"+(r.elapsed-advice).Round(time.Second).String()+" validation)", verdict)
+				rec.AttainmentPct, unl.AttainmentPct, advice.Round(time.Second).String()+" (+"+(r.elapsed-advice).Round(time.Second).String()+" start-up, validation)", verdict)
 		}
 	}
 	tw.Flush()

@@ -52,7 +52,7 @@ func runPools(args []string) int {
 	fs.DurationVar(&c.warmup, "warmup", 0, "warm-up before each measurement (default: the spec's)")
 	fs.DurationVar(&c.duration, "duration", 0, "baseline and validation window (default: the spec's)")
 	fs.DurationVar(&c.step, "step", c.step, "time at each pool size of the sweep (sampled every 100ms)")
-	fs.StringVar(&c.levels, "levels", "", "pool sizes to sweep, e.g. 1,2,4,8,16 (default: 1, 2, 3, 4, 6, 8, 12, ... up to the connections)")
+	fs.StringVar(&c.levels, "levels", "", "pool sizes to sweep, increasing, e.g. 1,2,4,8,16 (default: 1, 2, 3, 4, 6, 9, 14, ... about 1.5 apart, up to the connections)")
 	fs.BoolVar(&c.validate, "validate", false, "also measure the application with each recommended size, half and double it, and unlimited")
 	fs.IntVar(&c.reps, "reps", 3, "validation runs of each size")
 	fs.BoolVar(&c.apply, "apply", false, "set the recommended sizes live and keep the application running with them until Ctrl-C")
@@ -121,6 +121,9 @@ func poolsMain(c poolsConfig) error {
 	levels, err := parseLevels(c.levels)
 	if err != nil {
 		return err
+	}
+	if levels != nil && len(levels) < 3 {
+		return fmt.Errorf("--levels %s: sweep at least 3 pool sizes", c.levels)
 	}
 	if c.reps < 1 {
 		return errors.New("--reps must be at least 1")

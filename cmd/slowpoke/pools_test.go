@@ -189,6 +189,7 @@ func TestPoolsBadInput(t *testing.T) {
 		{[]string{"--sla", "100ms"}, 2},                                // no -f
 		{[]string{"-f", spec, "--sla", "100ms", "extra"}, 2},           // stray argument
 		{[]string{"-f", spec, "--sla", "100ms", "--levels", "4,2"}, 1}, // sizes must increase
+		{[]string{"-f", spec, "--sla", "100ms", "--levels", "4,8"}, 1}, // too few
 		{[]string{"-f", spec, "--sla", "100ms", "--services", "nosuch"}, 1},
 		{[]string{"-f", spec, "--sla", "100ms", "--reps", "0"}, 1},
 		{[]string{"-f", "nosuch.yaml", "--sla", "100ms"}, 1},

@@ -35,13 +35,20 @@ type limiter struct {
 // admitted. Without a limit it costs one atomic load and one add.
 func (l *limiter) acquire(ctx context.Context) error {
 	if l.limit.Load() == 0 {
-		// A limit set between the load and the add applies from the next
-		// call on: this one was admitted before it existed, like the calls
-		// already in flight when a limit is lowered.
 		l.admitted.Add(1)
-		return nil
+		if l.limit.Load() == 0 {
+			// No limit was set before this call was counted: a limit
+			// set now counts it among those it lets finish.
+			return nil
+		}
+		// A limit was set meanwhile: give the place back and wait in
+		// line like every call after it.
+		l.mu.Lock()
+		l.admitted.Add(-1)
+		l.grantLocked()
+	} else {
+		l.mu.Lock()
 	}
-	l.mu.Lock()
 	if lim := l.limit.Load(); l.waiters.Len() == 0 && (lim == 0 || l.admitted.Load() < lim) {
 		l.admitted.Add(1)
 		l.mu.Unlock()
@@ -110,23 +117,53 @@ func (l *limiter) setLimit(n int64) {
 // The number of calls in flight integrated over time, at time T, is the
 // time ended calls spent in flight plus, for each call still in flight, T
 // minus its admission: endedNS + inflight*T - startSum, with times counted
-// from base. Kept that way, it costs two atomic adds per call and is exact
-// at any instant, not only when calls end.
+// from base. Kept that way, it is exact at any instant, not only when calls
+// end. Its three terms change together under mu: read one by one, a call
+// starting or ending between the reads would count in one term and not in
+// the other, an error of the whole time since base.
 type poolCounters struct {
 	base      time.Time
 	done      atomic.Uint64 // calls ended
 	good      atomic.Uint64 // calls ended within the threshold of their admission
-	endedNS   atomic.Int64  // sum over ended calls of end minus admission
-	startSum  atomic.Int64  // sum over calls in flight of admission - base
-	inflight  atomic.Int64  // admitted calls not ended
 	waitNS    atomic.Int64  // sum over admitted calls of admission minus arrival
 	threshold atomic.Int64  // ns; 0 counts no call as good
+
+	mu       sync.Mutex
+	endedNS  int64 // sum over ended calls of end minus admission
+	startSum int64 // sum over calls in flight of admission - base
+	inflight int64 // admitted calls not ended
+}
+
+// start counts a call in flight from now, and returns now. The clock is
+// read under mu, as in end and busy, so that readings of the integral
+// never go back.
+func (p *poolCounters) start() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	p.startSum += int64(now.Sub(p.base))
+	p.inflight++
+	return now
+}
+
+// end ends a call admitted at admitted, and returns how long it was in
+// flight.
+func (p *poolCounters) end(admitted time.Time) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	took := time.Since(admitted)
+	p.endedNS += int64(took)
+	p.startSum -= int64(admitted.Sub(p.base))
+	p.inflight--
+	return took
 }
 
 // busy is the in-flight integral up to now, in ns.
 func (p *poolCounters) busy() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	now := int64(time.Since(p.base))
-	return p.endedNS.Load() + p.inflight.Load()*now - p.startSum.Load()
+	return p.endedNS + p.inflight*now - p.startSum
 }
 
 // Call is an incoming call in progress, from ServerStart to ServerEnd.
@@ -149,12 +186,10 @@ func (a *Agent) ServerStart(ctx context.Context, endpoint string) (Call, error) 
 	if err := a.pool.acquire(ctx); err != nil {
 		return Call{}, err
 	}
-	now := time.Now()
+	now := a.counters.start()
 	if w := now.Sub(arrived); w > 0 {
 		a.counters.waitNS.Add(int64(w))
 	}
-	a.counters.startSum.Add(int64(now.Sub(a.counters.base)))
-	a.counters.inflight.Add(1)
 	a.inflight.Add(1)
 	a.endpoints.add(endpoint)
 	n := a.total.Add(1)
@@ -172,12 +207,9 @@ func (a *Agent) ServerEnd(c Call) {
 	if a == nil || !c.ok {
 		return
 	}
-	took := time.Since(c.admitted)
+	took := a.counters.end(c.admitted)
 	a.inflight.Add(-1)
 	a.pool.release()
-	a.counters.endedNS.Add(int64(took))
-	a.counters.startSum.Add(-int64(c.admitted.Sub(a.counters.base)))
-	a.counters.inflight.Add(-1)
 	if thr := a.counters.threshold.Load(); thr > 0 && int64(took) <= thr {
 		a.counters.good.Add(1)
 	}

@@ -200,3 +200,37 @@ func TestPoolCounters(t *testing.T) {
 		t.Errorf("nil agent: %v", err)
 	}
 }
+
+// TestBusyNeverGoesBack reads the in-flight integral while calls start and
+// end on many goroutines: an integral of a count can only grow, so any
+// reading below the one before is a torn read of its terms.
+func TestBusyNeverGoesBack(t *testing.T) {
+	a := newLocal()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c, _ := a.ServerStart(context.Background(), "x")
+				a.ServerEnd(c)
+			}
+		})
+	}
+	prev := a.Snapshot().BusyNS
+	for range 2000 {
+		b := a.Snapshot().BusyNS
+		if b < prev {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("in-flight integral went back from %d to %d", prev, b)
+		}
+		prev = b
+	}
+	close(stop)
+	wg.Wait()
+}

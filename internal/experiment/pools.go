@@ -53,7 +53,8 @@ const (
 )
 
 // PoolLevels returns the limits swept for a workload of n connections:
-// 1, 2, 3, 4, 6, 8, 12, 16, ... (about 1.5 apart) up to n.
+// 1, 2, 3, 4, then each about 1.5 times the last (6, 9, 14, 21, 32, ...),
+// and n.
 func PoolLevels(n int) []int {
 	out := []int{}
 	for l := 1; l <= n; {
@@ -71,7 +72,8 @@ func PoolLevels(n int) []int {
 }
 
 type poolRun struct {
-	d     *local.Deployment
+	warnings []string
+	d        *local.Deployment
 	s     *spec.Spec
 	o     PoolOptions
 	mix   []load.Request
@@ -121,13 +123,15 @@ func AdvisePools(ctx context.Context, d *local.Deployment, o PoolOptions) (*repo
 		o.Step = DefaultPoolStep
 	}
 	if o.Step < 10*PoolSample {
-		return nil, fmt.Errorf("a sweep step of %v is too short: at least %v (10 samples)", o.Step, 10*PoolSample)
+		return nil, fmt.Errorf("--step %v is too short: at least %v (10 samples)", o.Step, 10*PoolSample)
 	}
 	if len(o.Levels) == 0 {
 		o.Levels = PoolLevels(o.Connections)
-	}
-	if len(o.Levels) < 3 {
-		return nil, fmt.Errorf("%d connections leave too few pool sizes to sweep (%v): use at least 3", o.Connections, o.Levels)
+		if len(o.Levels) < 3 {
+			return nil, fmt.Errorf("%d connections leave too few pool sizes to sweep (%v): use at least 3 connections", o.Connections, o.Levels)
+		}
+	} else if len(o.Levels) < 3 {
+		return nil, fmt.Errorf("--levels %v: sweep at least 3 pool sizes", o.Levels)
 	}
 	if o.Repetitions <= 0 {
 		o.Repetitions = poolReps
@@ -173,9 +177,6 @@ func AdvisePools(ctx context.Context, d *local.Deployment, o PoolOptions) (*repo
 	}
 	for i := range crit {
 		c := &crit[i]
-		if st := after[c.Service]; st == nil || !st.AgentConnected {
-			return nil, fmt.Errorf("service %q is not instrumented (no slowhttp or slowgrpc wrapper reported from it): its pool cannot be limited or sampled", c.Service)
-		}
 		r.step++
 		r.progress("%s: sweeping its pool over %v, %v each (threshold %.1fms)", c.Service, o.Levels, o.Step, c.ThresholdMS)
 		samples, err := r.sweep(ctx, c.Service, time.Duration(c.ThresholdMS*float64(time.Millisecond)))
@@ -194,6 +195,7 @@ func AdvisePools(ctx context.Context, d *local.Deployment, o PoolOptions) (*repo
 		}
 	}
 	out.Services = crit
+	out.Warnings = append(r.warnings, out.Warnings...)
 	out.AdviceS = time.Since(r.start).Seconds()
 	if o.Validate {
 		if err := r.validate(ctx, out); err != nil {
@@ -305,11 +307,15 @@ func (r *poolRun) critical(before, after map[string]*wire.Stats, base measured) 
 		callsPerRequest float64
 	}
 	uses := map[string]*use{}
+	uninstrumented := map[string]bool{}
 	var names []string
 	for _, svc := range r.s.Services {
 		a, b := after[svc.Name], before[svc.Name]
 		if a == nil || b == nil {
 			continue
+		}
+		if !a.AgentConnected {
+			uninstrumented[svc.Name] = true
 		}
 		calls, cpu := statsDelta(b, a)
 		cores := float64(min(max(svc.CPUs, 1), max(len(r.coresOf(svc.Name)), 1)))
@@ -332,7 +338,11 @@ func (r *poolRun) critical(before, after map[string]*wire.Stats, base measured) 
 		}
 	} else {
 		for _, n := range names {
-			if u := uses[n]; u.calls > 0 && u.busyPct >= CriticalBusyPct {
+			u := uses[n]
+			switch {
+			case uninstrumented[n] && u.busyPct >= CriticalBusyPct:
+				r.warnings = append(r.warnings, fmt.Sprintf("%s is busy %.0f%% of its cores but not instrumented (no slowhttp or slowgrpc wrapper reported from it): its pool cannot be limited or sampled", n, u.busyPct))
+			case u.calls > 0 && u.busyPct >= CriticalBusyPct:
 				pick = append(pick, n)
 				reason[n] = fmt.Sprintf("busy %.0f%% of its cores (>= %d%%)", u.busyPct, CriticalBusyPct)
 			}
@@ -359,6 +369,9 @@ func (r *poolRun) critical(before, after map[string]*wire.Stats, base measured) 
 		if u == nil {
 			return nil, fmt.Errorf("no figures from service %q in the baseline", n)
 		}
+		if uninstrumented[n] {
+			return nil, fmt.Errorf("service %q is not instrumented (no slowhttp or slowgrpc wrapper reported from it): its pool cannot be limited or sampled", n)
+		}
 		if u.calls == 0 {
 			return nil, fmt.Errorf("service %q received no call in the baseline: the workload does not reach it", n)
 		}
@@ -378,6 +391,7 @@ func (r *poolRun) critical(before, after map[string]*wire.Stats, base measured) 
 			ThresholdMS: ms(thr), UpstreamMS: ms(upstream), Upstream: path}
 		if warn != "" {
 			r.progress("warning: %s", warn)
+			r.warnings = append(r.warnings, warn)
 		}
 		out = append(out, ps)
 	}
@@ -492,6 +506,9 @@ func (r *poolRun) sweep(ctx context.Context, name string, threshold time.Duratio
 		if err != nil {
 			return nil, err
 		}
+		if prev.Limit != int64(l) {
+			return nil, fmt.Errorf("the instrumentation of %s did not take the pool size %d (it reports %d): is its connection to the controller up? (see its log)", name, l, prev.Limit)
+		}
 		next := time.Now().Add(PoolSample)
 		for end := time.Now().Add(r.o.Step); time.Now().Before(end); next = next.Add(PoolSample) {
 			select {
@@ -511,7 +528,9 @@ func (r *poolRun) sweep(ctx context.Context, name string, threshold time.Duratio
 				return nil, err
 			}
 			dt := time.Duration(cur.PoolAtUnixNS - prev.PoolAtUnixNS).Seconds()
-			if dt > 0 && cur.Done >= prev.Done {
+			// A negative concurrency cannot be: a sample that shows one
+			// (the counters of a process that restarted) is dropped.
+			if dt > 0 && cur.Done >= prev.Done && cur.BusyNS >= prev.BusyNS {
 				samples = append(samples, pools.Sample{
 					Limit:       l,
 					Concurrency: float64(cur.BusyNS-prev.BusyNS) / 1e9 / dt,

@@ -81,6 +81,9 @@ func Advise(samples []Sample) (Advice, error) {
 	if !(hi-lo >= 0.5) {
 		return Advice{}, fmt.Errorf("concurrency hardly varied (%.2f to %.2f): no curve to fit", lo, hi)
 	}
+	if slices.Max(y) <= 0 {
+		return Advice{}, errors.New("no call ended within its threshold at any concurrency: the threshold is too tight for this service (a larger SLA, or fewer users)")
+	}
 	fit, cv, err := FitCV(x, y, MinDegree, MaxDegree, Folds)
 	if err != nil {
 		return Advice{}, err

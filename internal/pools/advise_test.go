@@ -68,7 +68,8 @@ func TestAdviseRejectsBadSamples(t *testing.T) {
 	}
 	nan := samplesOf(func(n float64) float64 { return n }, []float64{1, 2, 3, 4}, 5, 0, 1)
 	nan[3].Goodput = math.NaN()
-	for name, s := range map[string][]Sample{"few": few, "flat": flat, "nan": nan} {
+	zero := samplesOf(func(n float64) float64 { return 0 }, []float64{1, 2, 4, 8}, 5, 0, 1)
+	for name, s := range map[string][]Sample{"few": few, "flat": flat, "nan": nan, "no good call": zero} {
 		if _, err := Advise(s); err == nil {
 			t.Errorf("%s: no error", name)
 		}
