@@ -64,7 +64,7 @@ func runPools(args []string) int {
 			"admits at a time (slowpoke's instrumentation queues the rest) while sampling its\n"+
 			"concurrency and goodput (calls done within the SLA, less the time the services\n"+
 			"before it take). The knee of goodput against concurrency is the recommended size.\n"+
-			"Prints a table, and writes results.json and a plot per service to the output\n"+
+			"Prints a table, and writes results.json, report.html and a plot per service to\nthe output "+
 			"directory. See docs/pools.md.\n\n")
 		fs.PrintDefaults()
 	}
@@ -171,8 +171,11 @@ func poolsMain(c poolsConfig) error {
 			return fmt.Errorf("plot of %s: %w", svc.Service, err)
 		}
 	}
-	jsonPath := filepath.Join(c.outDir, "results.json")
+	jsonPath, htmlPath := filepath.Join(c.outDir, "results.json"), filepath.Join(c.outDir, "report.html")
 	if err := report.WritePoolsJSON(jsonPath, out); err != nil {
+		return err
+	}
+	if err := report.WritePoolsHTML(htmlPath, out); err != nil {
 		return err
 	}
 	fmt.Println()
@@ -182,7 +185,7 @@ func poolsMain(c poolsConfig) error {
 	if c.onResult != nil {
 		c.onResult(out)
 	}
-	fmt.Printf("\nwrote %s\n", jsonPath)
+	fmt.Printf("\nwrote %s\n      %s\n", jsonPath, htmlPath)
 	for _, svc := range out.Services {
 		fmt.Printf("      %s\n", filepath.Join(c.outDir, svc.Plot))
 	}

@@ -74,12 +74,12 @@ func PoolLevels(n int) []int {
 type poolRun struct {
 	warnings []string
 	d        *local.Deployment
-	s     *spec.Spec
-	o     PoolOptions
-	mix   []load.Request
-	start time.Time
-	steps int
-	step  int
+	s        *spec.Spec
+	o        PoolOptions
+	mix      []load.Request
+	start    time.Time
+	steps    int
+	step     int
 }
 
 func (r *poolRun) progress(format string, args ...any) {

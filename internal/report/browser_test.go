@@ -33,12 +33,12 @@ const (
 	phoneWidth   = 390
 )
 
-// TestHTMLInBrowser loads a rank report and a validate report in headless
+// TestHTMLInBrowser loads a rank, a validate and a pools report in headless
 // chromium, at a desktop width and a phone's, and checks that the page
 // logs no error, makes no network request but for its own file, does not
 // overflow the phone's width, and renders to something that is not blank.
 // With SLOWPOKE_SCREENSHOT_DIR set, it writes the screenshots there
-// (rank-wide.png, rank-narrow.png, validate-wide.png, validate-narrow.png).
+// (rank-wide.png, rank-narrow.png, validate-wide.png, ..., pools-narrow.png).
 //
 // Without chromium the test is skipped, unless SLOWPOKE_REQUIRE_BROWSER=1
 // (as in CI), which makes it fail.
@@ -59,9 +59,13 @@ func TestHTMLInBrowser(t *testing.T) {
 	if err := WriteHTML(validatePath, htmlSampleResults(KindValidate, "cart")); err != nil {
 		t.Fatal(err)
 	}
+	poolsPath := filepath.Join(dir, "pools.html")
+	if err := WritePoolsHTML(poolsPath, samplePools(t)); err != nil {
+		t.Fatal(err)
+	}
 	shots := os.Getenv("SLOWPOKE_SCREENSHOT_DIR")
 
-	for _, page := range []struct{ name, path string }{{"rank", rankPath}, {"validate", validatePath}} {
+	for _, page := range []struct{ name, path string }{{"rank", rankPath}, {"validate", validatePath}, {"pools", poolsPath}} {
 		t.Run(page.name, func(t *testing.T) {
 			withBrowser(t, exe, func(ctx context.Context) {
 				for _, view := range []struct {

@@ -70,7 +70,7 @@ func writeHTMLPage(path string, page *htmlPage) error {
 // (app, services, spec path, host) is a plain string that the template
 // escapes; only the figures are template.HTML, made by this package.
 type htmlPage struct {
-	Kind       string // KindPredict, KindValidate or KindRank
+	Kind       string // KindPredict, KindValidate, KindRank or KindPools
 	Title      string
 	Created    string
 	CreatedISO string
@@ -82,6 +82,7 @@ type htmlPage struct {
 	Details []htmlFigure // rank: each service's own curve
 	Points  *htmlPoints  // predict, validate: one row per point
 	Ranked  *htmlRanked  // rank: one row per service
+	Pools   *htmlPools   // pools: the advice and its validation
 
 	Graph     *htmlGraph
 	GraphRows []htmlGraphRow

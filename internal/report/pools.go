@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -213,6 +214,19 @@ func WritePoolsTable(w io.Writer, p *Pools) error {
 // PlotPool draws a service's goodput against concurrency: the samples, the
 // fitted curve and the knee, as SVG.
 func PlotPool(path string, s *PoolService) error {
+	p, err := newPoolPlot(s)
+	if err != nil {
+		return err
+	}
+	c := vgsvg.New(plotWidth, plotHeight)
+	p.Draw(draw.New(c))
+	return writeFileAtomic(path, func(w io.Writer) error {
+		_, err := c.WriteTo(w)
+		return err
+	})
+}
+
+func newPoolPlot(s *PoolService) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: goodput against concurrency", s.Service)
 	p.X.Label.Text = "calls in flight (mean over each sample)"
@@ -223,7 +237,7 @@ func PlotPool(path string, s *PoolService) error {
 	}
 	sc, err := plotter.NewScatter(pts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sc.GlyphStyle.Radius = vg.Points(1.5)
 	sc.GlyphStyle.Color = color.RGBA{R: 120, G: 120, B: 120, A: 255}
@@ -233,13 +247,13 @@ func PlotPool(path string, s *PoolService) error {
 	}
 	line, err := plotter.NewLine(curve)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	line.Color = color.RGBA{B: 200, A: 255}
 	line.Width = vg.Points(1.5)
 	knee, err := plotter.NewScatter(plotter.XYs{{X: s.Knee, Y: s.KneeGoodput}})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	knee.GlyphStyle.Shape = draw.CrossGlyph{}
 	knee.GlyphStyle.Radius = vg.Points(6)
@@ -249,15 +263,118 @@ func PlotPool(path string, s *PoolService) error {
 	p.Legend.Add(fmt.Sprintf("fit (degree %d)", s.Degree), line)
 	p.Legend.Add(fmt.Sprintf("knee: %.1f in flight (pool %d)", s.Knee, s.Recommended), knee)
 	p.Legend.Top = true
-	c := vgsvg.New(plotWidth, plotHeight)
-	p.Draw(draw.New(c))
-	return writeFileAtomic(path, func(w io.Writer) error {
-		_, err := c.WriteTo(w)
-		return err
-	})
+	return p, nil
 }
 
 // PoolPlotName is the file name of a service's plot.
 func PoolPlotName(service string) string {
 	return "pool-" + strings.ReplaceAll(service, "/", "_") + ".svg"
+}
+
+// WritePoolsHTML writes the results of slowpoke pools to path as a
+// self-contained HTML page, atomically. p is not modified.
+func WritePoolsHTML(path string, p *Pools) error {
+	if p == nil {
+		return errors.New("report: no pool advice to write as HTML")
+	}
+	page, err := newPoolsPage(p)
+	if err != nil {
+		return err
+	}
+	return writeHTMLPage(path, page)
+}
+
+// htmlPools is the pools page's own part.
+type htmlPools struct {
+	SLA         string
+	Baseline    htmlPoolLoad
+	Rows        []htmlPoolRow
+	Validations []htmlPoolValidation
+}
+
+type htmlPoolRow struct {
+	Service, Recommended, Knee, Peak, KneeGoodput, PeakGoodput, Threshold, Upstream, Busy, Reason string
+}
+
+type htmlPoolLoad struct {
+	Label, Size, Goodput, StdErr, Throughput, Attainment, P50, P99 string
+}
+
+type htmlPoolValidation struct {
+	Service string
+	Runs    int
+	Rows    []htmlPoolLoad
+	Share   string
+}
+
+func poolLoadRow(label, size string, l PoolsLoad, stderr string) htmlPoolLoad {
+	return htmlPoolLoad{Label: label, Size: size, Goodput: rps(l.Goodput), StdErr: stderr, Throughput: rps(l.Throughput),
+		Attainment: fmt.Sprintf("%.1f%%", l.AttainmentPct), P50: fmt.Sprintf("%.1f ms", l.P50MS), P99: fmt.Sprintf("%.1f ms", l.P99MS)}
+}
+
+func newPoolsPage(p *Pools) (*htmlPage, error) {
+	human, iso := createdAt(p.CreatedAt)
+	page := &htmlPage{Kind: KindPools, Title: fmt.Sprintf("Pool sizes for %s", p.App), Created: human, CreatedISO: iso,
+		Warnings: p.Warnings}
+	hp := &htmlPools{SLA: trimFloat(p.SLAMS) + " ms", Baseline: poolLoadRow("baseline", "as started", p.Baseline, "–")}
+	var heads []string
+	for i := range p.Services {
+		s := &p.Services[i]
+		hp.Rows = append(hp.Rows, htmlPoolRow{Service: s.Service, Recommended: fmt.Sprint(s.Recommended),
+			Knee: fmt.Sprintf("%.1f", s.Knee), Peak: fmt.Sprintf("%.1f", s.Peak),
+			KneeGoodput: rps(s.KneeGoodput), PeakGoodput: rps(s.PeakGoodput),
+			Threshold: fmt.Sprintf("%.1f ms", s.ThresholdMS), Upstream: orDash(strings.Join(s.Upstream, " → ")),
+			Busy: fmt.Sprintf("%.0f%%", s.BusyPct), Reason: s.Reason})
+		head := fmt.Sprintf("%s: at most %d calls at once", s.Service, s.Recommended)
+		if v := s.Validation; v != nil {
+			head += fmt.Sprintf(" (%s req/s within the SLA, against %s unlimited)", rps(v.RecommendedGoodput), rps(v.UnlimitedGoodput))
+			hv := htmlPoolValidation{Service: s.Service, Runs: p.Settings.Repetitions, Share: fmt.Sprintf("%.1f%%", v.RecommendedShareOfBestPct)}
+			for _, t := range v.Sizes {
+				size := "unlimited"
+				if t.Size > 0 {
+					size = fmt.Sprint(t.Size)
+				}
+				hv.Rows = append(hv.Rows, poolLoadRow(t.Label, size, t.Mean, fmt.Sprintf("± %.1f%%", t.GoodputStdErrPct)))
+			}
+			hp.Validations = append(hp.Validations, hv)
+		}
+		heads = append(heads, head)
+		plt, err := newPoolPlot(s)
+		if err != nil {
+			return nil, err
+		}
+		svg, err := inlineSVG(plt, fmt.Sprintf("Goodput of %s against its concurrency, with the fit and the knee", s.Service))
+		if err != nil {
+			return nil, err
+		}
+		page.Figures = append(page.Figures, htmlFigure{Title: s.Service, SVG: svg,
+			Caption: fmt.Sprintf("%s: every 100 ms sample of the sweep (grey), the polynomial fit (blue), and the knee (red), at %.1f calls in flight, which the limits swept map to a pool of %d.", s.Service, s.Knee, s.Recommended)})
+	}
+	if len(heads) == 0 {
+		page.Headline = "No service was tuned."
+	} else {
+		page.Headline = "Pool sizes for an SLA of " + hp.SLA + ": " + strings.Join(heads, "; ") + "."
+	}
+	page.Notes = append(page.Notes, "A pool size is the most calls a service should run at once; slowpoke's instrumentation queues the rest, first in first out. Set it as the service's worker pool, or as the connection pools of its callers.")
+	page.Pools = hp
+	st := p.Settings
+	page.Settings = []htmlSetting{
+		{"Spec", orDash(st.SpecPath)}, {"SLA", hp.SLA}, {"Connections", fmt.Sprint(st.Connections)},
+		{"Warm-up, window", fmt.Sprintf("%s, %s", seconds(st.WarmupS), seconds(st.DurationS))},
+		{"Sweep", fmt.Sprintf("sizes %v, %s each, sampled every %s ms", st.Levels, seconds(st.StepS), trimFloat(st.SampleMS))},
+		{"Time to the advice", seconds(p.AdviceS)}, {"Time in all", seconds(p.ElapsedS)},
+	}
+	if st.Repetitions > 0 {
+		page.Settings = append(page.Settings, htmlSetting{"Validation runs per size", fmt.Sprint(st.Repetitions)})
+	}
+	args := []string{"slowpoke", "pools", "-f", orPlaceholder(st.SpecPath, "app.yaml"), "--sla", trimFloat(p.SLAMS) + "ms"}
+	if len(st.Services) > 0 {
+		args = append(args, "--services", strings.Join(st.Services, ","))
+	}
+	if st.Repetitions > 0 {
+		args = append(args, "--validate", "--reps", fmt.Sprint(st.Repetitions))
+	}
+	page.Command = shellJoin(args)
+	page.CommandNote = "The sizes swept and the windows default to the spec's workload; give --levels, --step, --warmup and --duration to repeat them exactly."
+	return page, nil
 }

@@ -82,6 +82,21 @@ func TestPoolsJSONTableAndPlot(t *testing.T) {
 	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("knee")) {
 		t.Errorf("plot: %v", err)
 	}
+	page := filepath.Join(dir, "report.html")
+	if err := WritePoolsHTML(page, p); err != nil {
+		t.Fatal(err)
+	}
+	html, _ := os.ReadFile(page)
+	for _, want := range []string{"Pool sizes for shop", "Validation of worker", "<svg", "slowpoke pools -f app.yaml --sla 100ms --validate --reps 2", "unlimited"} {
+		if !bytes.Contains(html, []byte(want)) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	for _, absent := range []string{"Call graph", "No point carries a flag"} {
+		if bytes.Contains(html, []byte(absent)) {
+			t.Errorf("report.html of pools shows %q", absent)
+		}
+	}
 }
 
 func writeTemp(t *testing.T, s string) string {
