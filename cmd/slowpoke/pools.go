@@ -202,6 +202,7 @@ func poolsMain(c poolsConfig) error {
 		applied = append(applied, fmt.Sprintf("%s=%d", svc.Service, svc.Recommended))
 	}
 	logf("applied pool sizes %s: the application keeps running at %s with them; Ctrl-C to stop", strings.Join(applied, ", "), s.Entry)
+	logf("to keep them in every run, give each service its size in %s (pool: N; docs/spec.md)", c.specPath)
 	if c.ready != nil {
 		c.ready()
 	}

@@ -104,7 +104,8 @@ func (r *poolRun) progress(format string, args ...any) {
 // application is measured end to end with each service's pool at the
 // recommended size, half and double, and unlimited.
 //
-// Every limit it sets is removed before it returns, whatever happens.
+// Every pool it sets is put back as the spec sets it (none by default)
+// before it returns, whatever happens.
 func AdvisePools(ctx context.Context, d *local.Deployment, o PoolOptions) (*report.Pools, error) {
 	s := d.Spec
 	if o.SLA <= 0 {
@@ -221,11 +222,20 @@ func mixOf(s *spec.Spec) ([]load.Request, error) {
 	return mix, load.Validate(mix)
 }
 
-// unlimit removes every limit set, best effort.
+// specPool is the service's pool as the spec sets it (0: none).
+func (r *poolRun) specPool(name string) int64 {
+	if sv, ok := r.s.Service(name); ok && sv.Pool != nil {
+		return int64(*sv.Pool)
+	}
+	return 0
+}
+
+// unlimit puts every service's pool back as the spec sets it (none by
+// default), best effort.
 func (r *poolRun) unlimit() {
 	for _, svc := range r.d.Services() {
 		if svc.Control != nil {
-			svc.Control.SetPool(wire.Pool{})
+			svc.Control.SetPool(wire.Pool{Limit: r.specPool(svc.Name)})
 		}
 	}
 }
@@ -540,7 +550,7 @@ func (r *poolRun) sweep(ctx context.Context, name string, threshold time.Duratio
 			prev = cur
 		}
 	}
-	return samples, svc.Control.SetPool(wire.Pool{})
+	return samples, svc.Control.SetPool(wire.Pool{Limit: r.specPool(name)})
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {

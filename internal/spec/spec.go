@@ -19,8 +19,11 @@ import (
 
 // Defaults for fields the user may leave out.
 const (
-	DefaultProtocol     = ProtocolHTTP
-	DefaultCPUs         = 1
+	DefaultProtocol = ProtocolHTTP
+	DefaultCPUs     = 1
+	// MaxPool is the largest pool a service may be given (the
+	// instrumentation's largest admission limit).
+	MaxPool             = 1 << 20
 	DefaultReadyTimeout = 20 * time.Second
 	DefaultConnections  = 64
 	DefaultWarmup       = time.Second
@@ -59,6 +62,10 @@ type Service struct {
 	CPUs        int               `yaml:"cpus"`
 	Ready       Ready             `yaml:"ready"`
 	GroundTruth *GroundTruth      `yaml:"ground_truth,omitempty"`
+	// Pool, when set, is the most calls the service runs at once:
+	// slowpoke's instrumentation in the service queues the rest, in every
+	// run (slowpoke pools recommends it). nil: no limit.
+	Pool *int `yaml:"pool,omitempty"`
 
 	// specDir is Spec.Dir, remembered so that CommandPath needs no argument.
 	specDir string
@@ -121,6 +128,7 @@ type rawService struct {
 	CPUs        *int              `yaml:"cpus"`
 	Ready       rawReady          `yaml:"ready"`
 	GroundTruth *GroundTruth      `yaml:"ground_truth"`
+	Pool        *int              `yaml:"pool"`
 }
 
 type rawReady struct {
@@ -203,6 +211,7 @@ func (r *rawSpec) spec(dir string) *Spec {
 			CPUs:        deref(rs.CPUs, DefaultCPUs),
 			Ready:       Ready{HTTPPath: rs.Ready.HTTPPath, Timeout: deref(rs.Ready.Timeout, Duration{DefaultReadyTimeout})},
 			GroundTruth: rs.GroundTruth,
+			Pool:        rs.Pool,
 			specDir:     dir,
 		})
 	}

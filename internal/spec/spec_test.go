@@ -195,6 +195,7 @@ func TestValidate(t *testing.T) {
 		{"protocol", func(s *Spec) { s.Services[0].Protocol = "udp" }, `services[0] "frontend": protocol "udp" unknown; want "http" or "grpc"`},
 		{"cpus zero", func(s *Spec) { s.Services[0].CPUs = 0 }, `services[0] "frontend": cpus must be > 0, got 0`},
 		{"cpus negative", func(s *Spec) { s.Services[0].CPUs = -2 }, "cpus must be > 0, got -2"},
+		{"pool too large", func(s *Spec) { n := MaxPool + 1; s.Services[1].Pool = &n }, `services[1] "cart": pool must be in 1..1048576, got 1048577`},
 		{"ready path", func(s *Spec) { s.Services[0].Ready.HTTPPath = "healthz" }, `ready.http_path "healthz" must start with "/"`},
 		{"ready timeout", func(s *Spec) { s.Services[0].Ready.Timeout = Duration{} }, "ready.timeout must be > 0, got 0s"},
 		{"ground truth env empty", func(s *Spec) { s.Services[1].GroundTruth = &GroundTruth{BaseUS: 3} }, `services[1] "cart": ground_truth.env is required`},
@@ -267,6 +268,7 @@ workload:
 		{"unknown ground_truth field", strings.Replace(base, "    port: 9000", "    port: 9000\n    ground_truth: {env: X, base: 1}", 1),
 			[]string{`line 6: unknown field "base" in ground_truth`, "base_us"}},
 		{"explicit zero cpus", strings.Replace(base, "    port: 9000", "    port: 9000\n    cpus: 0", 1), []string{`services[0] "a": cpus must be > 0, got 0`}},
+		{"explicit zero pool", strings.Replace(base, "    port: 9000", "    port: 9000\n    pool: 0", 1), []string{`services[0] "a": pool must be in 1..1048576, got 0 (leave it out for no limit)`}},
 		{"explicit zero weight", strings.Replace(base, "path: /}", "path: /, weight: 0}", 1), []string{"weight must be > 0, got 0"}},
 		{"explicit zero connections", base + "  connections: 0\n", []string{"workload.connections must be > 0"}},
 		{"bad duration", base + "  duration: 5x\n", []string{`line 9: invalid duration "5x"`}},
@@ -437,5 +439,30 @@ func TestHelpers(t *testing.T) {
 	}
 	if w := empty.Workload; w.Connections != DefaultConnections || w.Requests[0].Method != "GET" || w.Requests[0].Weight != 1 {
 		t.Errorf("SetDefaults workload = %+v", w)
+	}
+}
+
+func TestPoolParsed(t *testing.T) {
+	s, err := Parse([]byte(`name: x
+services:
+  - name: a
+    command: /bin/true
+    port: 9000
+    pool: 12
+  - name: b
+    command: /bin/true
+    port: 9001
+entry: http://127.0.0.1:9000
+workload:
+  requests: [{name: r, path: /}]
+`), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Services[0].Pool; p == nil || *p != 12 {
+		t.Errorf("a: pool %v, want 12", p)
+	}
+	if p := s.Services[1].Pool; p != nil {
+		t.Errorf("b: pool %d, want none", *p)
 	}
 }

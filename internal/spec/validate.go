@@ -79,6 +79,9 @@ func (s *Spec) Validate() error {
 		if sv.CPUs <= 0 {
 			add("%s: cpus must be > 0, got %d", at, sv.CPUs)
 		}
+		if p := sv.Pool; p != nil && (*p < 1 || *p > MaxPool) {
+			add("%s: pool must be in 1..%d, got %d (leave it out for no limit)", at, MaxPool, *p)
+		}
 		if p := sv.Ready.HTTPPath; p != "" && !strings.HasPrefix(p, "/") {
 			add("%s: ready.http_path %q must start with \"/\"", at, p)
 		}

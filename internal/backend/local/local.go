@@ -21,6 +21,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/guard"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
 // Options configure Start.
@@ -171,8 +172,29 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 			d.Stop()
 			return nil, err
 		}
+		if err := d.applyPool(&svc); err != nil {
+			d.Stop()
+			return nil, err
+		}
 	}
 	return d, nil
+}
+
+// applyPool sets the service's pool (spec.Service.Pool) through its
+// controller, which passes it to the instrumentation whenever it connects.
+func (d *Deployment) applyPool(s *spec.Service) error {
+	if s.Pool == nil {
+		return nil
+	}
+	svc := d.Service(s.Name)
+	if svc == nil || svc.Control == nil {
+		d.opts.Logf("warning: %s: pool %d not set: the service runs without a controller", s.Name, *s.Pool)
+		return nil
+	}
+	if err := svc.Control.SetPool(wire.Pool{Limit: int64(*s.Pool)}); err != nil {
+		return fmt.Errorf("set the pool of %s to %d: %w", s.Name, *s.Pool, err)
+	}
+	return nil
 }
 
 // Services returns the running services in spec order.
@@ -427,7 +449,10 @@ func (d *Deployment) Restart(ctx context.Context, name string, env map[string]st
 	if err := d.launch(s); err != nil {
 		return err
 	}
-	return d.waitReady(ctx, s)
+	if err := d.waitReady(ctx, s); err != nil {
+		return err
+	}
+	return d.applyPool(s)
 }
 
 // Stop stops every service: SIGTERM to each controller, SIGKILL after a

@@ -22,6 +22,12 @@ import (
 // directory and starts it with cart as the target.
 func startDemo(t *testing.T, target string) *Deployment {
 	t.Helper()
+	return startDemoWith(t, target, nil)
+}
+
+// startDemoWith is startDemo with the spec changed by edit before the start.
+func startDemoWith(t *testing.T, target string, edit func(*spec.Spec)) *Deployment {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds slowpoke and starts the demo application")
 	}
@@ -51,6 +57,9 @@ func startDemo(t *testing.T, target string) *Deployment {
 	s, err := spec.Load(filepath.Join(dir, "app.yaml"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(s)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -141,4 +150,42 @@ func TestRetarget(t *testing.T) {
 	}
 	checkOn(t, d, "cart", p0.TargetCPUs)
 	checkOn(t, d, "catalog", p0.CPUs("catalog"))
+}
+
+// TestSpecPoolApplied: a pool in the spec reaches the service's
+// instrumentation at start, and again after the service is restarted (as
+// for a ground truth).
+func TestSpecPoolApplied(t *testing.T) {
+	d := startDemoWith(t, "cart", func(s *spec.Spec) {
+		for i := range s.Services {
+			if s.Services[i].Name == "cart" {
+				n := 3
+				s.Services[i].Pool = &n
+			}
+		}
+	})
+	limitIs := func(want int64) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			st, err := d.Service("cart").Control.Stats()
+			if err == nil && st.AgentConnected && st.Limit == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("cart's limit: %+v (err %v), want %d", st, err, want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	limitIs(3)
+	if st, err := d.Service("frontend").Control.Stats(); err != nil || st.Limit != 0 {
+		t.Errorf("frontend has a limit it was not given: %+v %v", st, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := d.Restart(ctx, "cart", map[string]string{"EMU_WORK_OFFSET_US": "-100"}); err != nil {
+		t.Fatal(err)
+	}
+	limitIs(3)
 }
