@@ -96,8 +96,8 @@ func parseLevels(s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("--levels: %q is not a pool size (a whole number >= 1)", f)
+		if err != nil || n < 1 || n > spec.MaxPool {
+			return nil, fmt.Errorf("--levels: %q is not a pool size (a whole number from 1 to %d)", f, spec.MaxPool)
 		}
 		if len(out) > 0 && n <= out[len(out)-1] {
 			return nil, fmt.Errorf("--levels: sizes must increase: %d after %d", n, out[len(out)-1])
@@ -127,6 +127,16 @@ func poolsMain(c poolsConfig) error {
 	}
 	if c.reps < 1 {
 		return errors.New("--reps must be at least 1")
+	}
+	switch {
+	case c.conns < 0:
+		return fmt.Errorf("--connections must be > 0, got %d", c.conns)
+	case c.warmup < 0:
+		return fmt.Errorf("--warmup must be >= 0, got %v", c.warmup)
+	case c.duration < 0:
+		return fmt.Errorf("--duration must be > 0, got %v", c.duration)
+	case c.step <= 0:
+		return fmt.Errorf("--step must be > 0, got %v", c.step)
 	}
 	if c.outDir == "" {
 		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-pools-%s", s.Name, time.Now().Format("20060102-150405")))

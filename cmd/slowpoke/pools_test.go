@@ -192,6 +192,9 @@ func TestPoolsBadInput(t *testing.T) {
 		{[]string{"-f", spec, "--sla", "100ms", "--levels", "4,8"}, 1}, // too few
 		{[]string{"-f", spec, "--sla", "100ms", "--services", "nosuch"}, 1},
 		{[]string{"-f", spec, "--sla", "100ms", "--reps", "0"}, 1},
+		{[]string{"-f", spec, "--sla", "100ms", "--levels", "1,2,2000000"}, 1},
+		{[]string{"-f", spec, "--sla", "100ms", "--connections", "-3"}, 1},
+		{[]string{"-f", spec, "--sla", "100ms", "--step", "-1s"}, 1},
 		{[]string{"-f", "nosuch.yaml", "--sla", "100ms"}, 1},
 	} {
 		if got := runPools(tc.args); got != tc.want {

@@ -129,7 +129,7 @@ func AdvisePools(ctx context.Context, d *local.Deployment, o PoolOptions) (*repo
 	if len(o.Levels) == 0 {
 		o.Levels = PoolLevels(o.Connections)
 		if len(o.Levels) < 3 {
-			return nil, fmt.Errorf("%d connections leave too few pool sizes to sweep (%v): use at least 3 connections", o.Connections, o.Levels)
+			return nil, fmt.Errorf("%d connections leave too few pool sizes to sweep (%v): give at least 3 (--connections or workload.connections)", o.Connections, o.Levels)
 		}
 	} else if len(o.Levels) < 3 {
 		return nil, fmt.Errorf("--levels %v: sweep at least 3 pool sizes", o.Levels)
@@ -582,7 +582,7 @@ func (r *poolRun) validate(ctx context.Context, out *report.Pools) error {
 		sizes := []report.PoolTrial{
 			{Label: "recommended", Size: s.Recommended},
 			{Label: "half", Size: max(1, s.Recommended/2)},
-			{Label: "double", Size: 2 * s.Recommended},
+			{Label: "double", Size: min(2*s.Recommended, spec.MaxPool)},
 			{Label: "unlimited", Size: 0},
 		}
 		for rep := 0; rep < r.o.Repetitions; rep++ {

@@ -168,8 +168,11 @@ func ReadPoolsJSON(path string) (*Pools, error) {
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if p.Kind != KindPools {
+	switch {
+	case p.Kind != KindPools:
 		return nil, fmt.Errorf("%s: not the results of slowpoke pools (kind %q)", path, p.Kind)
+	case p.Version > Version:
+		return nil, fmt.Errorf("%s: results version %d is newer than this slowpoke understands (%d)", path, p.Version, Version)
 	}
 	return &p, nil
 }
@@ -371,10 +374,16 @@ func newPoolsPage(p *Pools) (*htmlPage, error) {
 	if len(st.Services) > 0 {
 		args = append(args, "--services", strings.Join(st.Services, ","))
 	}
+	levels := make([]string, len(st.Levels))
+	for i, l := range st.Levels {
+		levels[i] = fmt.Sprint(l)
+	}
+	args = append(args, "--connections", fmt.Sprint(st.Connections), "--warmup", seconds(st.WarmupS), "--duration", seconds(st.DurationS),
+		"--step", seconds(st.StepS), "--levels", strings.Join(levels, ","))
 	if st.Repetitions > 0 {
 		args = append(args, "--validate", "--reps", fmt.Sprint(st.Repetitions))
 	}
 	page.Command = shellJoin(args)
-	page.CommandNote = "The sizes swept and the windows default to the spec's workload; give --levels, --step, --warmup and --duration to repeat them exactly."
+	page.CommandNote = "Every setting is given, so that the command repeats this run even if the spec's workload has changed since."
 	return page, nil
 }

@@ -87,7 +87,7 @@ func TestPoolsJSONTableAndPlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	html, _ := os.ReadFile(page)
-	for _, want := range []string{"Pool sizes for shop", "Validation of worker", "<svg", "slowpoke pools -f app.yaml --sla 100ms --validate --reps 2", "unlimited"} {
+	for _, want := range []string{"Pool sizes for shop", "Validation of worker", "<svg", "slowpoke pools -f app.yaml --sla 100ms --connections 64", "unlimited"} {
 		if !bytes.Contains(html, []byte(want)) {
 			t.Errorf("report.html lacks %q", want)
 		}
