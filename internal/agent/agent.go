@@ -71,7 +71,6 @@ type Message struct {
 type Agent struct {
 	service    string
 	total      atomic.Uint64
-	inflight   atomic.Int64
 	batch      atomic.Uint64
 	endpoints  counterSet
 	downstream counterSet
@@ -157,11 +156,12 @@ func (a *Agent) ClientCall(peer string) {
 
 // Snapshot returns the current cumulative counters as a report message.
 func (a *Agent) Snapshot() Message {
+	inflight, busy := a.counters.read()
 	return Message{
 		Type:       "report",
 		Service:    a.service,
 		Total:      a.total.Load(),
-		InFlight:   a.inflight.Load(),
+		InFlight:   inflight,
 		Endpoints:  a.endpoints.snapshot(),
 		Downstream: a.downstream.snapshot(),
 
@@ -169,9 +169,9 @@ func (a *Agent) Snapshot() Message {
 		ThresholdNS: a.counters.threshold.Load(),
 		Done:        a.counters.done.Load(),
 		Good:        a.counters.good.Load(),
-		BusyNS:      a.counters.busy(),
+		BusyNS:      busy,
 		AtUnixNS:    time.Now().UnixNano(),
-		WaitNS:      a.counters.waitNS.Load(),
+		WaitNS:      a.pool.waitNS.Load(),
 		Queued:      a.pool.queued.Load(),
 	}
 }

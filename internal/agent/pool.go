@@ -25,14 +25,16 @@ type limiter struct {
 	limit    atomic.Int64 // 0: unlimited; written under mu
 	admitted atomic.Int64 // calls admitted and not yet released
 	queued   atomic.Int64 // len(waiters), readable without mu
+	waitNS   atomic.Int64 // sum over admitted calls of their time in line
 
 	mu      sync.Mutex
 	waiters list.List // of chan struct{}, closed when admitted
 }
 
-// acquire admits one call, waiting in line while the limit is reached. It
-// returns ctx's error if ctx ends first, and then the call was not
-// admitted. Without a limit it costs one atomic load and one add.
+// acquire admits one call, waiting in line while the limit is reached (the
+// time in line is added to waitNS). It returns ctx's error if ctx ends
+// first, and then the call was not admitted. Without a limit it costs two
+// atomic loads and one add.
 func (l *limiter) acquire(ctx context.Context) error {
 	if l.limit.Load() == 0 {
 		l.admitted.Add(1)
@@ -58,14 +60,17 @@ func (l *limiter) acquire(ctx context.Context) error {
 	e := l.waiters.PushBack(ch)
 	l.queued.Add(1)
 	l.mu.Unlock()
+	queuedAt := time.Now()
 	select {
 	case <-ch:
+		l.waitNS.Add(int64(time.Since(queuedAt)))
 		return nil
 	case <-ctx.Done():
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		select {
 		case <-ch: // admitted while ctx ended: the call holds a slot, let it run
+			l.waitNS.Add(int64(time.Since(queuedAt)))
 			return nil
 		default:
 		}
@@ -125,7 +130,6 @@ type poolCounters struct {
 	base      time.Time
 	done      atomic.Uint64 // calls ended
 	good      atomic.Uint64 // calls ended within the threshold of their admission
-	waitNS    atomic.Int64  // sum over admitted calls of admission minus arrival
 	threshold atomic.Int64  // ns; 0 counts no call as good
 
 	mu       sync.Mutex
@@ -158,12 +162,12 @@ func (p *poolCounters) end(admitted time.Time) time.Duration {
 	return took
 }
 
-// busy is the in-flight integral up to now, in ns.
-func (p *poolCounters) busy() int64 {
+// read returns the calls in flight and their integral up to now, in ns.
+func (p *poolCounters) read() (inflight, busyNS int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := int64(time.Since(p.base))
-	return p.endedNS + p.inflight*now - p.startSum
+	return p.inflight, p.endedNS + p.inflight*now - p.startSum
 }
 
 // Call is an incoming call in progress, from ServerStart to ServerEnd.
@@ -182,15 +186,10 @@ func (a *Agent) ServerStart(ctx context.Context, endpoint string) (Call, error) 
 	if a == nil {
 		return Call{}, nil
 	}
-	arrived := time.Now()
 	if err := a.pool.acquire(ctx); err != nil {
 		return Call{}, err
 	}
 	now := a.counters.start()
-	if w := now.Sub(arrived); w > 0 {
-		a.counters.waitNS.Add(int64(w))
-	}
-	a.inflight.Add(1)
 	a.endpoints.add(endpoint)
 	n := a.total.Add(1)
 	if b := a.batch.Load(); b > 0 && n%b == 0 {
@@ -208,7 +207,6 @@ func (a *Agent) ServerEnd(c Call) {
 		return
 	}
 	took := a.counters.end(c.admitted)
-	a.inflight.Add(-1)
 	a.pool.release()
 	if thr := a.counters.threshold.Load(); thr > 0 && int64(took) <= thr {
 		a.counters.good.Add(1)
