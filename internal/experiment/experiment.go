@@ -166,15 +166,7 @@ func New(d *local.Deployment, opts Options) (*Runner, error) {
 	if d.Service(opts.Target) == nil {
 		return nil, fmt.Errorf("target %q is not running", opts.Target)
 	}
-	if opts.Connections <= 0 {
-		opts.Connections = s.Workload.Connections
-	}
-	if opts.Warmup <= 0 {
-		opts.Warmup = s.Workload.Warmup.Duration
-	}
-	if opts.Duration <= 0 {
-		opts.Duration = s.Workload.Duration.Duration
-	}
+	workloadDefaults(s, &opts.Connections, &opts.Warmup, &opts.Duration)
 	if opts.Repetitions <= 0 {
 		opts.Repetitions = 3
 	}
@@ -210,6 +202,41 @@ func New(d *local.Deployment, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// workloadDefaults replaces the settings left at zero (or below) by the
+// spec's workload.
+func workloadDefaults(s *spec.Spec, connections *int, warmup, duration *time.Duration) {
+	if *connections <= 0 {
+		*connections = s.Workload.Connections
+	}
+	if *warmup <= 0 {
+		*warmup = s.Workload.Warmup.Duration
+	}
+	if *duration <= 0 {
+		*duration = s.Workload.Duration.Duration
+	}
+}
+
+// mixOf is the spec's workload as load generator requests.
+func mixOf(s *spec.Spec) ([]load.Request, error) {
+	var mix []load.Request
+	for _, q := range s.Workload.Requests {
+		h := make(map[string][]string, len(q.Headers))
+		for k, v := range q.Headers {
+			h[k] = []string{v}
+		}
+		mix = append(mix, load.Request{Name: q.Name, Method: q.Method, URL: s.URL(q), Header: h, Body: []byte(q.Body), Weight: q.Weight})
+	}
+	return mix, load.Validate(mix)
+}
+
+// specPool is the service's pool as the spec sets it (0: none).
+func (r *poolRun) specPool(name string) int64 {
+	if sv, ok := r.s.Service(name); ok && sv.Pool != nil {
+		return int64(*sv.Pool)
+	}
+	return 0
 }
 
 // Run runs the whole experiment: pre-profiling, then Repetitions rounds

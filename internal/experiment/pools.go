@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"slices"
-	"sort"
-	"strconv"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
@@ -111,15 +108,7 @@ func AdvisePools(ctx context.Context, d *local.Deployment, o PoolOptions) (*repo
 	if o.SLA <= 0 {
 		return nil, errors.New("an SLA (the end-to-end response time to meet) is required")
 	}
-	if o.Connections <= 0 {
-		o.Connections = s.Workload.Connections
-	}
-	if o.Warmup <= 0 {
-		o.Warmup = s.Workload.Warmup.Duration
-	}
-	if o.Duration <= 0 {
-		o.Duration = s.Workload.Duration.Duration
-	}
+	workloadDefaults(s, &o.Connections, &o.Warmup, &o.Duration)
 	if o.Step <= 0 {
 		o.Step = DefaultPoolStep
 	}
@@ -209,27 +198,6 @@ func AdvisePools(ctx context.Context, d *local.Deployment, o PoolOptions) (*repo
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// mixOf is the spec's workload as load generator requests.
-func mixOf(s *spec.Spec) ([]load.Request, error) {
-	var mix []load.Request
-	for _, q := range s.Workload.Requests {
-		h := make(map[string][]string, len(q.Headers))
-		for k, v := range q.Headers {
-			h[k] = []string{v}
-		}
-		mix = append(mix, load.Request{Name: q.Name, Method: q.Method, URL: s.URL(q), Header: h, Body: []byte(q.Body), Weight: q.Weight})
-	}
-	return mix, load.Validate(mix)
-}
-
-// specPool is the service's pool as the spec sets it (0: none).
-func (r *poolRun) specPool(name string) int64 {
-	if sv, ok := r.s.Service(name); ok && sv.Pool != nil {
-		return int64(*sv.Pool)
-	}
-	return 0
-}
-
 // unlimit puts every service's pool back as the spec sets it (none by
 // default), best effort.
 func (r *poolRun) unlimit() {
@@ -262,25 +230,12 @@ type measured struct {
 	window    time.Duration
 }
 
-func (r *poolRun) snapshot() map[string]*wire.Stats {
-	out := map[string]*wire.Stats{}
-	for _, svc := range r.d.Services() {
-		if svc.Control == nil {
-			continue
-		}
-		if st, err := svc.Control.Stats(); err == nil {
-			out[svc.Name] = st
-		}
-	}
-	return out
-}
-
 // measure runs the workload for Warmup and Duration, with the services'
 // stats at the window's edges.
 func (r *poolRun) measure(ctx context.Context) (measured, map[string]*wire.Stats, map[string]*wire.Stats, error) {
 	var before, after map[string]*wire.Stats
 	res, err := load.RunClosed(ctx, r.mix, load.WithConnections(r.o.Connections), load.WithWarmup(r.o.Warmup), load.WithDuration(r.o.Duration),
-		load.WithWindowHooks(func() { before = r.snapshot() }, func() { after = r.snapshot() }))
+		load.WithWindowHooks(func() { before = snapshot(r.d) }, func() { after = snapshot(r.d) }))
 	if err != nil {
 		return measured{}, nil, nil, err
 	}
@@ -371,8 +326,16 @@ func (r *poolRun) critical(before, after map[string]*wire.Stats, base measured) 
 			reason[busiest] = fmt.Sprintf("the busiest service (%.0f%% of its cores; none reached %d%%)", uses[busiest].busyPct, CriticalBusyPct)
 		}
 	}
-	graph := r.callGraph(after)
-	entry := r.entryService()
+	graph := map[string][]string{} // caller -> callees
+	eachCall(r.s, after, func(caller, callee string) {
+		if caller != callee && !slices.Contains(graph[caller], callee) {
+			graph[caller] = append(graph[caller], callee)
+		}
+	})
+	for _, callees := range graph {
+		slices.Sort(callees) // ties between paths resolve the same way every run
+	}
+	entry := entryService(r.s)
 	var out []report.PoolService
 	for _, n := range pick {
 		u := uses[n]
@@ -418,31 +381,6 @@ func (r *poolRun) coresOf(name string) []int {
 		return p.Services[name]
 	}
 	return p.OtherCPUs
-}
-
-// callGraph is the directed call graph from the instrumentation's
-// downstream counts: caller -> callees.
-func (r *poolRun) callGraph(stats map[string]*wire.Stats) map[string][]string {
-	byPort := map[string]string{}
-	for _, svc := range r.s.Services {
-		byPort[strconv.Itoa(svc.Port)] = svc.Name
-	}
-	out := map[string][]string{}
-	for name, st := range stats {
-		for addr := range st.Downstream {
-			if _, port, err := net.SplitHostPort(addr); err == nil {
-				if callee, ok := byPort[port]; ok && callee != name && !slices.Contains(out[name], callee) {
-					out[name] = append(out[name], callee)
-				}
-			}
-		}
-		sort.Strings(out[name])
-	}
-	return out
-}
-
-func (r *poolRun) entryService() string {
-	return (&Runner{spec: r.s}).entryService()
 }
 
 // longestUpstream returns the services before target on the path from

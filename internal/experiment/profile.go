@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
@@ -69,8 +70,10 @@ func (r *Runner) profile(s *sample) (*profile, error) {
 }
 
 // entryService names the service that the spec's entry URL reaches, or "".
-func (r *Runner) entryService() string {
-	u, err := url.Parse(r.spec.Entry)
+func (r *Runner) entryService() string { return entryService(r.spec) }
+
+func entryService(s *spec.Spec) string {
+	u, err := url.Parse(s.Entry)
 	if err != nil {
 		return ""
 	}
@@ -78,7 +81,7 @@ func (r *Runner) entryService() string {
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
-	for _, svc := range r.spec.Services {
+	for _, svc := range s.Services {
 		if strconv.Itoa(svc.Port) == port {
 			return svc.Name
 		}
@@ -91,10 +94,6 @@ func (r *Runner) entryService() string {
 // the graph does not connect to the target are linked to the target
 // directly, so that every service still receives every round.
 func (r *Runner) callGraph(stats map[string]*wire.Stats) (map[string][]string, []string) {
-	byPort := map[string]string{}
-	for _, svc := range r.spec.Services {
-		byPort[strconv.Itoa(svc.Port)] = svc.Name
-	}
 	edges := map[string]map[string]bool{}
 	link := func(a, b string) {
 		if a == b {
@@ -107,15 +106,7 @@ func (r *Runner) callGraph(stats map[string]*wire.Stats) (map[string][]string, [
 			edges[p[0]][p[1]] = true
 		}
 	}
-	for name, st := range stats {
-		for addr := range st.Downstream {
-			if _, port, err := net.SplitHostPort(addr); err == nil {
-				if callee, ok := byPort[port]; ok {
-					link(name, callee)
-				}
-			}
-		}
-	}
+	eachCall(r.spec, stats, link)
 	// Reachability from the target.
 	seen := map[string]bool{r.opts.Target: true}
 	queue := []string{r.opts.Target}
@@ -144,6 +135,25 @@ func (r *Runner) callGraph(stats map[string]*wire.Stats) (map[string][]string, [
 		sort.Strings(out[a])
 	}
 	return out, warnings
+}
+
+// eachCall calls fn for every caller and callee service seen in the
+// instrumentation's downstream counts, mapping addresses to services by
+// port (once per pair and stats entry; callers and callees may repeat).
+func eachCall(s *spec.Spec, stats map[string]*wire.Stats, fn func(caller, callee string)) {
+	byPort := map[string]string{}
+	for _, svc := range s.Services {
+		byPort[strconv.Itoa(svc.Port)] = svc.Name
+	}
+	for name, st := range stats {
+		for addr := range st.Downstream {
+			if _, port, err := net.SplitHostPort(addr); err == nil {
+				if callee, ok := byPort[port]; ok {
+					fn(name, callee)
+				}
+			}
+		}
+	}
 }
 
 // star is the round topology where the target's controller sends every

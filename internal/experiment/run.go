@@ -138,11 +138,15 @@ func (r *Runner) progress(format string, args ...any) {
 }
 
 // snapshot reads every controller's stats in parallel.
-func (r *Runner) snapshot() map[string]*wire.Stats {
+func (r *Runner) snapshot() map[string]*wire.Stats { return snapshot(r.d) }
+
+// snapshot reads the stats of every controller of d in parallel; a
+// controller that does not answer is left out.
+func snapshot(d *local.Deployment) map[string]*wire.Stats {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	out := map[string]*wire.Stats{}
-	for _, svc := range r.d.Services() {
+	for _, svc := range d.Services() {
 		if svc.Control == nil {
 			continue
 		}
