@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -638,7 +639,7 @@ func researchSwitches(s Settings) []string {
 
 func placementRows(placement map[string][]int, roles map[string]string) []htmlPlacement {
 	var out []htmlPlacement
-	for _, s := range sortedKeys(placement) {
+	for _, s := range slices.Sorted(maps.Keys(placement)) {
 		out = append(out, htmlPlacement{Service: s, CPUs: orDash(cpuList(placement[s])), Role: roles[s]})
 	}
 	return out
@@ -789,15 +790,6 @@ func cpuList(cpus []int) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ",")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func orDash(s string) string { return orPlaceholder(s, "–") }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"html/template"
 	"image/color"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -441,11 +442,11 @@ func callGraph(adj map[string][]string, extra []string, info map[string]graphNod
 	if len(edges) == 0 {
 		return nil, nil
 	}
-	names := sortedKeys(edges)
+	names := slices.Sorted(maps.Keys(edges))
 
 	var rows []htmlGraphRow
 	for _, s := range names {
-		row := htmlGraphRow{Service: s, Neighbours: orDash(strings.Join(sortedKeys(edges[s]), ", ")), Calls: "–", CPU: "–"}
+		row := htmlGraphRow{Service: s, Neighbours: orDash(strings.Join(slices.Sorted(maps.Keys(edges[s])), ", ")), Calls: "–", CPU: "–"}
 		if in := info[s]; in.Known {
 			row.Calls, row.CPU = num3(in.C1), fmt.Sprintf("%.1f", in.U1US)
 		}
@@ -471,7 +472,7 @@ func callGraph(adj map[string][]string, extra []string, info map[string]graphNod
 				layers = append(layers, nil)
 			}
 			layers[layer[s]] = append(layers[layer[s]], s)
-			for _, n := range sortedKeys(edges[s]) {
+			for _, n := range slices.Sorted(maps.Keys(edges[s])) {
 				if _, done := layer[n]; !done {
 					layer[n] = layer[s] + 1
 					queue = append(queue, n)
@@ -547,7 +548,7 @@ func callGraph(adj map[string][]string, extra []string, info map[string]graphNod
 		}
 	}
 	for _, a := range names {
-		for _, b := range sortedKeys(edges[a]) {
+		for _, b := range slices.Sorted(maps.Keys(edges[a])) {
 			if a > b {
 				continue
 			}

@@ -1,13 +1,11 @@
 package report
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -147,32 +145,20 @@ func WritePoolsJSON(path string, p *Pools) error {
 		c.Version = Version
 	}
 	c.Kind = KindPools
-	data, err := json.MarshalIndent(&c, "", "  ")
-	if err != nil {
-		return err
-	}
-	data = append(data, '\n')
-	return writeFileAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
+	return writeJSON(path, &c)
 }
 
 // ReadPoolsJSON reads a file written by WritePoolsJSON.
 func ReadPoolsJSON(path string) (*Pools, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	var p Pools
-	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := readJSON(path, &p); err != nil {
+		return nil, err
 	}
 	switch {
 	case p.Kind != KindPools:
 		return nil, fmt.Errorf("%s: not the results of slowpoke pools (kind %q)", path, p.Kind)
 	case p.Version > Version:
-		return nil, fmt.Errorf("%s: results version %d is newer than this slowpoke understands (%d)", path, p.Version, Version)
+		return nil, newerVersion(path, p.Version)
 	}
 	return &p, nil
 }

@@ -2,11 +2,9 @@ package report
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -288,32 +286,20 @@ func WriteRankJSON(path string, r *Rank) error {
 		}
 	}
 	c.Warnings = append(c.Warnings, fixed...)
-	data, err := json.MarshalIndent(&c, "", "  ")
-	if err != nil {
-		return err
-	}
-	data = append(data, '\n')
-	return writeFileAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
+	return writeJSON(path, &c)
 }
 
 // ReadRankJSON reads a ranking written by WriteRankJSON.
 func ReadRankJSON(path string) (*Rank, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	var r Rank
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := readJSON(path, &r); err != nil {
+		return nil, err
 	}
 	switch {
 	case r.Kind != KindRank:
 		return nil, fmt.Errorf("%s: not a slowpoke ranking (kind %q)", path, r.Kind)
 	case r.Version > Version:
-		return nil, fmt.Errorf("%s: results version %d is newer than this slowpoke understands (%d)", path, r.Version, Version)
+		return nil, newerVersion(path, r.Version)
 	}
 	return &r, nil
 }

@@ -254,7 +254,28 @@ func WriteJSON(path string, r *Results) error {
 		c.Version = Version
 	}
 	fixNonFinite(reflect.ValueOf(c).Elem(), "", &c.Warnings)
-	data, err := json.MarshalIndent(c, "", "  ")
+	return writeJSON(path, c)
+}
+
+// ReadJSON reads results written by WriteJSON.
+func ReadJSON(path string) (*Results, error) {
+	var r Results
+	if err := readJSON(path, &r); err != nil {
+		return nil, err
+	}
+	switch {
+	case r.Version == 0:
+		return nil, fmt.Errorf("%s: not a slowpoke results file (no version)", path)
+	case r.Version > Version:
+		return nil, newerVersion(path, r.Version)
+	}
+	return &r, nil
+}
+
+// writeJSON writes v to path as indented JSON ending in a newline,
+// atomically (writeFileAtomic).
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -265,23 +286,20 @@ func WriteJSON(path string, r *Results) error {
 	})
 }
 
-// ReadJSON reads results written by WriteJSON.
-func ReadJSON(path string) (*Results, error) {
+// readJSON reads path into v; a decoding error names the file.
+func readJSON(path string, v any) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var r Results
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	switch {
-	case r.Version == 0:
-		return nil, fmt.Errorf("%s: not a slowpoke results file (no version)", path)
-	case r.Version > Version:
-		return nil, fmt.Errorf("%s: results version %d is newer than this slowpoke understands (%d)", path, r.Version, Version)
-	}
-	return &r, nil
+	return nil
+}
+
+func newerVersion(path string, v int) error {
+	return fmt.Errorf("%s: results version %d is newer than this slowpoke understands (%d)", path, v, Version)
 }
 
 // clone deep-copies everything WriteJSON may change and turns nil lists into
