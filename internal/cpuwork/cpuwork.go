@@ -8,6 +8,7 @@
 package cpuwork
 
 import (
+	"context"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -52,3 +53,39 @@ func ThreadTime() time.Duration {
 	}
 	return time.Duration(ts.Nano())
 }
+
+// Contended is per-call work that grows with the calls a service runs at
+// once: a wait without CPU (a data store, an outside API), then CPU work
+// plus an extra amount for every other call then in flight (contention on
+// a lock or a cache). The zero value is ready to use; one Contended counts
+// the calls of one service.
+type Contended struct{ inflight atomic.Int64 }
+
+// Do counts the call in flight until Done. It waits wait, then spins work
+// plus perOther for every other call in flight at that moment. If ctx ends
+// during the wait, it returns ctx's error and the call is no longer
+// counted (no Done is due).
+func (c *Contended) Do(ctx context.Context, wait, work, perOther time.Duration) error {
+	c.inflight.Add(1)
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			c.Done()
+			return ctx.Err()
+		}
+	}
+	if perOther > 0 {
+		work += time.Duration(c.inflight.Load()-1) * perOther
+	}
+	Spin(work)
+	return nil
+}
+
+// Done ends a call that Do counted.
+func (c *Contended) Done() { c.inflight.Add(-1) }
+
+// InFlight is the number of calls counted now.
+func (c *Contended) InFlight() int64 { return c.inflight.Load() }

@@ -117,8 +117,8 @@ type server struct {
 	hook      func(service, endpoint string)
 	endpoints map[string]*endpoint // by HTTP path or gRPC method name
 
-	mu       sync.Mutex   // the service-wide lock of mutex_work_us
-	inflight atomic.Int64 // calls in handle, for contention_us
+	mu    sync.Mutex        // the service-wide lock of mutex_work_us
+	calls cpuwork.Contended // calls in handle: wait_us, work_us and contention_us
 
 	httpClient *http.Client
 	grpcConns  []*grpc.ClientConn
@@ -241,19 +241,10 @@ func (s *server) handle(ctx context.Context, ep *endpoint) error {
 	if s.hook != nil {
 		s.hook(s.name, ep.name)
 	}
-	s.inflight.Add(1)
-	defer s.inflight.Add(-1)
-	if ep.wait > 0 {
-		t := time.NewTimer(ep.wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		}
+	if err := s.calls.Do(ctx, ep.wait, ep.work, ep.contention); err != nil {
+		return err
 	}
-	others := s.inflight.Load() - 1
-	cpuwork.Spin(ep.work + time.Duration(others)*ep.contention)
+	defer s.calls.Done()
 	if ep.mutexWork > 0 {
 		s.mu.Lock()
 		cpuwork.Spin(ep.mutexWork)

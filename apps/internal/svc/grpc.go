@@ -67,11 +67,10 @@ func NewGRPCServer(work *PerCall) *grpc.Server {
 	s := grpc.NewServer(
 		grpc.StatsHandler(slowgrpc.NewServerHandler()),
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-			done, err := work.do(ctx)
-			if err != nil {
+			if err := work.do(ctx); err != nil {
 				return nil, status.FromContextError(err).Err()
 			}
-			defer done()
+			defer work.done()
 			return h(ctx, req)
 		}),
 	)

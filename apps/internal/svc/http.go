@@ -40,11 +40,10 @@ func NewMux(work *PerCall) *Mux {
 func (m *Mux) HandleFunc(pattern string, h http.HandlerFunc) {
 	work := m.work
 	m.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		done, err := work.do(r.Context())
-		if err != nil {
+		if err := work.do(r.Context()); err != nil {
 			return // the client is gone
 		}
-		defer done()
+		defer work.done()
 		h(w, r)
 	})
 }

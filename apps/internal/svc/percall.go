@@ -2,7 +2,6 @@ package svc
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
@@ -10,34 +9,25 @@ import (
 
 // PerCall is what a service does per incoming call before its handler: wait
 // Wait without CPU, then burn Work plus Contention for every other call in
-// flight as thread CPU time. The zero value does nothing.
+// flight as thread CPU time (cpuwork.Contended). The zero value does
+// nothing.
 type PerCall struct {
 	Work, Wait, Contention time.Duration
-	inflight               atomic.Int64
+	calls                  cpuwork.Contended
 }
 
-// do runs the per-call work and returns the function that ends the call;
-// it returns ctx's error if ctx ends during the wait.
-func (p *PerCall) do(ctx context.Context) (done func(), err error) {
+// do runs the per-call work; it returns ctx's error if ctx ends during the
+// wait. A call do admitted is ended with done.
+func (p *PerCall) do(ctx context.Context) error {
 	if p == nil {
-		return func() {}, nil
+		return nil
 	}
-	p.inflight.Add(1)
-	done = func() { p.inflight.Add(-1) }
-	if p.Wait > 0 {
-		t := time.NewTimer(p.Wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			done()
-			return nil, ctx.Err()
-		}
+	return p.calls.Do(ctx, p.Wait, p.Work, p.Contention)
+}
+
+// done ends a call do admitted.
+func (p *PerCall) done() {
+	if p != nil {
+		p.calls.Done()
 	}
-	work := p.Work
-	if p.Contention > 0 {
-		work += time.Duration(p.inflight.Load()-1) * p.Contention
-	}
-	cpuwork.Spin(work)
-	return done, nil
 }

@@ -264,35 +264,32 @@ func TestRunErrors(t *testing.T) {
 func TestPerCallWaitAndContention(t *testing.T) {
 	p := (Config{StoreWait: 20 * time.Millisecond, Contention: 30 * time.Millisecond}).PerCall()
 	start := time.Now()
-	done, err := p.do(context.Background())
-	if err != nil {
+	if err := p.do(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	done()
+	p.done()
 	if took := time.Since(start); took < 19*time.Millisecond || took > 25*time.Millisecond+time.Second {
 		t.Errorf("a lone call took %v, want the 20ms wait and no contention", took)
 	}
 	// A second call in flight makes the next one pay contention once.
-	other, err := p.do(context.Background())
-	if err != nil {
+	if err := p.do(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	done, err = p.do(context.Background())
-	if err != nil {
+	if err := p.do(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	done()
-	other()
+	p.done()
+	p.done()
 	if took := time.Since(start); took < 49*time.Millisecond {
 		t.Errorf("a call beside another took %v, want 20ms waited and 30ms of contention", took)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := p.do(ctx); err == nil {
+	if err := p.do(ctx); err == nil {
 		t.Error("a call whose context ended during the wait went on")
 	}
-	if n := p.inflight.Load(); n != 0 {
+	if n := p.calls.InFlight(); n != 0 {
 		t.Errorf("%d calls still counted in flight", n)
 	}
 	if _, err := parseMicros(EnvStoreWait, "-3"); err == nil || !strings.Contains(err.Error(), EnvStoreWait) {
