@@ -137,20 +137,44 @@ func Advise(samples []Sample) (Advice, error) {
 	return a, nil
 }
 
+// level is the mean of the samples taken under one limit.
+type level struct {
+	limit                int
+	concurrency, goodput float64
+}
+
+// levels averages the samples per limit, in increasing limit order; none
+// for samples without limits.
+func levels(samples []Sample) []level {
+	byLimit := map[int]*level{}
+	n := map[int]float64{}
+	for _, s := range samples {
+		if s.Limit <= 0 {
+			continue
+		}
+		l := byLimit[s.Limit]
+		if l == nil {
+			l = &level{limit: s.Limit}
+			byLimit[s.Limit] = l
+		}
+		l.concurrency += s.Concurrency
+		l.goodput += s.Goodput
+		n[s.Limit]++
+	}
+	out := make([]level, 0, len(byLimit))
+	for lim, l := range byLimit {
+		out = append(out, level{limit: lim, concurrency: l.concurrency / n[lim], goodput: l.goodput / n[lim]})
+	}
+	slices.SortFunc(out, func(a, b level) int { return a.limit - b.limit })
+	return out
+}
+
 // bestLevelMean is the highest mean goodput of the samples of one limit;
 // 0 without limits.
 func bestLevelMean(samples []Sample) float64 {
-	sum := map[int]float64{}
-	n := map[int]int{}
-	for _, s := range samples {
-		if s.Limit > 0 {
-			sum[s.Limit] += s.Goodput
-			n[s.Limit]++
-		}
-	}
 	best := 0.0
-	for l, c := range n {
-		best = max(best, sum[l]/float64(c))
+	for _, l := range levels(samples) {
+		best = max(best, l.goodput)
 	}
 	return best
 }
@@ -162,33 +186,20 @@ func bestLevelMean(samples []Sample) float64 {
 // between the limits sampled, by their mean concurrency. Samples without a
 // limit count as running at their own concurrency.
 func LimitFor(conc float64, samples []Sample) int {
-	sum := map[int]float64{}
-	n := map[int]int{}
-	for _, s := range samples {
-		if s.Limit > 0 {
-			sum[s.Limit] += s.Concurrency
-			n[s.Limit]++
-		}
-	}
-	if len(n) == 0 {
+	ls := levels(samples)
+	if len(ls) == 0 {
 		return max(1, int(math.Round(conc)))
 	}
-	limits := make([]int, 0, len(n))
-	for l := range n {
-		limits = append(limits, l)
-	}
-	slices.Sort(limits)
 	prevL, prevC := 0.0, 0.0
-	for _, l := range limits {
-		c := sum[l] / float64(n[l])
-		if c >= conc-0.5 { // within rounding of the knee
+	for _, l := range ls {
+		if c := l.concurrency; c >= conc-0.5 { // within rounding of the knee
 			if c <= prevC {
-				return max(1, l)
+				return max(1, l.limit)
 			}
-			x := prevL + (float64(l)-prevL)*(conc-prevC)/(c-prevC)
-			return max(1, min(l, int(math.Round(x))))
+			x := prevL + (float64(l.limit)-prevL)*(conc-prevC)/(c-prevC)
+			return max(1, min(l.limit, int(math.Round(x))))
 		}
-		prevL, prevC = float64(l), c
+		prevL, prevC = float64(l.limit), l.concurrency
 	}
-	return max(1, limits[len(limits)-1])
+	return max(1, ls[len(ls)-1].limit)
 }
