@@ -6,11 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
@@ -141,25 +139,12 @@ func poolsMain(c poolsConfig) error {
 	if c.outDir == "" {
 		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-pools-%s", s.Name, time.Now().Format("20060102-150405")))
 	}
-	if err := os.MkdirAll(c.outDir, 0o755); err != nil {
-		return err
-	}
-	sigCtx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
-	logf("starting %d services of %q (logs in %s)", len(s.Services), s.Name, filepath.Join(c.outDir, "logs"))
-	d, err := local.Start(sigCtx, s, local.Options{
-		LogDir: filepath.Join(c.outDir, "logs"), MaxPause: controller.DefaultMaxPause, ExtraPath: c.extraPath, Logf: logf,
-	})
+	app, err := startSession(s, c.outDir, local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: c.extraPath})
 	if err != nil {
 		return err
 	}
-	defer func() {
-		logf("stopping services")
-		d.Stop()
-	}()
-	ctx, cancel := d.Watch(sigCtx)
-	defer cancel()
+	defer app.close()
+	ctx, sigCtx, d, logf := app.ctx, app.interrupted, app.d, app.logf
 
 	out, err := experiment.AdvisePools(ctx, d, experiment.PoolOptions{
 		SLA: c.sla, Services: services, Connections: c.conns, Warmup: c.warmup, Duration: c.duration,

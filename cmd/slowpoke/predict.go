@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
@@ -134,28 +132,16 @@ func predict(c predictConfig) error {
 	if c.outDir == "" {
 		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-%s-%s", s.Name, c.target, time.Now().Format("20060102-150405")))
 	}
-	if err := os.MkdirAll(c.outDir, 0o755); err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
-	logf("starting %d services of %q (logs in %s)", len(s.Services), s.Name, filepath.Join(c.outDir, "logs"))
-	d, err := local.Start(ctx, s, local.Options{
-		Target: c.target, Placement: c.method.mode(), LogDir: filepath.Join(c.outDir, "logs"), MaxPause: c.maxPause, ExtraPath: c.extraPath, Logf: logf,
+	// A service, a controller or the guard that dies ends the run, with
+	// what died as the error.
+	app, err := startSession(s, c.outDir, local.Options{
+		Target: c.target, Placement: c.method.mode(), MaxPause: c.maxPause, ExtraPath: c.extraPath,
 	})
 	if err != nil {
 		return err
 	}
-	defer func() {
-		logf("stopping services")
-		d.Stop()
-	}()
-	// A service, a controller or the guard that dies ends the run, with
-	// what died as the error.
-	ctx, cancel := d.Watch(ctx)
-	defer cancel()
+	defer app.close()
+	ctx, d, logf := app.ctx, app.d, app.logf
 	logf("placement: %s", describePlacement(d.Placement))
 
 	var texts []string

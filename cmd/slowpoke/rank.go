@@ -6,11 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
@@ -150,26 +148,14 @@ func rank(c rankConfig) error {
 	if c.outDir == "" {
 		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-rank-%s", s.Name, time.Now().Format("20060102-150405")))
 	}
-	if err := os.MkdirAll(c.outDir, 0o755); err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
-	logf("starting %d services of %q (logs in %s)", len(s.Services), s.Name, filepath.Join(c.outDir, "logs"))
-	d, err := local.Start(ctx, s, local.Options{
-		Target: targets[0], Placement: c.method.mode(), LogDir: filepath.Join(c.outDir, "logs"), MaxPause: c.maxPause, ExtraPath: c.extraPath, Logf: logf,
+	app, err := startSession(s, c.outDir, local.Options{
+		Target: targets[0], Placement: c.method.mode(), MaxPause: c.maxPause, ExtraPath: c.extraPath,
 	})
 	if err != nil {
 		return err
 	}
-	defer func() {
-		logf("stopping services")
-		d.Stop()
-	}()
-	ctx, cancel := d.Watch(ctx)
-	defer cancel()
+	defer app.close()
+	ctx, d, logf := app.ctx, app.d, app.logf
 
 	var texts []string
 	for _, r := range reds {
