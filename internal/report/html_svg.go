@@ -151,13 +151,8 @@ func newErrorPlot(r *Results) (*plot.Plot, error) {
 	line.Color = predictedColor
 	points.Color, points.Shape, points.Radius = predictedColor, draw.CircleGlyph{}, vg.Points(3)
 	p.Add(line, points)
-	if len(flagged) > 0 {
-		sc, err := plotter.NewScatter(flagged)
-		if err != nil {
-			return nil, err
-		}
-		sc.Shape, sc.Color, sc.Radius = draw.CrossGlyph{}, flaggedColor, vg.Points(5)
-		p.Add(sc)
+	if _, err := addFlagged(p, flagged); err != nil {
+		return nil, err
 	}
 	pad := 0.15 * max(yhi-ylo, 2)
 	p.Y.Min, p.Y.Max = ylo-pad, yhi+pad

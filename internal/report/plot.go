@@ -170,13 +170,9 @@ func newPlot(r *Results) (*plot.Plot, error) {
 	if err := addSeries(p, &truth, "true (really optimized)", trueColor, draw.TriangleGlyph{}); err != nil {
 		return nil, err
 	}
-	if len(flagged) > 0 {
-		sc, err := plotter.NewScatter(flagged)
-		if err != nil {
-			return nil, err
-		}
-		sc.Shape, sc.Color, sc.Radius = draw.CrossGlyph{}, flaggedColor, vg.Points(5)
-		p.Add(sc)
+	if sc, err := addFlagged(p, flagged); err != nil {
+		return nil, err
+	} else if sc != nil {
 		p.Legend.Add("flagged (see table)", sc)
 	}
 
@@ -245,4 +241,18 @@ func addSeries(p *plot.Plot, s *series, name string, c color.Color, glyph draw.G
 	p.Add(bars, line, points)
 	p.Legend.Add(name, line, points)
 	return nil
+}
+
+// addFlagged marks the flagged points with crosses; nil when there are none.
+func addFlagged(p *plot.Plot, flagged plotter.XYs) (*plotter.Scatter, error) {
+	if len(flagged) == 0 {
+		return nil, nil
+	}
+	sc, err := plotter.NewScatter(flagged)
+	if err != nil {
+		return nil, err
+	}
+	sc.Shape, sc.Color, sc.Radius = draw.CrossGlyph{}, flaggedColor, vg.Points(5)
+	p.Add(sc)
+	return sc, nil
 }
