@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -117,6 +118,33 @@ func lastCore(t *testing.T) int {
 	return last
 }
 
+// offCore keeps the calling goroutine, until the test ends, on a thread
+// that runs on every allowed core but core: a hold there cannot delay it.
+// It skips the test where core is the only one.
+func offCore(t *testing.T, core int) {
+	t.Helper()
+	runtime.LockOSThread()
+	var old, set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		runtime.UnlockOSThread()
+		t.Fatal(err)
+	}
+	set = old
+	set.Clear(core)
+	if set.Count() == 0 {
+		runtime.UnlockOSThread()
+		t.Skipf("core %d is the only one: the test cannot run off it", core)
+	}
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		runtime.UnlockOSThread()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		unix.SchedSetaffinity(0, &old)
+		runtime.UnlockOSThread()
+	})
+}
+
 func newHolderOrSkip(t *testing.T, cores []int, max time.Duration) *Holder {
 	t.Helper()
 	h, err := NewHolder(cores, max)
@@ -191,6 +219,10 @@ func TestHolderEnds(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHolderOrSkip(t, []int{core}, 200*time.Millisecond)
+			// Asked from a thread on the held core, the second pause
+			// could wait behind the first hold and start a hold of its
+			// own instead of extending it.
+			offCore(t, core)
 			for _, d := range tc.pauses {
 				h.Pause(d)
 			}
