@@ -37,7 +37,9 @@ const (
 // none), "flush" (send a report now, echoing ID), "pool" (Limit: admit at
 // most this many calls at a time, queueing the rest first in first out, 0
 // for no limit; ThresholdNS: count a call as good when it ends within this
-// long of its admission, 0 for none).
+// long of its admission, 0 for none), "latency" (Store: the delay store
+// file of a latency what-if, empty to end it; Target: this service is the
+// one virtually sped up, by DelayNS per call).
 //
 // Reports carry, besides the call counts, the figures a pool-size advisor
 // samples, all cumulative: Done (calls ended), Good (ended within the
@@ -64,6 +66,10 @@ type Message struct {
 	WaitNS      int64  `json:"wait_ns,omitempty"`
 	Queued      int64  `json:"queued,omitempty"`
 	AtUnixNS    int64  `json:"at_ns,omitempty"` // when a report's counters were read
+
+	Store   string `json:"store,omitempty"`
+	Target  bool   `json:"target,omitempty"`
+	DelayNS int64  `json:"delay_ns,omitempty"`
 }
 
 // Agent counts calls and talks to the controller. Its methods are safe for
@@ -76,6 +82,9 @@ type Agent struct {
 	downstream counterSet
 	pool       limiter
 	counters   poolCounters
+	latency    atomic.Pointer[latencyMode] // nil: no latency what-if
+	latMu      sync.Mutex
+	stores     map[string]*Store // delay stores mapped, by path
 
 	tick  chan struct{}
 	flush chan uint64
@@ -123,6 +132,7 @@ func Dial(path, service string) (*Agent, error) {
 		done:       make(chan struct{}),
 		endpoints:  newCounterSet(),
 		downstream: newCounterSet(),
+		stores:     map[string]*Store{},
 	}
 	if err := a.write(Message{Type: "hello", PID: os.Getpid(), Service: service}); err != nil {
 		c.Close()
@@ -228,6 +238,10 @@ func (a *Agent) readLoop() {
 			a.batch.Store(m.Batch)
 		case "pool":
 			a.SetPool(m.Limit, time.Duration(m.ThresholdNS))
+		case "latency":
+			if err := a.SetLatency(m.Store, m.Target, time.Duration(m.DelayNS)); err != nil {
+				fmt.Fprintf(os.Stderr, "slowpoke: latency what-if disabled: %v\n", err)
+			}
 		case "flush":
 			select {
 			case a.flush <- m.ID:
@@ -240,6 +254,7 @@ func (a *Agent) readLoop() {
 	// limit nobody can change any more must not outlive the run.
 	a.batch.Store(0)
 	a.pool.setLimit(0)
+	a.latency.Store(nil)
 	a.Close()
 }
 
