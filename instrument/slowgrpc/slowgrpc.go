@@ -3,6 +3,7 @@ package slowgrpc
 import (
 	"context"
 
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
@@ -34,6 +35,7 @@ type callKey struct{}
 type rpc struct {
 	method string
 	call   agent.Call
+	req    *agent.Request // the call's part in a latency what-if, or nil
 }
 
 // NewServerHandler returns a stats.Handler that counts incoming RPCs per
@@ -48,7 +50,25 @@ func (h *serverHandler) TagRPC(ctx context.Context, info *stats.RPCTagInfo) cont
 	if h.agent == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, callKey{}, &rpc{method: info.FullMethodName})
+	r := &rpc{method: info.FullMethodName}
+	if h.agent.LatencyActive() {
+		// A latency what-if: the calls the method makes (with the
+		// context derived from this one) carry the request's id and
+		// counter.
+		md, _ := metadata.FromIncomingContext(ctx)
+		if r.req = h.agent.NewRequest(first(md, agent.MDRequest), first(md, agent.MDDelay)); r.req != nil {
+			ctx = agent.ContextWithRequest(ctx, r.req)
+		}
+	}
+	return context.WithValue(ctx, callKey{}, r)
+}
+
+// first returns md's first value for key, or "".
+func first(md metadata.MD, key string) string {
+	if v := md.Get(key); len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 func (h *serverHandler) HandleRPC(ctx context.Context, s stats.RPCStats) {
@@ -67,6 +87,14 @@ func (h *serverHandler) HandleRPC(ctx context.Context, s stats.RPCStats) {
 		// handler beyond the limit; the handler then sees the
 		// cancelled context and ends quickly.
 		r.call, _ = h.agent.ServerStart(context.Background(), r.method)
+		r.req.Start()
+	case *stats.OutPayload:
+		// Under a latency what-if the reply waits here for its branch to
+		// catch up: for a unary RPC the client's call ends with the
+		// trailer, which gRPC sends after this returns. A stats handler
+		// cannot add to the trailer, so the caller reads the global
+		// counter instead of receiving the call's (docs/latency.md).
+		r.req.CatchUp()
 	case *stats.End:
 		h.agent.ServerEnd(r.call)
 	}
@@ -87,11 +115,23 @@ func NewClientHandler(opts ...Option) stats.Handler {
 type clientHandler struct{ agent *agent.Agent }
 
 func (h *clientHandler) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context {
+	if h.agent == nil {
+		return ctx
+	}
+	// Under a latency what-if, a call made for a served request carries
+	// its id and the caller's delay counter.
+	if req := agent.RequestFromContext(ctx); req != nil {
+		ctx = metadata.AppendToOutgoingContext(ctx, agent.MDRequest, req.ID(), agent.MDDelay, req.Local())
+	}
 	return ctx
 }
 
-func (h *clientHandler) HandleRPC(_ context.Context, s stats.RPCStats) {
+func (h *clientHandler) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	if h.agent == nil {
+		return
+	}
+	if _, ok := s.(*stats.End); ok {
+		agent.RequestFromContext(ctx).AdoptGlobal()
 		return
 	}
 	// OutHeader is sent once per RPC and is the first event that knows the

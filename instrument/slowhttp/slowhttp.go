@@ -67,7 +67,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.agent.ServerEnd(c)
-	h.next.ServeHTTP(w, r)
+	req := h.agent.BeginRequest(r.Header.Get(agent.HeaderRequest), r.Header.Get(agent.HeaderDelay))
+	if req == nil {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	// A latency what-if is under way: calls made for this request carry
+	// its id and counter, and the response waits for its branch to catch
+	// up (docs/latency.md).
+	lw := &latencyWriter{ResponseWriter: w, req: req}
+	h.next.ServeHTTP(lw, r.WithContext(agent.ContextWithRequest(r.Context(), req)))
+	lw.catchUp()
 }
 
 func defaultEndpoint(h http.Handler) func(*http.Request) string {
@@ -103,5 +113,19 @@ type transport struct {
 
 func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.agent.ClientCall(r.URL.Host)
-	return t.next.RoundTrip(r)
+	req := agent.RequestFromContext(r.Context())
+	if req == nil {
+		return t.next.RoundTrip(r)
+	}
+	// A latency what-if: the call carries the request's id and this
+	// call's delay counter, and takes the callee's counter from its reply.
+	// The request is cloned, as a RoundTripper must not change it.
+	r = r.Clone(r.Context())
+	r.Header.Set(agent.HeaderRequest, req.ID())
+	r.Header.Set(agent.HeaderDelay, req.Local())
+	resp, err := t.next.RoundTrip(r)
+	if err == nil {
+		req.Adopt(resp.Header.Get(agent.HeaderDelay))
+	}
+	return resp, err
 }

@@ -1,0 +1,55 @@
+package slowhttp
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+
+	"github.com/slowpoke-dev/slowpoke/internal/agent"
+)
+
+// latencyWriter holds back a response until its call has caught up with
+// its request's global delay counter (see docs/latency.md), and sends the
+// call's counter with it. Nothing is held back before the handler first
+// writes, flushes or returns.
+type latencyWriter struct {
+	http.ResponseWriter
+	req  *agent.Request
+	sent bool
+}
+
+func (w *latencyWriter) catchUp() {
+	if w.sent {
+		return
+	}
+	w.sent = true
+	w.ResponseWriter.Header().Set(agent.HeaderDelay, w.req.CatchUp())
+}
+
+func (w *latencyWriter) WriteHeader(code int) {
+	if code >= 200 || code == http.StatusSwitchingProtocols {
+		w.catchUp()
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *latencyWriter) Write(b []byte) (int, error) {
+	w.catchUp()
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush implements http.Flusher when the wrapped writer does.
+func (w *latencyWriter) Flush() {
+	w.catchUp()
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Hijack implements http.Hijacker when the wrapped writer does; the
+// connection is the handler's from then on.
+func (w *latencyWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.sent = true
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+// Unwrap lets http.ResponseController reach the wrapped writer.
+func (w *latencyWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

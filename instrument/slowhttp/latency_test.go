@@ -1,0 +1,258 @@
+package slowhttp
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/agent"
+)
+
+// node is a service of a latency test topology: it works for work (a
+// sleep, so that timings are exact on a busy machine), then calls its
+// children, one after the other or all at once; a child may be called
+// several times.
+type node struct {
+	work       time.Duration
+	concurrent bool
+	calls      []string
+}
+
+// TestLatencyWhatIf checks the virtual speedup of docs/latency.md on real
+// HTTP servers, one instrumented agent each, for the four shapes derived
+// there: the latency less the inserted delay must be the latency of the
+// same topology with the target's work really reduced, which the test
+// computes from the topology.
+func TestLatencyWhatIf(t *testing.T) {
+	const ms = time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		nodes map[string]node
+		// want: end-to-end latency with the target reduced by d; base:
+		// without reduction.
+		want, base time.Duration
+	}{
+		{"sequential", map[string]node{
+			"front":  {calls: []string{"target", "b"}},
+			"target": {work: 20 * ms},
+			"b":      {work: 15 * ms},
+		}, 25 * ms, 35 * ms},
+		{"fan-out, the other branch becomes critical", map[string]node{
+			"front":  {concurrent: true, calls: []string{"target", "b"}},
+			"target": {work: 20 * ms},
+			"b":      {work: 15 * ms},
+		}, 15 * ms, 20 * ms},
+		{"fan-out, the other branch off the path", map[string]node{
+			"front":  {concurrent: true, calls: []string{"target", "b"}},
+			"target": {work: 30 * ms},
+			"b":      {work: 8 * ms},
+		}, 20 * ms, 30 * ms},
+		{"nested fan-out", map[string]node{
+			"front":  {concurrent: true, calls: []string{"x", "b"}},
+			"x":      {concurrent: true, calls: []string{"target", "c"}},
+			"target": {work: 20 * ms},
+			"c":      {work: 12 * ms},
+			"b":      {work: 16 * ms},
+		}, 16 * ms, 20 * ms},
+		{"repeated calls beside a branch", map[string]node{
+			"front":  {concurrent: true, calls: []string{"x", "b"}},
+			"x":      {calls: []string{"target", "target"}},
+			"target": {work: 20 * ms},
+			"b":      {work: 25 * ms},
+		}, 25 * ms, 40 * ms},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store, err := agent.CreateStore(filepath.Join(t.TempDir(), "delays"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			const d = 10 * ms
+			agents := map[string]*agent.Agent{}
+			urls := map[string]string{}
+			handlers := map[string]*atomicHandler{}
+			for name := range tc.nodes {
+				a := newTestAgent(t)
+				agents[name] = a
+				h := &atomicHandler{}
+				handlers[name] = h
+				srv := httptest.NewServer(NewHandler(h, withAgent(a)))
+				t.Cleanup(srv.Close)
+				urls[name] = srv.URL
+			}
+			for name, n := range tc.nodes {
+				client := &http.Client{Transport: NewTransport(nil, withAgent(agents[name]))}
+				handlers[name].set(serveNode(t, n, urls, client))
+			}
+			measure := func(delay time.Duration) time.Duration {
+				for name, a := range agents {
+					if err := a.SetLatency(store.Path(), name == "target", delay); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var got []time.Duration
+				for range 5 {
+					start := time.Now()
+					resp, err := http.Get(urls["front"])
+					if err != nil {
+						t.Fatal(err)
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					took := time.Since(start)
+					inserted, ok := agent.ParseDelay(resp.Header.Get(agent.HeaderDelay))
+					if !ok {
+						t.Fatalf("response without a valid %s: %q", agent.HeaderDelay, resp.Header.Get(agent.HeaderDelay))
+					}
+					got = append(got, took-time.Duration(inserted))
+				}
+				slices.Sort(got)
+				return got[len(got)/2]
+			}
+			// Timers fire up to about a millisecond late, per hop.
+			const slack = 4 * ms
+			if base := measure(0); base < tc.base || base > tc.base+slack {
+				t.Errorf("baseline %v, want %v (+%v)", base, tc.base, slack)
+			}
+			if pred := measure(d); pred < tc.want-slack/2 || pred > tc.want+slack {
+				t.Errorf("predicted %v with the target %v faster, want %v (±%v)", pred, d, tc.want, slack)
+			}
+		})
+	}
+}
+
+// serveNode serves n: its work, then its calls.
+func serveNode(t *testing.T, n node, urls map[string]string, client *http.Client) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(n.work)
+		call := func(name string) {
+			req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, urls[name], nil)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		if n.concurrent {
+			var wg sync.WaitGroup
+			for _, c := range n.calls {
+				wg.Go(func() { call(c) })
+			}
+			wg.Wait()
+		} else {
+			for _, c := range n.calls {
+				call(c)
+			}
+		}
+		w.Write([]byte("ok"))
+	}
+}
+
+// atomicHandler lets a server start before its handler is known.
+type atomicHandler struct {
+	mu sync.Mutex
+	h  http.Handler
+}
+
+func (a *atomicHandler) set(h http.Handler) {
+	a.mu.Lock()
+	a.h = h
+	a.mu.Unlock()
+}
+
+func (a *atomicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	h := a.h
+	a.mu.Unlock()
+	h.ServeHTTP(w, r)
+}
+
+// TestLatencyHeadersIgnoredWhenOff: outside a what-if the wrappers pass a
+// request through untouched: no header added, the handler's writer as is.
+func TestLatencyHeadersIgnoredWhenOff(t *testing.T) {
+	a := newTestAgent(t)
+	var sawWriter http.ResponseWriter
+	h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sawWriter = w
+		if agent.RequestFromContext(r.Context()) != nil {
+			t.Error("request joined a what-if that is not under way")
+		}
+	}), withAgent(a))
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header.Set(agent.HeaderRequest, "12")
+	req.Header.Set(agent.HeaderDelay, "99999999999999999999999")
+	h.ServeHTTP(rec, req)
+	if sawWriter != rec {
+		t.Errorf("handler got %T, want the server's writer", sawWriter)
+	}
+	if v := rec.Header().Get(agent.HeaderDelay); v != "" {
+		t.Errorf("response carries %s: %q", agent.HeaderDelay, v)
+	}
+}
+
+// FuzzLatencyHeaders sends arbitrary delay and id headers to a service in
+// a what-if: it must answer, promptly, with a well-formed counter.
+func FuzzLatencyHeaders(f *testing.F) {
+	for _, s := range [][2]string{{"1", "0"}, {"", ""}, {"x", "-5"}, {"18446744073709551615", "60000000001"}, {"1", "59999999999"}} {
+		f.Add(s[0], s[1])
+	}
+	store, err := agent.CreateStore(filepath.Join(f.TempDir(), "delays"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer store.Close()
+	a := newTestAgent(f)
+	if err := a.SetLatency(store.Path(), true, time.Microsecond); err != nil {
+		f.Fatal(err)
+	}
+	h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }), withAgent(a))
+	f.Fuzz(func(t *testing.T, id, delay string) {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Header[agent.HeaderRequest] = []string{id}
+		req.Header[agent.HeaderDelay] = []string{delay}
+		rec := httptest.NewRecorder()
+		start := time.Now()
+		h.ServeHTTP(rec, req)
+		if took := time.Since(start); took > agent.MaxCatchUp+time.Second {
+			t.Fatalf("answered after %v", took)
+		}
+		if _, ok := agent.ParseDelay(rec.Header().Get(agent.HeaderDelay)); !ok {
+			t.Fatalf("reply counter %q is not well formed", rec.Header().Get(agent.HeaderDelay))
+		}
+	})
+}
+
+// newTestAgent is an agent connected to a stand-in controller socket,
+// closed at the end of the test.
+func newTestAgent(t testing.TB) *agent.Agent {
+	t.Helper()
+	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "agent.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go io.Copy(io.Discard, c)
+		}
+	}()
+	a, err := agent.Dial(ln.Addr().String(), "svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
