@@ -65,6 +65,10 @@ func (c *Client) Configure(cf wire.Configure) error { return c.call(wire.TConfig
 // SetPool sets the service's admission limit and good-call threshold.
 func (c *Client) SetPool(p wire.Pool) error { return c.call(wire.TPool, p, nil) }
 
+// SetLatency starts (or, with an empty store, ends) a latency what-if in
+// the service's instrumentation.
+func (c *Client) SetLatency(l wire.Latency) error { return c.call(wire.TLatency, l, nil) }
+
 // Start starts the slowdown run.
 func (c *Client) Start() error { return c.call(wire.TStart, nil, nil) }
 

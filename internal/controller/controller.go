@@ -90,7 +90,8 @@ type Controller struct {
 	seen         window
 	peers        map[string]*peer
 	agents       map[*agentConn]struct{}
-	pool         wire.Pool // admission limit and threshold, for agents now and later
+	pool         wire.Pool    // admission limit and threshold, for agents now and later
+	latency      wire.Latency // latency what-if, for agents now and later
 	flushSeq     uint64
 	c            counters
 	recent       []wire.RoundRecord

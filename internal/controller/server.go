@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -143,6 +145,12 @@ func (c *Controller) handle(t wire.Type, p []byte) (any, error) {
 			return nil, fmt.Errorf("malformed pool: %v", err)
 		}
 		return nil, c.SetPool(pl)
+	case wire.TLatency:
+		var l wire.Latency
+		if err := decode(p, &l); err != nil {
+			return nil, fmt.Errorf("malformed latency: %v", err)
+		}
+		return nil, c.SetLatency(l)
 	case wire.TStop:
 		c.stopSlowdown()
 		return nil, nil
@@ -167,6 +175,31 @@ func (c *Controller) SetPool(pl wire.Pool) error {
 	c.pool = pl
 	c.sendAgentsLocked(poolMessage(pl))
 	return nil
+}
+
+// maxStorePath bounds wire.Latency.Store.
+const maxStorePath = 4096
+
+// SetLatency validates a latency what-if setting and passes it to the
+// instrumentation, now and whenever it connects again.
+func (c *Controller) SetLatency(l wire.Latency) error {
+	switch {
+	case l.Store != "" && (!filepath.IsAbs(l.Store) || len(l.Store) > maxStorePath || strings.ContainsAny(l.Store, "\x00\n")):
+		return fmt.Errorf("latency store must be an absolute path of at most %d bytes, got %q", maxStorePath, l.Store)
+	case l.DelayNS < 0 || l.DelayNS > int64(agent.MaxDelay):
+		return fmt.Errorf("latency delay must be in [0, %v], got %v", agent.MaxDelay, time.Duration(l.DelayNS))
+	case l.Store == "" && (l.Target || l.DelayNS != 0):
+		return errors.New("latency target or delay set without a store")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.latency = l
+	c.sendAgentsLocked(latencyMessage(l))
+	return nil
+}
+
+func latencyMessage(l wire.Latency) agent.Message {
+	return agent.Message{Type: "latency", Store: l.Store, Target: l.Target, DelayNS: l.DelayNS}
 }
 
 func poolMessage(pl wire.Pool) agent.Message {
@@ -593,6 +626,9 @@ func (c *Controller) acceptAgents() {
 		}
 		if c.pool != (wire.Pool{}) {
 			a.send(poolMessage(c.pool))
+		}
+		if c.latency.Store != "" {
+			a.send(latencyMessage(c.latency))
 		}
 		c.mu.Unlock()
 		go c.serveAgent(a)

@@ -66,6 +66,19 @@ type Pool struct {
 	ThresholdNS int64 `json:"threshold_ns"`
 }
 
+// Latency starts or ends a latency what-if in the service's
+// instrumentation (TLatency), at once and for instrumentation that
+// connects later.
+type Latency struct {
+	// Store is the delay store file (a shared-memory file the
+	// orchestrator made, absolute path); empty ends the what-if.
+	Store string `json:"store"`
+	// Target: this service is the one virtually sped up, by DelayNS per
+	// call.
+	Target  bool  `json:"target,omitempty"`
+	DelayNS int64 `json:"delay_ns,omitempty"`
+}
+
 // MaxPoolThreshold bounds Pool.ThresholdNS.
 const MaxPoolThreshold = int64(time.Hour)
 

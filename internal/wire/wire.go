@@ -45,12 +45,13 @@ const (
 	TError
 	TRound
 	TPool
+	TLatency
 )
 
 var typeNames = map[Type]string{
 	THello: "hello", TStats: "stats", TStatsReply: "stats-reply", TConfigure: "configure",
 	TStart: "start", TStop: "stop", TReset: "reset", TOK: "ok", TError: "error", TRound: "round",
-	TPool: "pool",
+	TPool: "pool", TLatency: "latency",
 }
 
 func (t Type) String() string {
