@@ -41,7 +41,7 @@ func (e *engine) launchClosed(runCtx context.Context) func() []*recorder {
 	nrec := min(n, maxClosedRecorders)
 	recs := make([]*recorder, nrec)
 	for i := range recs {
-		recs[i] = newRecorder(e.win, len(e.mix), n > nrec, false)
+		recs[i] = newRecorder(e.win, len(e.mix), n > nrec, false, e.cfg.sampleValue != nil)
 	}
 	transports := make([]*http.Transport, n)
 	var wg sync.WaitGroup
@@ -61,15 +61,15 @@ func (e *engine) launchClosed(runCtx context.Context) func() []*recorder {
 }
 
 func (e *engine) closedWorker(runCtx context.Context, id uint64, tr http.RoundTripper, rec *recorder) {
-	s := newSender(runCtx, tr, e.mix, e.cfg.timeout)
+	s := newSender(runCtx, tr, e.mix, e.cfg.timeout, e.cfg.sampleValue)
 	defer s.close()
 	rng := newRNG(e.cfg.seed, id)
 	for runCtx.Err() == nil {
 		typ := e.picker.pick(rng)
 		t0 := time.Now()
-		code, err := s.do(typ)
+		code, val, err := s.do(typ)
 		done := int64(time.Since(e.base))
-		if !e.record(runCtx, rec, typ, code, err, done, done-int64(t0.Sub(e.base)), 0) {
+		if !e.record(runCtx, rec, typ, code, val, err, done, done-int64(t0.Sub(e.base)), 0) {
 			return
 		}
 	}

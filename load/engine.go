@@ -38,8 +38,8 @@ func (e *engine) since() int64 { return int64(time.Since(e.base)) }
 // record classifies the result of one request and hands it to rec. It returns
 // false if the request failed because the run is being stopped; such
 // requests are not counted at all.
-func (e *engine) record(runCtx context.Context, rec *recorder, typ int, code int, err error, done, lat, lag int64) bool {
-	ev := event{el: done, lat: lat, lag: lag, typ: int32(typ)}
+func (e *engine) record(runCtx context.Context, rec *recorder, typ int, code int, val int64, err error, done, lat, lag int64) bool {
+	ev := event{el: done, lat: lat, lag: lag, typ: int32(typ), val: val}
 	switch {
 	case err != nil:
 		if runCtx.Err() != nil {

@@ -71,7 +71,7 @@ func TestRecorderWindowAttribution(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWindow(warm, dur)
-			r := newRecorder(w, 1, false, false)
+			r := newRecorder(w, 1, false, false, false)
 			observe := func(evs []event) {
 				for _, ev := range evs {
 					r.observe(ev)

@@ -67,9 +67,9 @@ type openLoop struct {
 func (o *openLoop) launch(runCtx context.Context) func() []*recorder {
 	o.recs = make([]*recorder, openRecorders)
 	for i := range o.recs {
-		o.recs[i] = newRecorder(o.win, len(o.mix), true, true)
+		o.recs[i] = newRecorder(o.win, len(o.mix), true, true, o.cfg.sampleValue != nil)
 	}
-	drops := newRecorder(o.win, len(o.mix), false, false)
+	drops := newRecorder(o.win, len(o.mix), false, false, false)
 	var dispatcher sync.WaitGroup
 	dispatcher.Go(func() { o.dispatch(runCtx, drops) })
 	return func() []*recorder {
@@ -154,15 +154,15 @@ func (o *openLoop) waitUntil(due int64, timer *time.Timer, pt *preciseTimer, don
 }
 
 func (o *openLoop) worker(runCtx context.Context, rec *recorder, j job) {
-	s := newSender(runCtx, o.tr, o.mix, o.cfg.timeout)
+	s := newSender(runCtx, o.tr, o.mix, o.cfg.timeout, o.cfg.sampleValue)
 	defer s.close()
 	done := runCtx.Done()
 	for {
 		start := o.since()
-		code, err := s.do(j.typ)
+		code, val, err := s.do(j.typ)
 		end := o.since()
 		o.inflight.Add(-1)
-		if !o.record(runCtx, rec, j.typ, code, err, end, end-j.due, start-j.due) {
+		if !o.record(runCtx, rec, j.typ, code, val, err, end, end-j.due, start-j.due) {
 			return
 		}
 		select {

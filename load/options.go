@@ -3,6 +3,7 @@ package load
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 )
 
@@ -31,6 +32,7 @@ type config struct {
 	progEvery   time.Duration
 	progFn      func(Progress)
 	maxInFlight int
+	sampleValue func(http.Header) int64 // non-nil: keep Result.Samples
 	errs        []error
 }
 
@@ -156,6 +158,22 @@ func WithMaxInFlight(n int) Option {
 			return
 		}
 		c.maxInFlight = n
+	}
+}
+
+// WithSamples keeps every successful (2xx) response of the measurement
+// window in [Result.Samples]: its request type, its latency, and value
+// applied to its header (for instance a figure the server reports about
+// the request). value must not be nil; it runs on the sending goroutine
+// and must be quick. Memory grows with the number of responses (24 bytes
+// each).
+func WithSamples(value func(http.Header) int64) Option {
+	return func(c *config) {
+		if value == nil {
+			c.fail("WithSamples: value must not be nil")
+			return
+		}
+		c.sampleValue = value
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -81,6 +82,7 @@ type event struct {
 	el  int64 // completion (or intended send, for drops) offset from base, ns
 	lat int64 // latency, ns
 	lag int64 // open loop: actual send time - intended send time, ns
+	val int64 // the response's sample value (WithSamples)
 	typ int32 // index into the mix
 	out outcome
 }
@@ -165,12 +167,15 @@ type recorder struct {
 	lag     latAcc
 	types   []typeStats
 	dropped uint64
-	pending []event // events whose window membership is not known yet
-	gen     uint32  // window generation pending was last resolved against
+	keep    bool     // keep samples (WithSamples)
+	samples []Sample // successful responses in the window, when keep
+	pending []event  // events whose window membership is not known yet
+	gen     uint32   // window generation pending was last resolved against
 }
 
-func newRecorder(win *window, ntypes int, shared, sendLag bool) *recorder {
+func newRecorder(win *window, ntypes int, shared, sendLag, keep bool) *recorder {
 	return &recorder{
+		keep:    keep,
 		shared:  shared,
 		win:     win,
 		perType: ntypes > 1,
@@ -235,6 +240,9 @@ func (r *recorder) apply(ev event) {
 	case outOK:
 		ts.completed++
 		r.all.add(ev.lat)
+		if r.keep {
+			r.samples = append(r.samples, Sample{Request: int(ev.typ), Latency: time.Duration(max(ev.lat, 0)), Value: ev.val})
+		}
 		if r.perType {
 			ts.lat.add(ev.lat)
 		}

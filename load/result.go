@@ -38,6 +38,16 @@ type Result struct {
 	// (1µs..60s, 3 significant figures; larger values are clamped to 60s).
 	// It is never nil.
 	Histogram *hdrhistogram.Histogram `json:"-"`
+	// Samples, with [WithSamples] only, has every successful response of
+	// the window, in no particular order.
+	Samples []Sample `json:"-"`
+}
+
+// Sample is one successful response kept by [WithSamples].
+type Sample struct {
+	Request int           // index of its request type in the mix
+	Latency time.Duration // as in Latency: from the (intended) send to the end of the body
+	Value   int64         // the WithSamples function of its header
 }
 
 // RequestResult holds the window statistics of one request type.
@@ -73,6 +83,7 @@ func buildResult(res *Result, mix []Request, recs []*recorder, win time.Duration
 		all.merge(&r.all)
 		lag.merge(&r.lag)
 		res.Dropped += r.dropped
+		res.Samples = append(res.Samples, r.samples...)
 		for i := range r.types {
 			t, s := &types[i], &r.types[i]
 			t.completed += s.completed

@@ -40,6 +40,7 @@ type sender struct {
 	mix     []Request
 	runCtx  context.Context
 	timeout time.Duration
+	value   func(http.Header) int64 // nil: no sample values
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -47,8 +48,8 @@ type sender struct {
 	reqs   []*http.Request // lazily built, bound to ctx
 }
 
-func newSender(runCtx context.Context, tr http.RoundTripper, mix []Request, timeout time.Duration) *sender {
-	s := &sender{tr: tr, mix: mix, runCtx: runCtx, timeout: timeout}
+func newSender(runCtx context.Context, tr http.RoundTripper, mix []Request, timeout time.Duration, value func(http.Header) int64) *sender {
+	s := &sender{tr: tr, mix: mix, runCtx: runCtx, timeout: timeout, value: value}
 	s.renew()
 	return s
 }
@@ -102,11 +103,12 @@ func (s *sender) request(i int) (*http.Request, error) {
 }
 
 // do sends request type i, reads the whole response body and returns the
-// status code, or an error for transport failures and timeouts.
-func (s *sender) do(i int) (int, error) {
+// status code and the sender's value of the response header (0 without
+// one), or an error for transport failures and timeouts.
+func (s *sender) do(i int) (int, int64, error) {
 	req, err := s.request(i)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if req.GetBody != nil {
 		req.Body, _ = req.GetBody()
@@ -128,9 +130,13 @@ func (s *sender) do(i int) (int, error) {
 		s.renew()
 	}
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return resp.StatusCode, nil
+	var v int64
+	if s.value != nil {
+		v = s.value(resp.Header)
+	}
+	return resp.StatusCode, v, nil
 }
 
 // picker chooses request types by weight.
