@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -206,17 +207,36 @@ func (r *Request) CatchUp() string {
 		if left := deadline.Sub(now); wait >= left {
 			// Out of time: give up waiting, reply at once.
 			if left > 0 {
-				time.Sleep(left)
+				sleep(left)
 			}
 			r.raise(g)
 			return formatDelay(r.local.Load())
 		}
-		time.Sleep(wait)
+		sleep(wait)
 		served := l + int64(time.Since(now))
 		r.raise(served)
 		r.mode.store.Raise(r.id, served)
 	}
 }
+
+// sleep waits for d. The runtime's timers can fire a millisecond late when
+// the process is idle, which would make a branch wait far beyond what it
+// owes (and every other branch then wait for that too): the last part of
+// the wait is a nanosleep, which blocks the goroutine's thread (the
+// runtime runs other goroutines on other threads) and wakes on the
+// kernel's high-resolution timer.
+func sleep(d time.Duration) {
+	if d > preciseSleep {
+		time.Sleep(d - preciseSleep)
+		d = preciseSleep
+	}
+	ts := syscall.NsecToTimespec(int64(d))
+	for syscall.Nanosleep(&ts, &ts) == syscall.EINTR {
+	}
+}
+
+// preciseSleep is the longest part of a wait done with nanosleep.
+const preciseSleep = 3 * time.Millisecond
 
 // formatDelay writes a counter for a peer, within what ParseDelay accepts.
 func formatDelay(v int64) string { return strconv.FormatInt(min(max(v, 0), int64(MaxDelay)), 10) }
