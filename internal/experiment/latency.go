@@ -1,0 +1,625 @@
+package experiment
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/aclements/go-moremath/stats"
+
+	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+	"github.com/slowpoke-dev/slowpoke/load"
+	"github.com/slowpoke-dev/slowpoke/model"
+)
+
+// LatencyOptions of a latency what-if (PredictLatency). Zero values take
+// the spec's workload or the defaults below.
+type LatencyOptions struct {
+	Target         string
+	Reductions     []model.Reduction
+	ReductionsText []string
+	// Rate is the open-loop rate of every run, requests/s; 0 takes
+	// DefaultRateShare of the saturating rate, measured first.
+	Rate float64
+	// Connections of the closed-loop run that measures the saturating
+	// rate and the target's cost per call.
+	Connections int
+	Warmup      time.Duration
+	// Duration of every run's window; 0 sizes it so that every request
+	// type gets MinRequests responses.
+	Duration    time.Duration
+	MinRequests int // per request type and run (default DefaultMinRequests)
+	Repetitions int // of the whole sequence of runs, pooled (default 1)
+	Validate    bool
+	// CompareUnmatched also runs every prediction at the baseline's rate
+	// (LatencyPoint.Unmatched), to measure what matching the cores' load
+	// buys; slowpoke bench latency --compare sets it.
+	CompareUnmatched bool
+	Progress    io.Writer
+	SpecPath    string
+}
+
+// Defaults of a latency what-if.
+const (
+	// DefaultRateShare of the saturating rate: loaded, but far from the
+	// knee, where a latency prediction is meaningful (MiCozServices).
+	DefaultRateShare = 0.5
+	// DefaultMinRequests per request type sizes a p99's 95% confidence
+	// interval to about ±0.5 percentile points (1.96² 0.99 0.01 / 0.005²
+	// ≈ 1521); never fewer than 300 (MiCozServices).
+	DefaultMinRequests = 1500
+	minLatencyRequests = 300
+	// maxLatencyWindow bounds a sized window; fewer requests are then
+	// measured and a warning says so.
+	maxLatencyWindow = 2 * time.Minute
+	minLatencyWindow = 3 * time.Second
+	saturationWindow = 3 * time.Second
+	// fasterP is the significance level of the Mann-Whitney verdict.
+	fasterP = 0.05
+)
+
+type latencyRun struct {
+	d        *local.Deployment
+	s        *spec.Spec
+	o        LatencyOptions
+	mix      []load.Request
+	store    *agent.Store
+	start    time.Time
+	steps    int
+	step     int
+	warnings []string
+}
+
+func (r *latencyRun) progress(format string, args ...any) {
+	if r.o.Progress == nil {
+		return
+	}
+	eta := ""
+	if r.step > 1 {
+		per := time.Since(r.start) / time.Duration(r.step-1)
+		eta = ", about " + (per * time.Duration(r.steps-r.step+1)).Round(time.Second).String() + " left"
+	}
+	fmt.Fprintf(r.o.Progress, "[%d/%d %s%s] "+format+"\n", append([]any{r.step, r.steps, time.Since(r.start).Round(time.Second), eta}, args...)...)
+}
+
+// PredictLatency predicts the latency distribution of every request type of
+// the running application d after each reduction of the target's per-call
+// cost, by virtual speedup (docs/latency.md): every call of the target adds
+// the reduction to its request's delay counters, every concurrent branch
+// waits to catch up before it replies, and each request's measured latency
+// less its inserted delay is its predicted latency. The load is open loop
+// at a fixed rate. With Validate, the target is also restarted with its
+// work really reduced (the spec's ground_truth knob) and measured.
+//
+// Every service's instrumentation leaves the what-if, and the target runs
+// as started, before it returns, whatever happens.
+func PredictLatency(ctx context.Context, d *local.Deployment, o LatencyOptions) (*report.Latency, error) {
+	s := d.Spec
+	if d.Service(o.Target) == nil {
+		return nil, fmt.Errorf("no service %q is running; services: %v", o.Target, s.ServiceNames())
+	}
+	if len(o.Reductions) == 0 {
+		return nil, errors.New("no reduction given")
+	}
+	if o.Validate {
+		if svc, _ := s.Service(o.Target); svc.GroundTruth == nil {
+			return nil, fmt.Errorf("validate needs a way to really reduce %q's work: add ground_truth (env, base_us) to it in the spec (docs/spec.md)", o.Target)
+		}
+	}
+	if o.Rate < 0 || math.IsInf(o.Rate, 0) || math.IsNaN(o.Rate) {
+		return nil, fmt.Errorf("rate must be a positive number of requests/s, got %v", o.Rate)
+	}
+	var dur time.Duration
+	workloadDefaults(s, &o.Connections, &o.Warmup, &dur)
+	if o.MinRequests <= 0 {
+		o.MinRequests = DefaultMinRequests
+	}
+	if o.Repetitions <= 0 {
+		o.Repetitions = 1
+	}
+	if o.MinRequests < minLatencyRequests {
+		return nil, fmt.Errorf("at least %d requests per request type are needed for percentiles, got %d", minLatencyRequests, o.MinRequests)
+	}
+	mix, err := mixOf(s)
+	if err != nil {
+		return nil, err
+	}
+	for _, svc := range d.Services() {
+		if svc.Control == nil {
+			return nil, fmt.Errorf("service %q runs without a controller: a latency what-if needs every service instrumented", svc.Name)
+		}
+	}
+	r := &latencyRun{d: d, s: s, o: o, mix: mix, start: time.Now()}
+	if r.store, err = createStore(); err != nil {
+		return nil, err
+	}
+	defer r.end()
+	if err := r.setAll(0); err != nil {
+		return nil, err
+	}
+
+	out := &report.Latency{App: s.Name, Target: o.Target, CreatedAt: time.Now().UTC(), Settings: report.LatencySettings{
+		SpecPath: o.SpecPath, Reductions: o.ReductionsText, Rate: o.Rate, RateShare: DefaultRateShare,
+		Connections: o.Connections, WarmupS: o.Warmup.Seconds(), MinRequests: o.MinRequests, Repetitions: o.Repetitions, Validate: o.Validate,
+		Duration: o.Duration.Seconds(),
+	}}
+	perRep := 1 + len(o.Reductions)
+	if o.CompareUnmatched {
+		perRep += len(o.Reductions)
+	}
+	if o.Validate {
+		perRep += len(o.Reductions)
+	}
+	r.steps = 1 + o.Repetitions*perRep
+	r.step = 1
+	r.progress("saturation: closed loop, %d connections, %v", o.Connections, saturationWindow)
+	sat, err := r.saturation(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("saturation run: %w", err)
+	}
+	cost := sat.cost
+	out.SaturationRPS, out.TargetCostUS = sat.rps, float64(cost)/1e3
+	out.TargetCallsPerRequest, out.CPUPerRequestUS = sat.calls, float64(sat.cpu)/1e3
+	out.RateRPS = o.Rate
+	if o.Rate == 0 {
+		out.RateRPS = DefaultRateShare * sat.rps
+	}
+	window := r.window(out.RateRPS)
+	out.DurationS = window.Seconds()
+	ds := make([]time.Duration, len(o.Reductions))
+	for i, red := range o.Reductions {
+		v, err := red.Resolve(cost.Seconds())
+		if err != nil {
+			return nil, fmt.Errorf("--reduce %s: %w", red.Text, err)
+		}
+		if ds[i] = time.Duration(v * 1e9); ds[i] > agent.MaxDelay {
+			return nil, fmt.Errorf("--reduce %s: %v per call is more than the most allowed (%v)", red.Text, ds[i], agent.MaxDelay)
+		}
+	}
+	r.progress("saturating rate %.0f req/s, %s costs %v of CPU per call; open loop at %.0f req/s, %v per run",
+		sat.rps, o.Target, cost.Round(time.Microsecond), out.RateRPS, window.Round(100*time.Millisecond))
+
+	// Every repetition measures the baseline, each prediction and each
+	// truth; their responses are pooled.
+	base := make(runs, len(mix))
+	preds := make([]runs, len(ds))
+	unmatched := make([]runs, len(ds))
+	truths := make([]runs, len(ds))
+	meanDelay := make([]float64, len(ds))
+	rates := make([]float64, len(ds))
+	for k, dd := range ds {
+		rates[k] = sat.predictionRate(out.RateRPS, dd)
+		preds[k], unmatched[k], truths[k] = make(runs, len(mix)), make(runs, len(mix)), make(runs, len(mix))
+	}
+	for rep := 1; rep <= o.Repetitions; rep++ {
+		of := ""
+		if o.Repetitions > 1 {
+			of = fmt.Sprintf(" (repetition %d/%d)", rep, o.Repetitions)
+		}
+		r.step++
+		r.progress("baseline%s", of)
+		lat, _, err := r.measure(ctx, out.RateRPS, window, false)
+		if err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+		base.add(lat)
+		for k, dd := range ds {
+			r.step++
+			r.progress("%s: %s faster by %v per call, virtually, at %.0f req/s%s", o.ReductionsText[k], o.Target, dd.Round(time.Microsecond), rates[k], of)
+			if err := r.setTarget(dd); err != nil {
+				return nil, err
+			}
+			lat, delay, err := r.measure(ctx, rates[k], window, true)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", o.ReductionsText[k], err)
+			}
+			preds[k].add(lat)
+			meanDelay[k] += delay / float64(o.Repetitions)
+			if o.CompareUnmatched {
+				r.step++
+				r.progress("%s: and at the baseline's rate, %.0f req/s%s", o.ReductionsText[k], out.RateRPS, of)
+				if lat, _, err = r.measure(ctx, out.RateRPS, window, true); err != nil {
+					return nil, fmt.Errorf("%s: %w", o.ReductionsText[k], err)
+				}
+				unmatched[k].add(lat)
+			}
+			if err := r.setTarget(0); err != nil {
+				return nil, err
+			}
+		}
+		if !o.Validate {
+			continue
+		}
+		for k, dd := range ds {
+			r.step++
+			r.progress("%s: truth: %s restarted %v per call faster%s", o.ReductionsText[k], o.Target, dd.Round(time.Microsecond), of)
+			lat, err := r.truth(ctx, out.RateRPS, window, dd)
+			if err != nil {
+				return nil, fmt.Errorf("%s: truth: %w", o.ReductionsText[k], err)
+			}
+			truths[k].add(lat)
+		}
+		if err := r.restart(ctx, nil); err != nil {
+			return nil, fmt.Errorf("restore %s: %w", o.Target, err)
+		}
+	}
+	for i := range mix {
+		out.Baseline = append(out.Baseline, base.dist(mix[i].Name, i))
+	}
+	for k, dd := range ds {
+		for i := range mix {
+			p := r.point(mix[i].Name, o.ReductionsText[k], dd, base, preds[k], truths[k], i, meanDelay[k])
+			p.RateRPS = rates[k]
+			if o.CompareUnmatched {
+				u := unmatched[k].dist(mix[i].Name, i)
+				p.Unmatched = &u
+				if p.True != nil {
+					p.UnmatchedErrP50Pct, p.UnmatchedErrP99Pct = errPct(u.P50MS, p.TrueP50MS), errPct(u.P99MS, p.TrueP99MS)
+				}
+			}
+			out.Points = append(out.Points, p)
+		}
+	}
+	out.Warnings = r.warnings
+	out.ElapsedS = time.Since(r.start).Seconds()
+	return out, nil
+}
+
+// runs pools each request type's latencies (ms) over repetitions, and
+// keeps each repetition's p50.
+type runs []struct {
+	all  []float64
+	p50s []float64
+}
+
+func (rs runs) add(lat [][]float64) {
+	for i, xs := range lat {
+		rs[i].all = append(rs[i].all, xs...)
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		rs[i].p50s = append(rs[i].p50s, quantile(s, 0.5))
+	}
+}
+
+func (rs runs) dist(request string, i int) report.LatencyDist {
+	d := dist(request, rs[i].all)
+	d.RunsP50MS = rs[i].p50s
+	return d
+}
+
+// createStore makes the delay store in shared memory (/dev/shm) where
+// there is one, in the temporary directory otherwise.
+func createStore() (*agent.Store, error) {
+	dir := "/dev/shm"
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		dir = os.TempDir()
+	}
+	b := make([]byte, 8)
+	rand.Read(b)
+	return agent.CreateStore(filepath.Join(dir, fmt.Sprintf("slowpoke-delays-%d-%s", os.Getpid(), hex.EncodeToString(b))))
+}
+
+// end takes every service out of the what-if and removes the store.
+func (r *latencyRun) end() {
+	for _, svc := range r.d.Services() {
+		if svc.Control != nil {
+			svc.Control.SetLatency(wire.Latency{})
+		}
+	}
+	os.Remove(r.store.Path())
+	r.store.Close()
+}
+
+// setAll puts every service in the what-if, the target adding delay per
+// call.
+func (r *latencyRun) setAll(delay time.Duration) error {
+	for _, svc := range r.d.Services() {
+		if err := r.set(svc, delay); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *latencyRun) set(svc *local.Service, delay time.Duration) error {
+	l := wire.Latency{Store: r.store.Path(), Target: svc.Name == r.o.Target}
+	if l.Target {
+		l.DelayNS = int64(delay)
+	}
+	if err := svc.Control.SetLatency(l); err != nil {
+		return fmt.Errorf("service %q: start the latency what-if: %w", svc.Name, err)
+	}
+	return nil
+}
+
+func (r *latencyRun) setTarget(delay time.Duration) error {
+	return r.set(r.d.Service(r.o.Target), delay)
+}
+
+// saturated is what the saturation run measured.
+type saturated struct {
+	rps   float64       // throughput
+	cost  time.Duration // the target's CPU time per call
+	calls float64       // the target's calls per request
+	cpu   time.Duration // the cores' busy time per request
+}
+
+// predictionRate is the rate of a prediction run for a reduction of d per
+// call of the target: rate less the share of the cores' time per request
+// that the reduction would free, so that the cores are as busy in the
+// prediction run as with the target really faster (docs/latency.md).
+func (s saturated) predictionRate(rate float64, d time.Duration) float64 {
+	if s.cpu <= 0 {
+		return rate
+	}
+	freed := s.calls * float64(d) / float64(s.cpu)
+	return rate * max(1-freed, minRateShare)
+}
+
+// minRateShare bounds the prediction run's rate from below.
+const minRateShare = 0.05
+
+// saturation measures the saturating throughput in closed loop, the
+// target's CPU time per call, its calls per request, and the busy time of
+// the cores per request.
+func (r *latencyRun) saturation(ctx context.Context) (saturated, error) {
+	var before, after map[string]*wire.Stats
+	cpus := r.d.Placement.OtherCPUs
+	var idle0, idle1 time.Duration
+	res, err := load.RunClosed(ctx, r.mix, load.WithConnections(r.o.Connections), load.WithWarmup(r.o.Warmup), load.WithDuration(saturationWindow),
+		load.WithWindowHooks(func() { before, idle0 = snapshot(r.d), sharedIdle(cpus) }, func() { after, idle1 = snapshot(r.d), sharedIdle(cpus) }))
+	if err != nil {
+		return saturated{}, err
+	}
+	if res.Completed == 0 {
+		return saturated{}, fmt.Errorf("no request succeeded (%d errors, %d non-2xx): check the workload and the services' logs", res.Errors, res.Non2xx)
+	}
+	calls, cpu := statsDelta(before[r.o.Target], after[r.o.Target])
+	if calls == 0 {
+		return saturated{}, fmt.Errorf("target %q %w", r.o.Target, ErrNotCalled)
+	}
+	if cpu <= 0 {
+		return saturated{}, fmt.Errorf("target %q used no measurable CPU (%d calls)", r.o.Target, calls)
+	}
+	n := float64(res.Completed + res.Non2xx)
+	s := saturated{rps: res.Throughput, cost: cpu / time.Duration(calls), calls: float64(calls) / n}
+	if busy := res.Window*time.Duration(len(cpus)) - (idle1 - idle0); idle1 > 0 && busy > 0 {
+		s.cpu = time.Duration(float64(busy) / n)
+	} else {
+		r.warnings = append(r.warnings, "the cores' busy time could not be read (/proc/stat): predictions run at the baseline's rate")
+	}
+	return s, nil
+}
+
+// window is each run's measurement window: the given duration, or long
+// enough for MinRequests of the rarest request type.
+func (r *latencyRun) window(rate float64) time.Duration {
+	if r.o.Duration > 0 {
+		return r.o.Duration
+	}
+	var sum, least float64
+	least = math.Inf(1)
+	for _, m := range r.mix {
+		sum += m.Weight
+		least = min(least, m.Weight)
+	}
+	w := time.Duration(1.1 * float64(r.o.MinRequests) / (rate * least / sum) * 1e9)
+	if w > maxLatencyWindow {
+		r.warnings = append(r.warnings, fmt.Sprintf("%d requests of the rarest request type at %.0f req/s would take %v a run; measured %v, so its p99 is less precise (see the confidence intervals)",
+			r.o.MinRequests, rate, w.Round(time.Second), maxLatencyWindow))
+		w = maxLatencyWindow
+	}
+	return max(w, minLatencyWindow)
+}
+
+// measure runs the open-loop load and returns each request type's
+// latencies in ms, less each request's inserted delay when predicting, and
+// the mean inserted delay in ms.
+func (r *latencyRun) measure(ctx context.Context, rate float64, window time.Duration, predicting bool) ([][]float64, float64, error) {
+	res, err := load.RunOpen(ctx, r.mix, rate, load.WithWarmup(r.o.Warmup), load.WithDuration(window), load.WithSamples(delayHeader))
+	if err != nil {
+		return nil, 0, err
+	}
+	if res.Completed == 0 {
+		return nil, 0, fmt.Errorf("no request succeeded (%d errors, %d non-2xx): check the services' logs", res.Errors, res.Non2xx)
+	}
+	if bad := res.Errors + res.Non2xx + res.Dropped; float64(bad) > 0.01*float64(res.Completed) {
+		r.warnings = append(r.warnings, fmt.Sprintf("%d of %d requests failed or were dropped in one run", bad, bad+res.Completed))
+	}
+	out := make([][]float64, len(r.mix))
+	var delay float64
+	for _, sm := range res.Samples {
+		v := sm.Latency
+		if predicting {
+			v -= time.Duration(sm.Value)
+			delay += float64(sm.Value) / 1e6
+		}
+		out[sm.Request] = append(out[sm.Request], float64(v)/1e6)
+	}
+	for i, xs := range out {
+		if len(xs) == 0 {
+			return nil, 0, fmt.Errorf("request type %q got no successful response", r.mix[i].Name)
+		}
+	}
+	return out, delay / float64(len(res.Samples)), nil
+}
+
+// delayHeader reads the delay the entry service reports for a request.
+func delayHeader(h http.Header) int64 {
+	v, _ := agent.ParseDelay(h.Get(agent.HeaderDelay))
+	return v
+}
+
+// truth restarts the target with its work reduced by d and measures.
+func (r *latencyRun) truth(ctx context.Context, rate float64, window, d time.Duration) ([][]float64, error) {
+	svc, _ := r.s.Service(r.o.Target)
+	gt := svc.GroundTruth
+	if err := r.restart(ctx, map[string]string{gt.Env: gt.Value(d.Seconds() * 1e6)}); err != nil {
+		return nil, err
+	}
+	lat, _, err := r.measure(ctx, rate, window, false)
+	return lat, err
+}
+
+// restart restarts the target with env (nil: as started) and puts it back
+// in the what-if (its controller is new).
+func (r *latencyRun) restart(ctx context.Context, env map[string]string) error {
+	if err := r.d.Restart(ctx, r.o.Target, env); err != nil {
+		return fmt.Errorf("restart %s: %w", r.o.Target, err)
+	}
+	return r.setTarget(0)
+}
+
+// point compares one request type's predicted (and true) latencies after
+// one reduction with its baseline.
+func (r *latencyRun) point(request, reduction string, d time.Duration, bases, preds, truths runs, i int, meanDelay float64) report.LatencyPoint {
+	p := report.LatencyPoint{Request: request, Reduction: reduction, ReductionUS: float64(d) / 1e3, MeanDelayMS: meanDelay}
+	base, pred := bases[i].all, preds[i].all
+	p.Predicted = preds.dist(request, i)
+	p.PredictedP50MS, p.PredictedP90MS, p.PredictedP99MS = p.Predicted.P50MS, p.Predicted.P90MS, p.Predicted.P99MS
+	p.MannWhitneyP = lowerP(pred, base)
+	p.Faster = p.MannWhitneyP < fasterP
+	if !r.o.Validate {
+		return p
+	}
+	truth := truths[i].all
+	t := truths.dist(request, i)
+	p.True = &t
+	p.TrueP50MS, p.TrueP90MS, p.TrueP99MS = t.P50MS, t.P90MS, t.P99MS
+	p.ErrP50Pct = errPct(p.PredictedP50MS, t.P50MS)
+	p.ErrP90Pct = errPct(p.PredictedP90MS, t.P90MS)
+	p.ErrP99Pct = errPct(p.PredictedP99MS, t.P99MS)
+	p.Within = math.Abs(p.ErrP50Pct) <= report.LatencyP50BoundPct && math.Abs(p.ErrP99Pct) <= report.LatencyP99BoundPct
+	p.TrueMannWhitneyP = lowerP(truth, base)
+	return p
+}
+
+func errPct(pred, truth float64) float64 {
+	if truth == 0 {
+		return 0
+	}
+	return (pred - truth) / truth * 100
+}
+
+// lowerP is the p-value of a one-sided Mann-Whitney U test of "x is lower
+// than y" (1 when it cannot be computed).
+func lowerP(x, y []float64) float64 {
+	res, err := stats.MannWhitneyUTest(x, y, stats.LocationLess)
+	if err != nil {
+		return 1
+	}
+	return res.P
+}
+
+// dist summarizes latencies (ms): percentiles with distribution-free 95%
+// confidence intervals, and the quantiles kept for CDFs.
+func dist(request string, xs []float64) report.LatencyDist {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	d := report.LatencyDist{Request: request, N: len(s), MeanMS: stats.Mean(s)}
+	d.P50MS, d.P50CIMS = quantileCI(s, 0.50)
+	d.P90MS, d.P90CIMS = quantileCI(s, 0.90)
+	d.P99MS, d.P99CIMS = quantileCI(s, 0.99)
+	for _, q := range report.LatencyQuantiles {
+		d.QuantilesMS = append(d.QuantilesMS, quantile(s, q/100))
+	}
+	return d
+}
+
+// quantile is the q-quantile of sorted s (nearest rank).
+func quantile(s []float64, q float64) float64 {
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// quantileCI returns the q-quantile of sorted s and its 95% confidence
+// interval from the order statistics: the ranks n q ± 1.96 sqrt(n q (1-q))
+// (normal approximation of the binomial), clamped to the sample.
+func quantileCI(s []float64, q float64) (float64, [2]float64) {
+	n := float64(len(s))
+	h := 1.96 * math.Sqrt(n*q*(1-q))
+	lo := int(math.Floor(n*q-h)) - 1
+	hi := int(math.Ceil(n*q+h)) - 1
+	at := func(i int) float64 { return s[min(max(i, 0), len(s)-1)] }
+	return quantile(s, q), [2]float64{at(lo), at(hi)}
+}
+
+// LatencyOverhead measures what taking part in a latency what-if costs
+// when nothing is sped up: the p50 (ms) of the whole workload in open loop
+// at DefaultRateShare of the saturating rate (or o.Rate), alternately with
+// every service out of the what-if and in it at a delay of 0, reps times
+// each. Only o.Rate, o.Connections, o.Warmup, o.Duration and o.Progress
+// are used; o.Target must name a service that does CPU work.
+func LatencyOverhead(ctx context.Context, d *local.Deployment, o LatencyOptions, reps int) (off, on []float64, rate float64, err error) {
+	var dur time.Duration
+	workloadDefaults(d.Spec, &o.Connections, &o.Warmup, &dur)
+	if o.Duration <= 0 {
+		o.Duration = dur
+	}
+	mix, err := mixOf(d.Spec)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	r := &latencyRun{d: d, s: d.Spec, o: o, mix: mix, start: time.Now(), steps: 1 + 2*reps, step: 1}
+	if r.store, err = createStore(); err != nil {
+		return nil, nil, 0, err
+	}
+	defer r.end()
+	r.progress("saturation")
+	sat, err := r.saturation(ctx)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	rate = o.Rate
+	if rate == 0 {
+		rate = DefaultRateShare * sat.rps
+	}
+	p50 := func() (float64, error) {
+		res, err := load.RunOpen(ctx, mix, rate, load.WithWarmup(o.Warmup), load.WithDuration(o.Duration))
+		if err != nil {
+			return 0, err
+		}
+		return float64(res.Latency.P50) / 1e6, nil
+	}
+	for i := range reps {
+		for _, in := range []bool{false, true} {
+			r.step++
+			r.progress("repetition %d, %s the what-if", i+1, map[bool]string{false: "out of", true: "in"}[in])
+			if in {
+				err = r.setAll(0)
+			} else {
+				for _, svc := range d.Services() {
+					if err = svc.Control.SetLatency(wire.Latency{}); err != nil {
+						break
+					}
+				}
+			}
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			v, err := p50()
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			if in {
+				on = append(on, v)
+			} else {
+				off = append(off, v)
+			}
+		}
+	}
+	return off, on, rate, nil
+}
