@@ -48,8 +48,8 @@ type LatencyOptions struct {
 	// (LatencyPoint.Unmatched), to measure what matching the cores' load
 	// buys; slowpoke bench latency --compare sets it.
 	CompareUnmatched bool
-	Progress    io.Writer
-	SpecPath    string
+	Progress         io.Writer
+	SpecPath         string
 }
 
 // Defaults of a latency what-if.
