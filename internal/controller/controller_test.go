@@ -665,3 +665,29 @@ func TestPoolReachesInstrumentation(t *testing.T) {
 		return err == nil && st.Limit == 0 && st.ThresholdNS == 0
 	})
 }
+
+// TestSetLatencyValidates: malformed latency settings are refused with an
+// error naming them; a store, and then none, are accepted.
+func TestSetLatencyValidates(t *testing.T) {
+	a := startCtl(t, "a", "calls", time.Second)
+	cl := NewClient(a.Addr(), testSecret)
+	defer cl.Close()
+	for _, bad := range []wire.Latency{
+		{Store: "relative/path"},
+		{Store: "/tmp/x\x00y"},
+		{Store: "/" + strings.Repeat("a", 5000)},
+		{Store: "/tmp/store", DelayNS: -1},
+		{Store: "/tmp/store", DelayNS: int64(2 * time.Minute)},
+		{Target: true},
+		{DelayNS: 5},
+	} {
+		if err := cl.SetLatency(bad); err == nil || !strings.Contains(err.Error(), "latency") {
+			t.Errorf("SetLatency(%+.40v): %v, want an error about the latency setting", bad, err)
+		}
+	}
+	store, err := agent.CreateStore(filepath.Join(t.TempDir(), "delays"))
+	must(t, err)
+	defer store.Close()
+	must(t, cl.SetLatency(wire.Latency{Store: store.Path(), Target: true, DelayNS: int64(time.Millisecond)}))
+	must(t, cl.SetLatency(wire.Latency{}))
+}
