@@ -1,6 +1,7 @@
 package slowhttp
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -255,4 +256,40 @@ func newTestAgent(t testing.TB) *agent.Agent {
 	}
 	t.Cleanup(func() { a.Close() })
 	return a
+}
+
+// BenchmarkLatencyMetadata is one call through an instrumented client and
+// server over a real socket, outside a latency what-if and inside one at a
+// delay of 0: the difference is what the metadata costs a call.
+func BenchmarkLatencyMetadata(b *testing.B) {
+	store, err := agent.CreateStore(filepath.Join(b.TempDir(), "delays"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	a := newTestAgent(b)
+	srv := httptest.NewServer(NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }), withAgent(a)))
+	defer srv.Close()
+	client := &http.Client{Transport: NewTransport(nil, withAgent(a))}
+	for _, in := range []bool{false, true} {
+		name := "out"
+		if in {
+			name = "in"
+			a.SetLatency(store.Path(), false, 0)
+		}
+		b.Run(name, func(b *testing.B) {
+			// The call is made for a served request, as a service's
+			// handler makes it.
+			ctx := agent.ContextWithRequest(context.Background(), a.BeginRequest("", ""))
+			for b.Loop() {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
 }

@@ -561,7 +561,7 @@ func quantileCI(s []float64, q float64) (float64, [2]float64) {
 // when nothing is sped up: the p50 (ms) of the whole workload in open loop
 // at DefaultRateShare of the saturating rate (or o.Rate), alternately with
 // every service out of the what-if and in it at a delay of 0, reps times
-// each. Only o.Rate, o.Connections, o.Warmup, o.Duration and o.Progress
+// each, in the order out-in, in-out, out-in, ... Only o.Rate, o.Connections, o.Warmup, o.Duration and o.Progress
 // are used; o.Target must name a service that does CPU work.
 func LatencyOverhead(ctx context.Context, d *local.Deployment, o LatencyOptions, reps int) (off, on []float64, rate float64, err error) {
 	var dur time.Duration
@@ -595,7 +595,12 @@ func LatencyOverhead(ctx context.Context, d *local.Deployment, o LatencyOptions,
 		return float64(res.Latency.P50) / 1e6, nil
 	}
 	for i := range reps {
-		for _, in := range []bool{false, true} {
+		// ABBA order: a drift within a pair does not favour either.
+		order := []bool{false, true}
+		if i%2 == 1 {
+			order = []bool{true, false}
+		}
+		for _, in := range order {
 			r.step++
 			r.progress("repetition %d, %s the what-if", i+1, map[bool]string{false: "out of", true: "in"}[in])
 			if in {
