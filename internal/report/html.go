@@ -84,6 +84,10 @@ type htmlPage struct {
 	Points  *htmlPoints  // predict, validate: one row per point
 	Ranked  *htmlRanked  // rank: one row per service
 	Pools   *htmlPools   // pools: the advice and its validation
+	Latency *htmlLatency // latency: per request type
+	// NoGraph leaves out the call graph, the baseline and the flags
+	// (pools, latency).
+	NoGraph bool
 
 	Graph     *htmlGraph
 	GraphRows []htmlGraphRow

@@ -152,6 +152,15 @@ func WriteLatencyJSON(path string, l *Latency) error {
 
 // ReadLatencyJSON reads a file written by WriteLatencyJSON.
 func ReadLatencyJSON(path string) (*Latency, error) {
+	var head struct {
+		Kind string `json:"kind"`
+	}
+	if err := readJSON(path, &head); err != nil {
+		return nil, err
+	}
+	if head.Kind != KindLatency {
+		return nil, fmt.Errorf("%s: not the results of slowpoke latency (kind %q)", path, head.Kind)
+	}
 	var l Latency
 	if err := readJSON(path, &l); err != nil {
 		return nil, err

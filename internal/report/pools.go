@@ -304,7 +304,7 @@ func poolLoadRow(label, size string, l PoolsLoad, stderr string) htmlPoolLoad {
 func newPoolsPage(p *Pools) (*htmlPage, error) {
 	human, iso := createdAt(p.CreatedAt)
 	page := &htmlPage{Kind: KindPools, Title: fmt.Sprintf("Pool sizes for %s", p.App), Created: human, CreatedISO: iso,
-		Warnings: p.Warnings}
+		Warnings: p.Warnings, NoGraph: true}
 	hp := &htmlPools{SLA: trimFloat(p.SLAMS) + " ms", Baseline: poolLoadRow("baseline", "as started", p.Baseline, "–")}
 	var heads []string
 	for i := range p.Services {
