@@ -38,7 +38,10 @@ func runBench(args []string) int {
 	if len(args) > 0 && args[0] == "pools" {
 		return benchPools(args[1:])
 	}
-	fmt.Fprintln(os.Stderr, "Usage: slowpoke bench overhead|accuracy|pausecost|methods|pools [flags]\n\n"+
+	if len(args) > 0 && args[0] == "latency" {
+		return benchLatency(args[1:])
+	}
+	fmt.Fprintln(os.Stderr, "Usage: slowpoke bench overhead|accuracy|pausecost|methods|pools|latency [flags]\n\n"+
 		"overhead  throughput cost of the instrumentation and controllers at zero pause,\n"+
 		"          against the same two emulated services uninstrumented\n"+
 		"accuracy  slowpoke validate on synthetic configurations (docs/suite.md):\n"+
@@ -48,7 +51,10 @@ func runBench(args []string) int {
 		"methods   validate an application with several pause methods against one ground\n"+
 		"          truth, interleaved: every method's error per point, paired\n"+
 		"pools     slowpoke pools --validate on applications with a best pool size: the\n"+
-		"          recommended size's goodput against half, double and unlimited")
+		"          recommended size's goodput against half, double and unlimited\n"+
+		"latency   slowpoke latency --validate on the latency suite and the applications:\n"+
+		"          predicted against true p50 and p99 per request type; --overhead: the\n"+
+		"          metadata's cost at delay 0")
 	return 2
 }
 

@@ -24,6 +24,7 @@ func init() {
 		{"predict", "predict throughput if a target service were faster (virtual speedup)", runPredict},
 		{"validate", "predict and also measure the truth (target really reduced): per-point error and RMSE", runValidate},
 		{"rank", "which service is worth optimizing: predict the gain of speeding up each service, ranked", runRank},
+		{"latency", "latency what-if per request type: p50/p90/p99 if a target service were faster, validated", runLatency},
 		{"pools", "what pool size each critical service should run with: goodput against concurrency, knee, validation", runPools},
 		{"bench", "benchmarks that print figures: overhead, accuracy", runBench},
 		{"controller", "run one service under a slowpoke controller (used by the backends)", runController},

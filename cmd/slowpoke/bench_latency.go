@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aclements/go-moremath/stats"
+
+	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/experiment"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+	"github.com/slowpoke-dev/slowpoke/internal/suite"
+)
+
+// latencyCases are bench latency's default cases besides the latency
+// suite: the demo and the four applications with the paper's targets.
+const latencyCases = "examples/demo/app.yaml=cart,apps/boutique/app.yaml=cart,apps/hotel/app.yaml=profile,apps/social/app.yaml=home-timeline,apps/movie/app.yaml=movie-reviews"
+
+// benchLatency runs slowpoke latency --validate on the latency suite and
+// on applications, and prints every (request type, reduction) pair's
+// errors and the share within the targets' bounds; with --overhead it
+// measures what the what-if costs at a delay of 0 instead.
+func benchLatency(args []string) int {
+	fs := flag.NewFlagSet("bench latency", flag.ContinueOnError)
+	cases := fs.String("cases", "suite,"+latencyCases, `comma-separated "suite" (the four latency shapes) and spec=target pairs`)
+	reduce := fs.String("reduce", "50%", "reductions of every target")
+	requests := fs.Int("requests", 1000, "responses per request type and run")
+	runs := fs.Int("runs", 3, "repetitions of every run within a case, interleaved and pooled")
+	overhead := fs.Bool("overhead", false, "measure the cost of the what-if's metadata at delay 0 on the demo instead: p50 in and out of the what-if, alternated")
+	compare := fs.Bool("compare", false, "also predict at the baseline's rate, without matching the cores' load, and print both errors")
+	reps := fs.Int("reps", 5, "with --overhead: runs in and out of the what-if")
+	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-latency-<time>)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	extra, err := benchSetup(out, "latency")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", err)
+		return 1
+	}
+	if *overhead {
+		if err := latencyOverhead(extra, *reps); err != nil {
+			fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	type kase struct{ spec, target string }
+	var ks []kase
+	for _, cs := range strings.Split(*cases, ",") {
+		cs = strings.TrimSpace(cs)
+		if cs == "suite" {
+			cfgs, err := suite.Latency(1)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", err)
+				return 1
+			}
+			for _, c := range cfgs {
+				p, err := suite.Write(filepath.Join(*out, "suite"), c)
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", err)
+					return 1
+				}
+				ks = append(ks, kase{p, c.Target})
+			}
+			continue
+		}
+		p, t, ok := strings.Cut(cs, "=")
+		if !ok || t == "" {
+			fmt.Fprintf(os.Stderr, "slowpoke bench latency: --cases: %q is not spec=target\n", cs)
+			return 2
+		}
+		ks = append(ks, kase{p, t})
+	}
+	type row struct {
+		k       kase
+		res     *report.Latency
+		elapsed time.Duration
+		err     error
+	}
+	var rows []row
+	for i, k := range ks {
+		fmt.Fprintf(os.Stderr, "\n== case %d/%d: %s, target %s\n", i+1, len(ks), k.spec, k.target)
+		r := row{k: k}
+		start := time.Now()
+		dir := filepath.Join(*out, fmt.Sprintf("%02d-%s", i+1, filepath.Base(filepath.Dir(k.spec))))
+		r.err = latencyMain(latencyConfig{specPath: k.spec, target: k.target, reduce: *reduce, validate: true, requests: *requests, reps: *runs,
+			outDir: dir, extraPath: extra, compare: *compare, onResult: func(l *report.Latency) { r.res = l }})
+		r.elapsed = time.Since(start)
+		rows = append(rows, r)
+		if errors.Is(r.err, context.Canceled) {
+			break
+		}
+	}
+	fmt.Println()
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	head := "case\ttarget\trequest\treduction\tbase p50\tpred p50\ttrue p50\terr p50\tbase p99\tpred p99\ttrue p99\terr p99\tfaster pred/true\twithin\ttime"
+	if *compare {
+		head += "\tunmatched err p50\tunmatched err p99"
+	}
+	fmt.Fprintln(tw, head)
+	var u50, u99 []float64
+	var in, n int
+	var e50, e99 []float64
+	failed := false
+	for _, r := range rows {
+		name := filepath.Base(filepath.Dir(r.k.spec))
+		if r.err != nil {
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t%s error: %v\n", name, r.k.target, r.elapsed.Round(time.Second), r.err)
+			failed = true
+			continue
+		}
+		base := map[string]report.LatencyDist{}
+		for _, b := range r.res.Baseline {
+			base[b.Request] = b
+		}
+		for _, p := range r.res.Points {
+			n++
+			if p.Within {
+				in++
+			}
+			e50, e99 = append(e50, p.ErrP50Pct), append(e99, p.ErrP99Pct)
+			verdict := func(pv float64) string {
+				if pv < 0.05 {
+					return "yes"
+				}
+				return "no"
+			}
+			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%+.1f%%\t%.2f\t%.2f\t%.2f\t%+.1f%%\t%s/%s\t%v\t%s", name, r.k.target, p.Request, p.Reduction,
+				base[p.Request].P50MS, p.PredictedP50MS, p.TrueP50MS, p.ErrP50Pct, base[p.Request].P99MS, p.PredictedP99MS, p.TrueP99MS, p.ErrP99Pct,
+				verdict(p.MannWhitneyP), verdict(p.TrueMannWhitneyP), p.Within, r.elapsed.Round(time.Second))
+			if p.Unmatched != nil {
+				line += fmt.Sprintf("\t%+.1f%%\t%+.1f%%", p.UnmatchedErrP50Pct, p.UnmatchedErrP99Pct)
+				u50, u99 = append(u50, p.UnmatchedErrP50Pct), append(u99, p.UnmatchedErrP99Pct)
+			}
+			fmt.Fprintln(tw, line)
+		}
+	}
+	tw.Flush()
+	if n > 0 {
+		fmt.Printf("\n%d of %d pairs within ±%d%% at p50 and ±%d%% at p99 (%.0f%%; target 90%%)\n", in, n, report.LatencyP50BoundPct, report.LatencyP99BoundPct, float64(in)/float64(n)*100)
+		fmt.Printf("p50 error: mean |err| %.1f%%, worst %+.1f%%; p99 error: mean |err| %.1f%%, worst %+.1f%%\n", meanAbs(e50), worst(e50), meanAbs(e99), worst(e99))
+		if len(u50) > 0 {
+			fmt.Printf("unmatched (at the baseline's rate): p50 mean |err| %.1f%%, worst %+.1f%%; p99 mean |err| %.1f%%, worst %+.1f%%\n", meanAbs(u50), worst(u50), meanAbs(u99), worst(u99))
+		}
+	}
+	fmt.Printf("results in %s\n", *out)
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+func meanAbs(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += math.Abs(x)
+	}
+	return s / float64(len(xs))
+}
+
+func worst(xs []float64) float64 {
+	var w float64
+	for _, x := range xs {
+		if math.Abs(x) > math.Abs(w) {
+			w = x
+		}
+	}
+	return w
+}
+
+// latencyOverhead measures the demo's p50 in and out of a latency what-if
+// at delay 0, alternated.
+func latencyOverhead(extra []string, reps int) error {
+	s, err := spec.Load("examples/demo/app.yaml")
+	if err != nil {
+		return err
+	}
+	app, err := startSession(s, filepath.Join(os.TempDir(), fmt.Sprintf("slowpoke-bench-latency-%d", os.Getpid())), local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: extra})
+	if err != nil {
+		return err
+	}
+	defer app.close()
+	off, on, rate, err := experiment.LatencyOverhead(app.ctx, app.d, experiment.LatencyOptions{Target: "cart", Duration: 5 * time.Second, Progress: os.Stderr}, reps)
+	if err != nil {
+		return app.d.Explain(err)
+	}
+	fmt.Printf("\ndemo, open loop at %.0f req/s, %d runs each, alternated (p50, ms):\n", rate, reps)
+	fmt.Printf("  out of the what-if: %s (median %.3f)\n", fmtList(off), stats.Sample{Xs: off}.Quantile(0.5))
+	fmt.Printf("  in it, delay 0:     %s (median %.3f)\n", fmtList(on), stats.Sample{Xs: on}.Quantile(0.5))
+	mo, mi := stats.Sample{Xs: off}.Quantile(0.5), stats.Sample{Xs: on}.Quantile(0.5)
+	fmt.Printf("  overhead of the metadata: %+.1f%% of p50 (target: within 2%%)\n", (mi-mo)/mo*100)
+	return nil
+}
+
+func fmtList(xs []float64) string {
+	var p []string
+	for _, x := range xs {
+		p = append(p, fmt.Sprintf("%.3f", x))
+	}
+	return strings.Join(p, " ")
+}

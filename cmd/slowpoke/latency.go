@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/experiment"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+	"github.com/slowpoke-dev/slowpoke/model"
+)
+
+// latencyConfig is slowpoke latency's flags.
+type latencyConfig struct {
+	specPath  string
+	target    string
+	reduce    string
+	validate  bool
+	rate      float64
+	conns     int
+	warmup    time.Duration
+	duration  time.Duration
+	requests  int
+	reps      int
+	outDir    string
+	extraPath []string
+	// onResult, when set, receives the results (bench latency).
+	onResult func(*report.Latency)
+	// compare also predicts at the baseline's rate (bench latency).
+	compare bool
+}
+
+func runLatency(args []string) int {
+	fs := flag.NewFlagSet("latency", flag.ContinueOnError)
+	c := latencyConfig{requests: experiment.DefaultMinRequests, reps: 1}
+	fs.StringVar(&c.specPath, "f", "", "application spec (YAML, see docs/spec.md) (required)")
+	fs.StringVar(&c.target, "target", "", "the service to speed up (required)")
+	fs.StringVar(&c.reduce, "reduce", "50%", "reductions of the target's per-call cost: 50% | 20%,40% | 300us")
+	fs.BoolVar(&c.validate, "validate", false, "also measure the truth: the target restarted with its work really reduced (the spec's ground_truth)")
+	fs.Float64Var(&c.rate, "rate", 0, "open-loop rate, requests/s (default: half the saturating rate, measured first)")
+	fs.IntVar(&c.requests, "requests", c.requests, "responses to measure per request type and run (at least 300; the default sizes the p99's confidence interval to about ±0.5 percentile points)")
+	fs.IntVar(&c.reps, "reps", c.reps, "repetitions of every run, interleaved; their responses are pooled")
+	fs.DurationVar(&c.duration, "duration", 0, "window of every run (default: long enough for --requests)")
+	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections of the saturation run (default: the spec's workload.connections)")
+	fs.DurationVar(&c.warmup, "warmup", 0, "warm-up before every run (default: the spec's)")
+	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-<target>-latency-<time>)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: slowpoke latency -f app.yaml --target SERVICE [--reduce LIST] [--validate] [flags]\n\n"+
+			"What would the latency of each request type be if a service were faster?\n"+
+			"Starts the application, measures its saturating rate, then loads it in open\n"+
+			"loop at half that rate: as it is (baseline), and with the target virtually sped\n"+
+			"up by each reduction (every other branch of a request waits for it, and each\n"+
+			"request's inserted delay is taken off its latency). Prints p50, p90 and p99 per\n"+
+			"request type with 95%% confidence intervals and a Mann-Whitney test of \"faster\";\n"+
+			"writes results.json, report.html and a CDF plot per request type to the output\n"+
+			"directory. See docs/latency.md.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "slowpoke latency: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if c.specPath == "" || c.target == "" {
+		fmt.Fprintln(os.Stderr, "slowpoke latency: -f and --target are required (see -h)")
+		return 2
+	}
+	if err := latencyMain(c); err != nil {
+		fmt.Fprintf(os.Stderr, "slowpoke latency: %v\n", err)
+		if errors.Is(err, context.Canceled) {
+			return 130
+		}
+		return 1
+	}
+	return 0
+}
+
+func latencyMain(c latencyConfig) error {
+	s, err := spec.Load(c.specPath)
+	if err != nil {
+		return err
+	}
+	if _, ok := s.Service(c.target); !ok {
+		return fmt.Errorf("--target: no service %q in %s; services: %v", c.target, c.specPath, s.ServiceNames())
+	}
+	if svc, _ := s.Service(c.target); c.validate && svc.GroundTruth == nil {
+		return fmt.Errorf("service %q has no ground_truth in %s: --validate needs a way to really reduce its work (docs/spec.md)", c.target, c.specPath)
+	}
+	reds, err := model.ParseReductions(c.reduce)
+	if err != nil {
+		return fmt.Errorf("--reduce: %w", err)
+	}
+	var texts []string
+	for _, r := range reds {
+		if r.Kind == model.Scale {
+			return fmt.Errorf("--reduce %s: replicas are a throughput what-if; give a percentage or a time per call", r.Text)
+		}
+		texts = append(texts, r.Text)
+	}
+	switch {
+	case c.rate < 0:
+		return fmt.Errorf("--rate must be > 0, got %v", c.rate)
+	case c.requests < 300:
+		return fmt.Errorf("--requests must be at least 300 for percentiles, got %d", c.requests)
+	case c.reps < 1:
+		return fmt.Errorf("--reps must be at least 1, got %d", c.reps)
+	case c.conns < 0:
+		return fmt.Errorf("--connections must be > 0, got %d", c.conns)
+	case c.warmup < 0:
+		return fmt.Errorf("--warmup must be >= 0, got %v", c.warmup)
+	case c.duration < 0:
+		return fmt.Errorf("--duration must be > 0, got %v", c.duration)
+	}
+	if c.outDir == "" {
+		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-%s-latency-%s", s.Name, c.target, time.Now().Format("20060102-150405")))
+	}
+	app, err := startSession(s, c.outDir, local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: c.extraPath})
+	if err != nil {
+		return err
+	}
+	defer app.close()
+	ctx, sigCtx, d := app.ctx, app.interrupted, app.d
+
+	out, err := experiment.PredictLatency(ctx, d, experiment.LatencyOptions{
+		Target: c.target, Reductions: reds, ReductionsText: texts, Rate: c.rate, Connections: c.conns,
+		Warmup: c.warmup, Duration: c.duration, MinRequests: c.requests, Repetitions: c.reps, Validate: c.validate, CompareUnmatched: c.compare,
+		Progress: os.Stderr, SpecPath: c.specPath,
+	})
+	switch {
+	case err == nil:
+	case sigCtx.Err() != nil:
+		return fmt.Errorf("interrupted: %w", context.Canceled)
+	case ctx.Err() != nil:
+		return d.Explain(err)
+	default:
+		return err
+	}
+	plots, err := report.WriteLatencyPlots(c.outDir, out)
+	if err != nil {
+		return fmt.Errorf("CDF plots: %w", err)
+	}
+	jsonPath, htmlPath := filepath.Join(c.outDir, "results.json"), filepath.Join(c.outDir, "report.html")
+	if err := report.WriteLatencyJSON(jsonPath, out); err != nil {
+		return err
+	}
+	if err := report.WriteLatencyHTML(htmlPath, out); err != nil {
+		return err
+	}
+	fmt.Println()
+	if err := report.WriteLatencyTable(os.Stdout, out); err != nil {
+		return err
+	}
+	if c.onResult != nil {
+		c.onResult(out)
+	}
+	fmt.Printf("\nwrote %s\n      %s\n", jsonPath, htmlPath)
+	for _, p := range plots {
+		fmt.Printf("      %s\n", p)
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/suite"
+)
+
+// latency --validate on the fan-out shape of the latency suite, in real
+// processes: every part of the output is there, the predicted p50 is
+// faster than the baseline and near the truth (generous bounds: this is
+// a noisy shared machine; bench latency measures the accuracy), and
+// nothing is left behind: no process, no delay store.
+func TestLatencyFanout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an emulated application")
+	}
+	bin := buildSlowpoke(t)
+	if err := os.Symlink(bin, filepath.Join(filepath.Dir(bin), emuName)); err != nil {
+		t.Fatal(err)
+	}
+	cfgs, err := suite.Latency(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	var spec string
+	for _, c := range cfgs {
+		if c.Name == "lat-fanout" {
+			if spec, err = suite.Write(work, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out := filepath.Join(work, "out")
+	marker := filepath.Join(work, "marker")
+	cmd := exec.Command(bin, "latency", "-f", spec, "--target", "target", "--reduce", "50%", "--validate",
+		"--rate", "150", "--requests", "300", "--duration", "2s", "--warmup", "500ms", "--out", out)
+	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := runWithTimeout(cmd, 3*time.Minute); err != nil {
+		t.Fatalf("latency: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	checkNoLeftovers(t, marker)
+	pid := strconv.Itoa(cmd.Process.Pid)
+	if left, _ := filepath.Glob("/dev/shm/slowpoke-delays-" + pid + "-*"); len(left) > 0 {
+		t.Errorf("delay store left behind: %v", left)
+	}
+
+	var res struct {
+		Kind     string `json:"kind"`
+		Baseline []struct {
+			Request string  `json:"request"`
+			P50MS   float64 `json:"p50_ms"`
+			N       int     `json:"n"`
+		} `json:"baseline"`
+		Points []struct {
+			Request        string  `json:"request"`
+			ReductionUS    float64 `json:"reduction_us"`
+			PredictedP50MS float64 `json:"predicted_p50_ms"`
+			PredictedP99MS float64 `json:"predicted_p99_ms"`
+			TrueP50MS      float64 `json:"true_p50_ms"`
+			TrueP99MS      float64 `json:"true_p99_ms"`
+			MeanDelayMS    float64 `json:"mean_delay_ms"`
+			MannWhitneyP   float64 `json:"mann_whitney_p"`
+		} `json:"points"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Kind != "latency" || len(res.Baseline) != 1 || len(res.Points) != 1 {
+		t.Fatalf("results.json: %s", b)
+	}
+	p := res.Points[0]
+	if p.Request != "run" || p.ReductionUS <= 0 || p.PredictedP50MS <= 0 || p.PredictedP99MS < p.PredictedP50MS || p.TrueP50MS <= 0 || p.TrueP99MS <= 0 {
+		t.Errorf("point: %+v", p)
+	}
+	// The target's branch had the most work: a reduction shortens every
+	// request, by at most the reduction; the other branches wait for it.
+	if p.MeanDelayMS < p.ReductionUS/1e3 {
+		t.Errorf("mean inserted delay %.3fms, less than the reduction %.0fus", p.MeanDelayMS, p.ReductionUS)
+	}
+	if e := (p.PredictedP50MS - p.TrueP50MS) / p.TrueP50MS; math.Abs(e) > 0.4 {
+		t.Errorf("predicted p50 %.2fms, true %.2fms: off by %.0f%%\nstdout:\n%s", p.PredictedP50MS, p.TrueP50MS, e*100, stdout.String())
+	}
+	if res.Baseline[0].N < 200 {
+		t.Errorf("baseline measured %d responses", res.Baseline[0].N)
+	}
+	for _, f := range []string{"report.html", "cdf-run.svg"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if !strings.Contains(stdout.String(), "predictions within") {
+		t.Errorf("no table on stdout:\n%s", stdout.String())
+	}
+}
+
+// Bad input is refused before anything starts.
+func TestLatencyBadInput(t *testing.T) {
+	spec := "../../examples/demo/app.yaml"
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"-f", spec}, 2},                                         // no --target
+		{[]string{"--target", "cart"}, 2},                                 // no -f
+		{[]string{"-f", spec, "--target", "cart", "extra"}, 2},            // stray argument
+		{[]string{"-f", spec, "--target", "nosuch"}, 1},                   // unknown service
+		{[]string{"-f", spec, "--target", "cart", "--reduce", "1->2"}, 1}, // replicas
+		{[]string{"-f", spec, "--target", "cart", "--reduce", "x"}, 1},
+		{[]string{"-f", spec, "--target", "cart", "--requests", "10"}, 1},
+		{[]string{"-f", spec, "--target", "cart", "--rate", "-1"}, 1},
+		{[]string{"-f", spec, "--target", "cart", "--reps", "0"}, 1},
+		{[]string{"-f", "nosuch.yaml", "--target", "cart"}, 1},
+	} {
+		if got := runLatency(tc.args); got != tc.want {
+			t.Errorf("latency %v: exit %d, want %d", tc.args, got, tc.want)
+		}
+	}
+}
