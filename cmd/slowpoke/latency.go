@@ -56,8 +56,9 @@ func runLatency(args []string) int {
 			"What would the latency of each request type be if a service were faster?\n"+
 			"Starts the application, measures its saturating rate, then loads it in open\n"+
 			"loop at half that rate: as it is (baseline), and with the target virtually sped\n"+
-			"up by each reduction (every other branch of a request waits for it, and each\n"+
-			"request's inserted delay is taken off its latency). Prints p50, p90 and p99 per\n"+
+			"up by each reduction (every other branch of a request waits for it, each\n"+
+			"request's inserted delay is taken off its latency, and the rate is lowered to\n"+
+			"keep the cores as busy as the faster target would). Prints p50, p90 and p99 per\n"+
 			"request type with 95%% confidence intervals and a Mann-Whitney test of \"faster\";\n"+
 			"writes results.json, report.html and a CDF plot per request type to the output\n"+
 			"directory. See docs/latency.md.\n\n")

@@ -60,7 +60,7 @@ const (
 	// DefaultMinRequests per request type sizes a p99's 95% confidence
 	// interval to about ±0.5 percentile points (1.96² 0.99 0.01 / 0.005²
 	// ≈ 1521); never fewer than 300 (MiCozServices).
-	DefaultMinRequests = 1500
+	DefaultMinRequests = report.DefaultLatencyRequests
 	minLatencyRequests = 300
 	// maxLatencyWindow bounds a sized window; fewer requests are then
 	// measured and a warning says so.

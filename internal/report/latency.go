@@ -134,6 +134,9 @@ type LatencyPoint struct {
 	TrueMannWhitneyP float64 `json:"true_mann_whitney_p,omitzero"`
 }
 
+// DefaultLatencyRequests is slowpoke latency's default --requests.
+const DefaultLatencyRequests = 1500
+
 // Accuracy bounds of a validated latency point.
 const (
 	LatencyP50BoundPct = 5
@@ -174,13 +177,26 @@ func ReadLatencyJSON(path string) (*Latency, error) {
 	return &l, nil
 }
 
+// Verdict is a Mann-Whitney p-value as shown: "yes (p=0.003)" below 0.05,
+// "no (p=0.4)" otherwise; p-values too small to print are "p<1e-16".
+func Verdict(p float64) string {
+	v := "no"
+	if p < 0.05 {
+		v = "yes"
+	}
+	if p < 1e-16 {
+		return v + " (p<1e-16)"
+	}
+	return fmt.Sprintf("%s (p=%.2g)", v, p)
+}
+
 // WriteLatencyTable prints the baseline and every point, with the truth
 // and errors where validated.
 func WriteLatencyTable(w io.Writer, l *Latency) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "%s: latency if %s were faster (open loop at %s req/s, %s of the saturating %s req/s; %s per run)\n\n",
 		l.App, l.Target, trimFloat(math.Round(l.RateRPS)), fmt.Sprintf("%.0f%%", l.RateRPS/l.SaturationRPS*100),
-		trimFloat(math.Round(l.SaturationRPS)), seconds(l.DurationS))
+		trimFloat(math.Round(l.SaturationRPS)), fmt.Sprintf("%.1fs", l.DurationS))
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	validated := len(l.Points) > 0 && l.Points[0].True != nil
 	head := "request\treduction\tp50 ms\tp90 ms\tp99 ms\tfaster (p)"
@@ -201,12 +217,8 @@ func WriteLatencyTable(w io.Writer, l *Latency) error {
 			if p.Request != b.Request {
 				continue
 			}
-			verdict := "no"
-			if p.Faster {
-				verdict = "yes"
-			}
-			row := fmt.Sprintf("%s\t%s (%sus)\t%s\t%s\t%s\t%s (%.2g)", p.Request, p.Reduction, trimFloat(math.Round(p.ReductionUS)),
-				ci(p.PredictedP50MS, p.Predicted.P50CIMS), ci(p.PredictedP90MS, p.Predicted.P90CIMS), ci(p.PredictedP99MS, p.Predicted.P99CIMS), verdict, p.MannWhitneyP)
+			row := fmt.Sprintf("%s\t%s (%sus)\t%s\t%s\t%s\t%s", p.Request, p.Reduction, trimFloat(math.Round(p.ReductionUS)),
+				ci(p.PredictedP50MS, p.Predicted.P50CIMS), ci(p.PredictedP90MS, p.Predicted.P90CIMS), ci(p.PredictedP99MS, p.Predicted.P99CIMS), Verdict(p.MannWhitneyP))
 			if validated && p.True != nil {
 				row += fmt.Sprintf("\t%.2f\t%.2f\t%.2f\t%+.1f%%\t%+.1f%%\t%+.1f%%", p.TrueP50MS, p.TrueP90MS, p.TrueP99MS, p.ErrP50Pct, p.ErrP90Pct, p.ErrP99Pct)
 			}

@@ -114,6 +114,23 @@ func newLatencyPlot(l *Latency, request string) (*plot.Plot, error) {
 			}
 		}
 	}
+	// The tail beyond p99.9 would squash the rest: the x axis ends there.
+	i999 := len(LatencyQuantiles) - 2
+	var xmax float64
+	for _, b := range l.Baseline {
+		if b.Request == request {
+			xmax = max(xmax, b.QuantilesMS[i999])
+		}
+	}
+	for _, pt := range l.Points {
+		if pt.Request == request {
+			xmax = max(xmax, pt.Predicted.QuantilesMS[i999])
+			if pt.True != nil {
+				xmax = max(xmax, pt.True.QuantilesMS[i999])
+			}
+		}
+	}
+	p.X.Min, p.X.Max = 0, xmax*1.05
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = false
 	p.Legend.Left = false
@@ -175,10 +192,7 @@ func newLatencyPage(l *Latency) (*htmlPage, error) {
 				continue
 			}
 			last = pt
-			verdict := fmt.Sprintf("no (%.2g)", pt.MannWhitneyP)
-			if pt.Faster {
-				verdict = fmt.Sprintf("yes (%.2g)", pt.MannWhitneyP)
-			}
+			verdict := Verdict(pt.MannWhitneyP)
 			v := pt.True != nil
 			label := fmt.Sprintf("predicted −%s (%s µs per call)", pt.Reduction, trimFloat(math.Round(pt.ReductionUS)))
 			t.Rows = append(t.Rows, htmlLatencyRow{Label: label, P50: ms(pt.PredictedP50MS, pt.Predicted.P50CIMS), P90: ms(pt.PredictedP90MS, pt.Predicted.P90CIMS),
@@ -189,10 +203,7 @@ func newLatencyPage(l *Latency) (*htmlPage, error) {
 				if pt.Within {
 					within++
 				}
-				tv := fmt.Sprintf("no (%.2g)", pt.TrueMannWhitneyP)
-				if pt.TrueMannWhitneyP < 0.05 {
-					tv = fmt.Sprintf("yes (%.2g)", pt.TrueMannWhitneyP)
-				}
+				tv := Verdict(pt.TrueMannWhitneyP)
 				t.Rows = append(t.Rows, htmlLatencyRow{Label: fmt.Sprintf("true −%s", pt.Reduction), P50: ms(pt.True.P50MS, pt.True.P50CIMS),
 					P90: ms(pt.True.P90MS, pt.True.P90CIMS), P99: ms(pt.True.P99MS, pt.True.P99CIMS), N: fmt.Sprint(pt.True.N), Faster: tv,
 					Err50: "–", Err90: "–", Err99: "–"})
@@ -211,7 +222,7 @@ func newLatencyPage(l *Latency) (*htmlPage, error) {
 			return nil, err
 		}
 		page.Figures = append(page.Figures, htmlFigure{Title: b.Request, SVG: svg,
-			Caption: "Cumulative distribution of latency: the baseline (black), each prediction (solid) and its truth (dashed)."})
+			Caption: "Cumulative distribution of latency up to the 99.9th percentile: the baseline (black), each prediction (solid) and its truth (dashed)."})
 	}
 	page.Latency = hl
 	if len(l.Points) > 0 {
@@ -242,6 +253,9 @@ func newLatencyPage(l *Latency) (*htmlPage, error) {
 	}
 	if l.Settings.Repetitions > 1 {
 		args = append(args, "--reps", fmt.Sprint(l.Settings.Repetitions))
+	}
+	if n := l.Settings.MinRequests; n > 0 && n != DefaultLatencyRequests {
+		args = append(args, "--requests", fmt.Sprint(n))
 	}
 	page.Command = shellJoin(args)
 	return page, nil

@@ -65,7 +65,7 @@ func TestLatencyTable(t *testing.T) {
 	if err := WriteLatencyTable(&b, latencyFixture()); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"home", "checkout/pay", "baseline", "50% (600us)", "yes (1e-20)", "+2.9%", "2 of 2 predictions within ±5% at p50 and ±10% at p99"} {
+	for _, want := range []string{"home", "checkout/pay", "baseline", "50% (600us)", "yes (p<1e-16)", "+2.9%", "2 of 2 predictions within ±5% at p50 and ±10% at p99"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
