@@ -69,9 +69,11 @@ func TestLimitNeverExceeded(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 				// Wait for the calls above the new limit to drain before
 				// checking it: set it, then hold the check off until the
-				// running count has come down once.
+				// admitted count has come down once. (Not the running
+				// count: a call admitted under the old limit may not
+				// have counted itself as running yet.)
 				a.SetPool(l, 0)
-				for l > 0 && running.Load() > l {
+				for l > 0 && a.pool.admitted.Load() > l {
 					time.Sleep(100 * time.Microsecond)
 				}
 				mu.Lock()
