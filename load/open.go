@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/hrtimer"
 )
 
 // openRecorders is the number of (shared) recorders used by open loop
@@ -88,9 +90,9 @@ func (o *openLoop) dispatch(runCtx context.Context, drops *recorder) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
-	pt := newPreciseTimer()
+	pt := hrtimer.New()
 	if pt != nil {
-		defer pt.close()
+		defer pt.Close()
 	}
 	for k := 0; ; k++ {
 		due := int64(float64(k) * o.interval)
@@ -127,7 +129,7 @@ func (o *openLoop) dispatch(runCtx context.Context, drops *recorder) {
 // waitUntil waits until offset due and reports true, or false as soon as done
 // is closed. Short waits use pt (if not nil), so that sends are not delayed
 // by the runtime's timer granularity.
-func (o *openLoop) waitUntil(due int64, timer *time.Timer, pt *preciseTimer, done <-chan struct{}) bool {
+func (o *openLoop) waitUntil(due int64, timer *time.Timer, pt *hrtimer.Timer, done <-chan struct{}) bool {
 	for {
 		select {
 		case <-done:
@@ -138,11 +140,11 @@ func (o *openLoop) waitUntil(due int64, timer *time.Timer, pt *preciseTimer, don
 		if wait <= 0 {
 			return true
 		}
-		if pt != nil && wait < preciseSleepMax && pt.sleep(wait) {
+		if pt != nil && wait < hrtimer.Max && pt.Sleep(wait) {
 			continue
 		}
-		if pt != nil && wait >= preciseSleepMax {
-			wait -= preciseSleepMax / 2
+		if pt != nil && wait >= hrtimer.Max {
+			wait -= hrtimer.Max / 2
 		}
 		timer.Reset(wait)
 		select {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/hrtimer"
 )
 
 // Names under which a latency what-if's request id and delay counter travel:
@@ -222,21 +224,29 @@ func (r *Request) CatchUp() string {
 // sleep waits for d. The runtime's timers can fire a millisecond late when
 // the process is idle, which would make a branch wait far beyond what it
 // owes (and every other branch then wait for that too): the last part of
-// the wait is a nanosleep, which blocks the goroutine's thread (the
-// runtime runs other goroutines on other threads) and wakes on the
-// kernel's high-resolution timer.
+// the wait is on a high-resolution timer, read through the runtime's
+// poller so that the goroutine's thread is free meanwhile.
 func sleep(d time.Duration) {
-	if d > preciseSleep {
-		time.Sleep(d - preciseSleep)
-		d = preciseSleep
+	end := time.Now().Add(d)
+	if d > hrtimer.Max {
+		time.Sleep(d - hrtimer.Max)
 	}
-	ts := syscall.NsecToTimespec(int64(d))
-	for syscall.Nanosleep(&ts, &ts) == syscall.EINTR {
+	left := time.Until(end)
+	if left <= 0 {
+		return
+	}
+	t, _ := timers.Get().(*hrtimer.Timer)
+	if t == nil || !t.Sleep(left) {
+		time.Sleep(left)
+	}
+	if t != nil {
+		timers.Put(t)
 	}
 }
 
-// preciseSleep is the longest part of a wait done with nanosleep.
-const preciseSleep = 3 * time.Millisecond
+// timers are the high-resolution timers of waits, reused (a dropped one
+// is closed by its file's finalizer).
+var timers = sync.Pool{New: func() any { return hrtimer.New() }}
 
 // formatDelay writes a counter for a peer, within what ParseDelay accepts.
 func formatDelay(v int64) string { return strconv.FormatInt(min(max(v, 0), int64(MaxDelay)), 10) }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package load
+package hrtimer
 
 import (
 	"errors"
@@ -10,18 +10,19 @@ import (
 	"unsafe"
 )
 
-// preciseSleepMax is the longest wait for which the open-loop dispatcher uses
-// a preciseTimer; longer waits use a runtime timer for all but the last part.
+// Max is the longest wait worth a Timer; longer waits should use a runtime
+// timer for all but the last part.
 //
 // The Go runtime parks idle threads in epoll_wait with millisecond
 // granularity, so runtime timers fire up to ~1ms late, which would show up as
 // open-loop latency. A timerfd read through the runtime's network poller
 // wakes the goroutine when the kernel's high-resolution timer expires (epoll
 // returns as soon as the fd is readable) and, unlike nanosleep, does not hold
-// a scheduler P while waiting. See preciseTimer.sleep for the busy case.
-const preciseSleepMax = 2 * time.Millisecond
+// a scheduler P while waiting. See Timer.Sleep for the busy case.
+const Max = 2 * time.Millisecond
 
-type preciseTimer struct {
+// Timer sleeps precisely; it is owned by one goroutine at a time.
+type Timer struct {
 	fd  int
 	f   *os.File // the fd registered with the network poller
 	buf [8]byte
@@ -37,23 +38,23 @@ const (
 	tfdCloexec     = syscall.O_CLOEXEC
 )
 
-// newPreciseTimer returns a timer, or nil if timerfd is unavailable (the
-// caller then falls back to runtime timers).
-func newPreciseTimer() *preciseTimer {
+// New returns a timer, or nil if timerfd is unavailable (the caller then
+// falls back to runtime timers).
+func New() *Timer {
 	fd, _, errno := syscall.Syscall(syscall.SYS_TIMERFD_CREATE, clockMonotonic, tfdNonblock|tfdCloexec, 0)
 	if errno != 0 {
 		return nil
 	}
-	return &preciseTimer{fd: int(fd), f: os.NewFile(fd, "load-timerfd")}
+	return &Timer{fd: int(fd), f: os.NewFile(fd, "timerfd")}
 }
 
-// sleep blocks the calling goroutine for about d (> 0): until the timerfd
+// Sleep blocks the calling goroutine for about d (> 0): until the timerfd
 // expires or, whichever comes first, until a read deadline set to the same
 // instant passes. The deadline is a runtime timer, which fires promptly when
 // the scheduler is busy (and the network poller is consulted less often);
 // the timerfd fires promptly when the process is idle. It returns false if
 // the timer could not be used.
-func (t *preciseTimer) sleep(d time.Duration) bool {
+func (t *Timer) Sleep(d time.Duration) bool {
 	spec := itimerspec{value: syscall.NsecToTimespec(int64(d))}
 	_, _, errno := syscall.Syscall6(syscall.SYS_TIMERFD_SETTIME, uintptr(t.fd), 0,
 		uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
@@ -67,4 +68,5 @@ func (t *preciseTimer) sleep(d time.Duration) bool {
 	return err == nil || errors.Is(err, os.ErrDeadlineExceeded)
 }
 
-func (t *preciseTimer) close() { t.f.Close() }
+// Close releases the timer.
+func (t *Timer) Close() { t.f.Close() }
