@@ -138,7 +138,7 @@ func benchLatency(args []string) int {
 			}
 			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%+.1f%%\t%.2f\t%.2f\t%.2f\t%+.1f%%\t%s/%s\t%v\t%s", name, r.k.target, p.Request, p.Reduction,
 				base[p.Request].P50MS, p.PredictedP50MS, p.TrueP50MS, p.ErrP50Pct, base[p.Request].P99MS, p.PredictedP99MS, p.TrueP99MS, p.ErrP99Pct,
-				verdict(p.MannWhitneyP), verdict(p.TrueMannWhitneyP), p.Within, r.elapsed.Round(time.Second))
+				verdict(p.MannWhitneyP), verdict(derefOr(p.TrueMannWhitneyP, 1)), p.Within, r.elapsed.Round(time.Second))
 			if p.Unmatched != nil {
 				line += fmt.Sprintf("\t%+.1f%%\t%+.1f%%", p.UnmatchedErrP50Pct, p.UnmatchedErrP99Pct)
 				u50, u99 = append(u50, p.UnmatchedErrP50Pct), append(u99, p.UnmatchedErrP99Pct)
@@ -209,4 +209,11 @@ func fmtList(xs []float64) string {
 		p = append(p, fmt.Sprintf("%.3f", x))
 	}
 	return strings.Join(p, " ")
+}
+
+func derefOr(p *float64, def float64) float64 {
+	if p == nil {
+		return def
+	}
+	return *p
 }

@@ -503,7 +503,8 @@ func (r *latencyRun) point(request, reduction string, d time.Duration, bases, pr
 	p.ErrP90Pct = errPct(p.PredictedP90MS, t.P90MS)
 	p.ErrP99Pct = errPct(p.PredictedP99MS, t.P99MS)
 	p.Within = math.Abs(p.ErrP50Pct) <= report.LatencyP50BoundPct && math.Abs(p.ErrP99Pct) <= report.LatencyP99BoundPct
-	p.TrueMannWhitneyP = lowerP(truth, base)
+	tp := lowerP(truth, base)
+	p.TrueMannWhitneyP = &tp
 	return p
 }
 

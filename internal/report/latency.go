@@ -130,8 +130,9 @@ type LatencyPoint struct {
 	UnmatchedErrP50Pct float64      `json:"unmatched_err_p50_pct,omitzero"`
 	UnmatchedErrP99Pct float64      `json:"unmatched_err_p99_pct,omitzero"`
 	// TrueMannWhitneyP tests "the true latencies are lower than the
-	// baseline's", to compare with the prediction's verdict.
-	TrueMannWhitneyP float64 `json:"true_mann_whitney_p,omitzero"`
+	// baseline's", to compare with the prediction's verdict (with
+	// validation only).
+	TrueMannWhitneyP *float64 `json:"true_mann_whitney_p,omitempty"`
 }
 
 // DefaultLatencyRequests is slowpoke latency's default --requests.

@@ -203,7 +203,10 @@ func newLatencyPage(l *Latency) (*htmlPage, error) {
 				if pt.Within {
 					within++
 				}
-				tv := Verdict(pt.TrueMannWhitneyP)
+				tv := "–"
+				if pt.TrueMannWhitneyP != nil {
+					tv = Verdict(*pt.TrueMannWhitneyP)
+				}
 				t.Rows = append(t.Rows, htmlLatencyRow{Label: fmt.Sprintf("true −%s", pt.Reduction), P50: ms(pt.True.P50MS, pt.True.P50CIMS),
 					P90: ms(pt.True.P90MS, pt.True.P90CIMS), P99: ms(pt.True.P99MS, pt.True.P99CIMS), N: fmt.Sprint(pt.True.N), Faster: tv,
 					Err50: "–", Err90: "–", Err99: "–"})
