@@ -72,27 +72,13 @@ const (
 )
 
 type latencyRun struct {
+	stepper
 	d        *local.Deployment
 	s        *spec.Spec
 	o        LatencyOptions
 	mix      []load.Request
 	store    *agent.Store
-	start    time.Time
-	steps    int
-	step     int
 	warnings []string
-}
-
-func (r *latencyRun) progress(format string, args ...any) {
-	if r.o.Progress == nil {
-		return
-	}
-	eta := ""
-	if r.step > 1 {
-		per := time.Since(r.start) / time.Duration(r.step-1)
-		eta = ", about " + (per * time.Duration(r.steps-r.step+1)).Round(time.Second).String() + " left"
-	}
-	fmt.Fprintf(r.o.Progress, "[%d/%d %s%s] "+format+"\n", append([]any{r.step, r.steps, time.Since(r.start).Round(time.Second), eta}, args...)...)
 }
 
 // PredictLatency predicts the latency distribution of every request type of
@@ -142,7 +128,7 @@ func PredictLatency(ctx context.Context, d *local.Deployment, o LatencyOptions) 
 			return nil, fmt.Errorf("service %q runs without a controller: a latency what-if needs every service instrumented", svc.Name)
 		}
 	}
-	r := &latencyRun{d: d, s: s, o: o, mix: mix, start: time.Now()}
+	r := &latencyRun{d: d, s: s, o: o, mix: mix, stepper: stepper{w: o.Progress, start: time.Now()}}
 	if r.store, err = createStore(); err != nil {
 		return nil, err
 	}
@@ -163,7 +149,7 @@ func PredictLatency(ctx context.Context, d *local.Deployment, o LatencyOptions) 
 	if o.Validate {
 		perRep += len(o.Reductions)
 	}
-	r.steps = 1 + o.Repetitions*perRep
+	r.total = 1 + o.Repetitions*perRep
 	r.step = 1
 	r.progress("saturation: closed loop, %d connections, %v", o.Connections, saturationWindow)
 	sat, err := r.saturation(ctx)
@@ -574,7 +560,7 @@ func LatencyOverhead(ctx context.Context, d *local.Deployment, o LatencyOptions,
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	r := &latencyRun{d: d, s: d.Spec, o: o, mix: mix, start: time.Now(), steps: 1 + 2*reps, step: 1}
+	r := &latencyRun{d: d, s: d.Spec, o: o, mix: mix, stepper: stepper{w: o.Progress, start: time.Now(), total: 1 + 2*reps, step: 1}}
 	if r.store, err = createStore(); err != nil {
 		return nil, nil, 0, err
 	}

@@ -69,26 +69,12 @@ func PoolLevels(n int) []int {
 }
 
 type poolRun struct {
+	stepper
 	warnings []string
 	d        *local.Deployment
 	s        *spec.Spec
 	o        PoolOptions
 	mix      []load.Request
-	start    time.Time
-	steps    int
-	step     int
-}
-
-func (r *poolRun) progress(format string, args ...any) {
-	if r.o.Progress == nil {
-		return
-	}
-	eta := ""
-	if r.step > 1 {
-		per := time.Since(r.start) / time.Duration(r.step-1)
-		eta = ", about " + (per * time.Duration(r.steps-r.step+1)).Round(time.Second).String() + " left"
-	}
-	fmt.Fprintf(r.o.Progress, "[%d/%d %s%s] "+format+"\n", append([]any{r.step, r.steps, time.Since(r.start).Round(time.Second), eta}, args...)...)
 }
 
 // AdvisePools finds the best pool size of each critical service of the
@@ -135,7 +121,7 @@ func AdvisePools(ctx context.Context, d *local.Deployment, o PoolOptions) (*repo
 	if err != nil {
 		return nil, err
 	}
-	r := &poolRun{d: d, s: s, o: o, mix: mix, start: time.Now()}
+	r := &poolRun{d: d, s: s, o: o, mix: mix, stepper: stepper{w: o.Progress, start: time.Now()}}
 	defer r.unlimit()
 
 	out := &report.Pools{App: s.Name, CreatedAt: time.Now().UTC(), SLAMS: ms(o.SLA), Settings: report.PoolsSettings{
@@ -146,7 +132,7 @@ func AdvisePools(ctx context.Context, d *local.Deployment, o PoolOptions) (*repo
 		out.Settings.Repetitions = o.Repetitions
 	}
 	// Steps: the baseline, one sweep per service, validation runs.
-	r.steps = 1 + max(1, len(o.Services))
+	r.total = 1 + max(1, len(o.Services))
 	r.step = 1
 	r.progress("baseline: %d connections, %v", o.Connections, o.Duration)
 	base, before, after, err := r.measure(ctx)
@@ -161,9 +147,9 @@ func AdvisePools(ctx context.Context, d *local.Deployment, o PoolOptions) (*repo
 	if err != nil {
 		return nil, err
 	}
-	r.steps = 1 + len(crit)
+	r.total = 1 + len(crit)
 	if o.Validate {
-		r.steps += len(crit) * 4 * o.Repetitions
+		r.total += len(crit) * 4 * o.Repetitions
 	}
 	for i := range crit {
 		c := &crit[i]
