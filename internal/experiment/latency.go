@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/aclements/go-moremath/stats"
@@ -287,15 +288,32 @@ func (rs runs) dist(request string, i int) report.LatencyDist {
 }
 
 // createStore makes the delay store in shared memory (/dev/shm) where
-// there is one, in the temporary directory otherwise.
+// there is one, in the temporary directory otherwise. Stores left there by
+// a slowpoke that was killed (its process is gone) are removed first.
 func createStore() (*agent.Store, error) {
 	dir := "/dev/shm"
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		dir = os.TempDir()
 	}
+	removeStaleStores(dir)
 	b := make([]byte, 8)
 	rand.Read(b)
 	return agent.CreateStore(filepath.Join(dir, fmt.Sprintf("slowpoke-delays-%d-%s", os.Getpid(), hex.EncodeToString(b))))
+}
+
+// removeStaleStores removes the delay stores in dir whose creator (the pid
+// in their name) no longer runs.
+func removeStaleStores(dir string) {
+	paths, _ := filepath.Glob(filepath.Join(dir, "slowpoke-delays-*-*"))
+	for _, p := range paths {
+		var pid int
+		if _, err := fmt.Sscanf(filepath.Base(p), "slowpoke-delays-%d-", &pid); err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.Remove(p)
+		}
+	}
 }
 
 // end takes every service out of the what-if and removes the store.
