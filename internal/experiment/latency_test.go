@@ -19,8 +19,8 @@ func TestRemoveStaleStores(t *testing.T) {
 	files := map[string]bool{ // name -> kept
 		"slowpoke-delays-" + strconv.Itoa(dead.Process.Pid) + "-ab12": false,
 		"slowpoke-delays-" + strconv.Itoa(os.Getpid()) + "-cd34":      true,
-		"slowpoke-delays-x-1":                                         true,
-		"other-file":                                                  true,
+		"slowpoke-delays-x-1": true,
+		"other-file":          true,
 	}
 	for name := range files {
 		os.WriteFile(filepath.Join(dir, name), nil, 0o600)
