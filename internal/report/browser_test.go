@@ -33,12 +33,12 @@ const (
 	phoneWidth   = 390
 )
 
-// TestHTMLInBrowser loads a rank, a validate and a pools report in headless
+// TestHTMLInBrowser loads a rank, a validate, a pools and a latency report in headless
 // chromium, at a desktop width and a phone's, and checks that the page
 // logs no error, makes no network request but for its own file, does not
 // overflow the phone's width, and renders to something that is not blank.
 // With SLOWPOKE_SCREENSHOT_DIR set, it writes the screenshots there
-// (rank-wide.png, rank-narrow.png, validate-wide.png, ..., pools-narrow.png).
+// (rank-wide.png, rank-narrow.png, validate-wide.png, ..., latency-narrow.png).
 //
 // Without chromium the test is skipped, unless SLOWPOKE_REQUIRE_BROWSER=1
 // (as in CI), which makes it fail.
@@ -63,9 +63,13 @@ func TestHTMLInBrowser(t *testing.T) {
 	if err := WritePoolsHTML(poolsPath, samplePools(t)); err != nil {
 		t.Fatal(err)
 	}
+	latencyPath := filepath.Join(dir, "latency.html")
+	if err := WriteLatencyHTML(latencyPath, latencyFixture()); err != nil {
+		t.Fatal(err)
+	}
 	shots := os.Getenv("SLOWPOKE_SCREENSHOT_DIR")
 
-	for _, page := range []struct{ name, path string }{{"rank", rankPath}, {"validate", validatePath}, {"pools", poolsPath}} {
+	for _, page := range []struct{ name, path string }{{"rank", rankPath}, {"validate", validatePath}, {"pools", poolsPath}, {"latency", latencyPath}} {
 		t.Run(page.name, func(t *testing.T) {
 			withBrowser(t, exe, func(ctx context.Context) {
 				for _, view := range []struct {
