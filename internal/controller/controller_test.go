@@ -150,6 +150,9 @@ func TestPauseStopsChildCPU(t *testing.T) {
 	if paused > running/5 {
 		t.Fatalf("child used %v of CPU while paused (vs %v running)", paused, running)
 	}
+	// The pause is recorded just after the continue signal: the child
+	// can be running again a moment before its stats are.
+	waitFor(t, "the pause to be recorded", 2*time.Second, func() bool { return c.pauser.stats().pauses == 1 })
 	st := c.pauser.stats()
 	if st.pauses != 1 || st.actual < window {
 		t.Fatalf("pause stats %+v", st)
