@@ -1,10 +1,9 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -64,25 +63,8 @@ func runLatency(args []string) int {
 			"directory. See docs/latency.md.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "slowpoke latency: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	if c.specPath == "" || c.target == "" {
-		fmt.Fprintln(os.Stderr, "slowpoke latency: -f and --target are required (see -h)")
-		return 2
-	}
-	if err := latencyMain(c); err != nil {
-		fmt.Fprintf(os.Stderr, "slowpoke latency: %v\n", err)
-		if errors.Is(err, context.Canceled) {
-			return 130
-		}
-		return 1
-	}
-	return 0
+	return runCommand("latency", fs, args, func() bool { return c.specPath != "" && c.target != "" }, "-f and --target are",
+		func() error { return latencyMain(c) })
 }
 
 func latencyMain(c latencyConfig) error {
@@ -129,43 +111,24 @@ func latencyMain(c latencyConfig) error {
 		return err
 	}
 	defer app.close()
-	ctx, sigCtx, d := app.ctx, app.interrupted, app.d
-
-	out, err := experiment.PredictLatency(ctx, d, experiment.LatencyOptions{
+	out, err := experiment.PredictLatency(app.ctx, app.d, experiment.LatencyOptions{
 		Target: c.target, Reductions: reds, ReductionsText: texts, Rate: c.rate, Connections: c.conns,
 		Warmup: c.warmup, Duration: c.duration, MinRequests: c.requests, Repetitions: c.reps, Validate: c.validate, CompareUnmatched: c.compare,
 		Progress: os.Stderr, SpecPath: c.specPath,
 	})
-	switch {
-	case err == nil:
-	case sigCtx.Err() != nil:
-		return fmt.Errorf("interrupted: %w", context.Canceled)
-	case ctx.Err() != nil:
-		return d.Explain(err)
-	default:
-		return err
+	if err != nil {
+		return app.explain(err)
 	}
 	plots, err := report.WriteLatencyPlots(c.outDir, out)
 	if err != nil {
 		return fmt.Errorf("CDF plots: %w", err)
 	}
-	jsonPath, htmlPath := filepath.Join(c.outDir, "results.json"), filepath.Join(c.outDir, "report.html")
-	if err := report.WriteLatencyJSON(jsonPath, out); err != nil {
-		return err
-	}
-	if err := report.WriteLatencyHTML(htmlPath, out); err != nil {
-		return err
-	}
-	fmt.Println()
-	if err := report.WriteLatencyTable(os.Stdout, out); err != nil {
+	if err := writeReport(c.outDir, func(p string) error { return report.WriteLatencyJSON(p, out) }, func(p string) error { return report.WriteLatencyHTML(p, out) },
+		func(w io.Writer) error { return report.WriteLatencyTable(w, out) }, plots); err != nil {
 		return err
 	}
 	if c.onResult != nil {
 		c.onResult(out)
-	}
-	fmt.Printf("\nwrote %s\n      %s\n", jsonPath, htmlPath)
-	for _, p := range plots {
-		fmt.Printf("      %s\n", p)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -66,25 +67,7 @@ func runPools(args []string) int {
 			"directory. See docs/pools.md.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "slowpoke pools: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	if c.specPath == "" || c.sla <= 0 {
-		fmt.Fprintln(os.Stderr, "slowpoke pools: -f and --sla are required (see -h)")
-		return 2
-	}
-	if err := poolsMain(c); err != nil {
-		fmt.Fprintf(os.Stderr, "slowpoke pools: %v\n", err)
-		if errors.Is(err, context.Canceled) {
-			return 130
-		}
-		return 1
-	}
-	return 0
+	return runCommand("pools", fs, args, func() bool { return c.specPath != "" && c.sla > 0 }, "-f and --sla are", func() error { return poolsMain(c) })
 }
 
 func parseLevels(s string) ([]int, error) {
@@ -150,39 +133,25 @@ func poolsMain(c poolsConfig) error {
 		SLA: c.sla, Services: services, Connections: c.conns, Warmup: c.warmup, Duration: c.duration,
 		Step: c.step, Levels: levels, Validate: c.validate, Repetitions: c.reps, Progress: os.Stderr, SpecPath: c.specPath,
 	})
-	switch {
-	case err == nil:
-	case sigCtx.Err() != nil:
-		return fmt.Errorf("interrupted: %w", context.Canceled)
-	case ctx.Err() != nil:
-		return d.Explain(err)
-	default:
-		return err
+	if err != nil {
+		return app.explain(err)
 	}
+	var plots []string
 	for i := range out.Services {
 		svc := &out.Services[i]
 		svc.Plot = report.PoolPlotName(svc.Service)
-		if err := report.PlotPool(filepath.Join(c.outDir, svc.Plot), svc); err != nil {
+		plot := filepath.Join(c.outDir, svc.Plot)
+		if err := report.PlotPool(plot, svc); err != nil {
 			return fmt.Errorf("plot of %s: %w", svc.Service, err)
 		}
+		plots = append(plots, plot)
 	}
-	jsonPath, htmlPath := filepath.Join(c.outDir, "results.json"), filepath.Join(c.outDir, "report.html")
-	if err := report.WritePoolsJSON(jsonPath, out); err != nil {
-		return err
-	}
-	if err := report.WritePoolsHTML(htmlPath, out); err != nil {
-		return err
-	}
-	fmt.Println()
-	if err := report.WritePoolsTable(os.Stdout, out); err != nil {
+	if err := writeReport(c.outDir, func(p string) error { return report.WritePoolsJSON(p, out) }, func(p string) error { return report.WritePoolsHTML(p, out) },
+		func(w io.Writer) error { return report.WritePoolsTable(w, out) }, plots); err != nil {
 		return err
 	}
 	if c.onResult != nil {
 		c.onResult(out)
-	}
-	fmt.Printf("\nwrote %s\n      %s\n", jsonPath, htmlPath)
-	for _, svc := range out.Services {
-		fmt.Printf("      %s\n", filepath.Join(c.outDir, svc.Plot))
 	}
 	if !c.apply {
 		return nil

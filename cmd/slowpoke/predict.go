@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -87,25 +86,8 @@ func predictCommand(name string, args []string) int {
 		}
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "slowpoke %s: unexpected argument %q\n", name, fs.Arg(0))
-		return 2
-	}
-	if c.specPath == "" || c.target == "" {
-		fmt.Fprintf(os.Stderr, "slowpoke %s: -f and --target are required (see -h)\n", name)
-		return 2
-	}
-	if err := predict(c); err != nil {
-		fmt.Fprintf(os.Stderr, "slowpoke %s: %v\n", name, err)
-		if errors.Is(err, context.Canceled) {
-			return 130
-		}
-		return 1
-	}
-	return 0
+	return runCommand(name, fs, args, func() bool { return c.specPath != "" && c.target != "" }, "-f and --target are",
+		func() error { return predict(c) })
 }
 
 func predict(c predictConfig) error {
@@ -160,10 +142,7 @@ func predict(c predictConfig) error {
 	}
 	res, err := runner.Run(ctx)
 	if err != nil {
-		if errors.Is(err, context.Canceled) && context.Cause(ctx) == context.Canceled {
-			return err // Ctrl-C
-		}
-		return d.Explain(err)
+		return app.explain(err)
 	}
 	return writeOutputs(res, c.outDir)
 }

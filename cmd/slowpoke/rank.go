@@ -71,25 +71,7 @@ func runRank(args []string) int {
 			"results.json and report.html to the output directory.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "slowpoke rank: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	if c.specPath == "" {
-		fmt.Fprintln(os.Stderr, "slowpoke rank: -f is required (see -h)")
-		return 2
-	}
-	if err := rank(c); err != nil {
-		fmt.Fprintf(os.Stderr, "slowpoke rank: %v\n", err)
-		if errors.Is(err, context.Canceled) {
-			return 130
-		}
-		return 1
-	}
-	return 0
+	return runCommand("rank", fs, args, func() bool { return c.specPath != "" }, "-f is", func() error { return rank(c) })
 }
 
 // rankTargets returns the services to rank: the listed ones, checked
@@ -174,10 +156,7 @@ func rank(c rankConfig) error {
 		case err == nil:
 			e.Results = res
 		case ctx.Err() != nil:
-			if errors.Is(err, context.Canceled) && context.Cause(ctx) == context.Canceled {
-				return err // Ctrl-C
-			}
-			return d.Explain(err)
+			return app.explain(err)
 		case errors.Is(err, experiment.ErrNotCalled):
 			e.Verdict, e.Reason = report.VerdictNotCalled, "the workload does not call it"
 		default:

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -50,4 +53,66 @@ func (s *session) close() {
 	s.logf("stopping services")
 	s.d.Stop()
 	s.stopSignals()
+}
+
+// explain is what to report for an error of the command's work: Ctrl-C or
+// SIGTERM as an interruption (exit status 130), otherwise the death of a
+// service, a controller or the guard behind it if one happened
+// (local.Deployment.Explain), or the error itself.
+func (s *session) explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	if s.interrupted.Err() != nil {
+		return fmt.Errorf("interrupted: %w", context.Canceled)
+	}
+	return s.d.Explain(err)
+}
+
+// runCommand parses a command's flags and runs main, returning the exit
+// status: 2 for a usage error (a bad flag, a stray argument, or a required
+// flag missing: ok reports false and required names them, as in "-f and
+// --target are"), 130 when main was interrupted, 1 for any other error.
+func runCommand(name string, fs *flag.FlagSet, args []string, ok func() bool, required string, main func() error) int {
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "slowpoke %s: unexpected argument %q\n", name, fs.Arg(0))
+		return 2
+	}
+	if !ok() {
+		fmt.Fprintf(os.Stderr, "slowpoke %s: %s required (see -h)\n", name, required)
+		return 2
+	}
+	if err := main(); err != nil {
+		fmt.Fprintf(os.Stderr, "slowpoke %s: %v\n", name, err)
+		if errors.Is(err, context.Canceled) {
+			return 130
+		}
+		return 1
+	}
+	return 0
+}
+
+// writeReport writes dir/results.json and dir/report.html with writeJSON
+// and writeHTML, prints the table to standard output, and lists the files
+// written, the plots last.
+func writeReport(dir string, writeJSON, writeHTML func(path string) error, table func(io.Writer) error, plots []string) error {
+	jsonPath, htmlPath := filepath.Join(dir, "results.json"), filepath.Join(dir, "report.html")
+	if err := writeJSON(jsonPath); err != nil {
+		return err
+	}
+	if err := writeHTML(htmlPath); err != nil {
+		return err
+	}
+	fmt.Println()
+	if err := table(os.Stdout); err != nil {
+		return err
+	}
+	fmt.Printf("\nwrote %s\n      %s\n", jsonPath, htmlPath)
+	for _, p := range plots {
+		fmt.Printf("      %s\n", p)
+	}
+	return nil
 }
