@@ -120,6 +120,9 @@ func (h *clientHandler) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context
 	}
 	// Under a latency what-if, a call made for a served request carries
 	// its id and the caller's delay counter.
+	if !h.agent.LatencyActive() {
+		return ctx
+	}
 	if req := agent.RequestFromContext(ctx); req != nil {
 		ctx = metadata.AppendToOutgoingContext(ctx, agent.MDRequest, req.ID(), agent.MDDelay, req.Local())
 	}
@@ -131,7 +134,9 @@ func (h *clientHandler) HandleRPC(ctx context.Context, s stats.RPCStats) {
 		return
 	}
 	if _, ok := s.(*stats.End); ok {
-		agent.RequestFromContext(ctx).AdoptGlobal()
+		if h.agent.LatencyActive() {
+			agent.RequestFromContext(ctx).AdoptGlobal()
+		}
 		return
 	}
 	// OutHeader is sent once per RPC and is the first event that knows the

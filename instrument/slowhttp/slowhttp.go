@@ -113,6 +113,9 @@ type transport struct {
 
 func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.agent.ClientCall(r.URL.Host)
+	if !t.agent.LatencyActive() {
+		return t.next.RoundTrip(r)
+	}
 	req := agent.RequestFromContext(r.Context())
 	if req == nil {
 		return t.next.RoundTrip(r)

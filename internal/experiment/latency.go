@@ -318,13 +318,22 @@ func removeStaleStores(dir string) {
 
 // end takes every service out of the what-if and removes the store.
 func (r *latencyRun) end() {
-	for _, svc := range r.d.Services() {
-		if svc.Control != nil {
-			svc.Control.SetLatency(wire.Latency{})
-		}
-	}
+	r.leaveAll()
 	os.Remove(r.store.Path())
 	r.store.Close()
+}
+
+// leaveAll takes every service out of the what-if.
+func (r *latencyRun) leaveAll() error {
+	var errs []error
+	for _, svc := range r.d.Services() {
+		if svc.Control != nil {
+			if err := svc.Control.SetLatency(wire.Latency{}); err != nil {
+				errs = append(errs, fmt.Errorf("service %q: end the latency what-if: %w", svc.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // setAll puts every service in the what-if, the target adding delay per
@@ -611,11 +620,7 @@ func LatencyOverhead(ctx context.Context, d *local.Deployment, o LatencyOptions,
 			if in {
 				err = r.setAll(0)
 			} else {
-				for _, svc := range d.Services() {
-					if err = svc.Control.SetLatency(wire.Latency{}); err != nil {
-						break
-					}
-				}
+				err = r.leaveAll()
 			}
 			if err != nil {
 				return nil, nil, 0, err
