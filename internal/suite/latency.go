@@ -67,10 +67,7 @@ func Latency(seed int64) ([]Config, error) {
 	for k, sh := range latencyShapes {
 		t := &emulator.Topology{Entry: "entry", Services: map[string]emulator.Service{}}
 		for i, name := range sh.order {
-			proto := sh.protocol
-			if name == "entry" {
-				proto = emulator.ProtocolHTTP
-			}
+			proto := protoOf(sh, name)
 			ep := emulator.Endpoint{WorkUS: sh.work[name], Concurrent: sh.concurrent[name]}
 			// Consecutive calls to one service are one call repeated.
 			for _, callee := range sh.calls[name] {
