@@ -124,7 +124,7 @@ func predict(c predictConfig) error {
 	}
 	defer app.close()
 	ctx, d, logf := app.ctx, app.d, app.logf
-	logf("placement: %s", describePlacement(d.Placement))
+	logf("placement: %s", describePlacement(d.Placement()))
 
 	var texts []string
 	for _, r := range reds {

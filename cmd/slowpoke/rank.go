@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
@@ -199,7 +200,7 @@ func rank(c rankConfig) error {
 }
 
 // rankOne makes name the target and runs its experiment.
-func rankOne(ctx context.Context, d *local.Deployment, c rankConfig, name string, reds []model.Reduction, texts []string, prog *rankProgress) (*report.Results, error) {
+func rankOne(ctx context.Context, d backend.Backend, c rankConfig, name string, reds []model.Reduction, texts []string, prog *rankProgress) (*report.Results, error) {
 	if err := d.Retarget(name); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 )
@@ -18,7 +19,7 @@ import (
 // session is the application a command runs against: started with its logs
 // in outDir/logs, stopped by close.
 type session struct {
-	d *local.Deployment
+	d backend.Backend
 	// ctx ends on Ctrl-C or SIGTERM, or when a service, a controller or
 	// the guard dies (with the death as its cause); interrupted only on
 	// Ctrl-C or SIGTERM.

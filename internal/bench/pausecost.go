@@ -149,7 +149,7 @@ func pauseCostFor(ctx context.Context, o PauseCostOptions, n int, say func(strin
 		return nil, fmt.Errorf("%d services: no request completed in the probe", n)
 	}
 	perReq := w.PausedBusy.Seconds() / float64(w.Result.Completed)
-	cores := float64(len(d.Placement.PausedCPUs()))
+	cores := float64(len(d.Placement().PausedCPUs()))
 	rate := o.Load * cores / perReq
 	batch := max(1, int(rate/o.RoundsPerS+0.5))
 	say("%d services: %.0f µs of the paused cores per request; %.0f requests/s, a round every %d requests", n, perReq*1e6, rate, batch)

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/model"
@@ -53,7 +53,7 @@ type MethodResult struct {
 // variants, so that their errors are paired and their differences are
 // not the truth's noise. opts is as for New (Validate is implied); the
 // variants set PauseMethod, Batch and NoGrowthCorrection.
-func Compare(ctx context.Context, d *local.Deployment, opts Options, variants []Variant) (*Comparison, error) {
+func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Variant) (*Comparison, error) {
 	if len(variants) == 0 {
 		return nil, errors.New("no variants to compare")
 	}
@@ -168,7 +168,7 @@ func Compare(ctx context.Context, d *local.Deployment, opts Options, variants []
 		}
 	}
 	out := &Comparison{App: first.spec.Name, Target: o.Target, C1: prof.c1, U1US: prof.u1.Seconds() * 1e6,
-		Settings: map[string]any{"connections": first.opts.Connections, "repetitions": o.Repetitions, "duration_s": o.Duration.Seconds(), "placement": string(d.Placement.Mode())}}
+		Settings: map[string]any{"connections": first.opts.Connections, "repetitions": o.Repetitions, "duration_s": o.Duration.Seconds(), "placement": string(d.Placement().Mode())}}
 	for m, r := range runners {
 		r.base = base
 		if m == 0 {

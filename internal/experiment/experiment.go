@@ -11,7 +11,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
@@ -95,7 +95,7 @@ type Options struct {
 	// measure cost at a fixed load; predictions need a closed loop).
 	OpenLoopRate float64
 	// PauseMethod is how the other services are paused (pause.Method);
-	// "" or auto lets the deployment choose (local.Deployment.PauseMethod).
+	// "" or auto lets the deployment choose (backend.Backend.PauseMethod).
 	PauseMethod pause.Method
 }
 
@@ -143,7 +143,7 @@ type Runner struct {
 	method pause.Method // resolved
 	prof   *profile     // set by pre-profiling
 	base   []*sample    // baseline runs so far
-	d      *local.Deployment
+	d      backend.Backend
 	spec   *spec.Spec
 	opts   Options
 	mix    []load.Request
@@ -158,8 +158,8 @@ type Runner struct {
 var ErrNotCalled = errors.New("received no calls")
 
 // New validates options against the deployment.
-func New(d *local.Deployment, opts Options) (*Runner, error) {
-	s := d.Spec
+func New(d backend.Backend, opts Options) (*Runner, error) {
+	s := d.Spec()
 	if err := s.CheckTarget(opts.Target); err != nil {
 		return nil, err
 	}
@@ -255,7 +255,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 			Spec: o.SpecPath, Reductions: o.ReductionsText, Batch: o.Batch, Connections: o.Connections,
 			WarmupS: o.Warmup.Seconds(), DurationS: o.Duration.Seconds(), Repetitions: o.Repetitions,
 			MaxRepetitions: o.MaxRepetitions, PrecisionPct: o.PrecisionPct,
-			MaxPauseMS: float64(o.MaxPause) / 1e6, Placement: map[string][]int{}, PlacementMode: string(r.d.Placement.Mode()), LoadCPUs: r.d.Placement.OtherCPUs, NumCPU: runtime.NumCPU(),
+			MaxPauseMS: float64(o.MaxPause) / 1e6, Placement: map[string][]int{}, PlacementMode: string(r.d.Placement().Mode()), LoadCPUs: r.d.Placement().OtherCPUs, NumCPU: runtime.NumCPU(),
 			PauseLeadMS: float64(o.PauseLead) / 1e6, GraphRounds: o.GraphRounds, Uncoordinated: o.Uncoordinated,
 			NoColocatedExtension: o.NoColocatedExtension, NoPeerExtension: o.NoPeerExtension, OverheadCorrection: o.OverheadCorrection, NoGrowthCorrection: o.NoGrowthCorrection,
 			PauseMethod: string(r.method),
@@ -263,9 +263,9 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	}
 	out.Settings.Host, _ = os.Hostname()
 	for _, svc := range r.d.Services() {
-		out.Settings.Placement[svc.Name] = r.d.Placement.CPUs(svc.Name)
+		out.Settings.Placement[svc.Name] = r.d.Placement().CPUs(svc.Name)
 	}
-	if w := r.d.Placement.Warning; w != "" {
+	if w := r.d.Placement().Warning; w != "" {
 		out.Warnings = append(out.Warnings, w)
 	}
 	if o.Validate {

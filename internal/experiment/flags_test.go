@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
@@ -40,7 +40,7 @@ func TestPointFlagsLateStops(t *testing.T) {
 			}
 			r := &Runner{
 				prof: &profile{c1: 1, q1: 1, u1: time.Millisecond},
-				d:    &local.Deployment{Spec: &spec.Spec{}, Placement: local.Placement{Target: "t", OtherCPUs: []int{0}}},
+				d:    placed{spec: &spec.Spec{}, pl: backend.Placement{Target: "t", OtherCPUs: []int{0}}},
 				opts: Options{Target: "t"},
 			}
 			sd := slowdown{batch: 10, pause: pause}

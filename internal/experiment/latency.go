@@ -18,7 +18,7 @@ import (
 	"github.com/aclements/go-moremath/stats"
 
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
-	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
@@ -74,7 +74,7 @@ const (
 
 type latencyRun struct {
 	stepper
-	d        *local.Deployment
+	d        backend.Backend
 	s        *spec.Spec
 	o        LatencyOptions
 	mix      []load.Request
@@ -93,8 +93,8 @@ type latencyRun struct {
 //
 // Every service's instrumentation leaves the what-if, and the target runs
 // as started, before it returns, whatever happens.
-func PredictLatency(ctx context.Context, d *local.Deployment, o LatencyOptions) (*report.Latency, error) {
-	s := d.Spec
+func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*report.Latency, error) {
+	s := d.Spec()
 	if d.Service(o.Target) == nil {
 		return nil, fmt.Errorf("no service %q is running; services: %v", o.Target, s.ServiceNames())
 	}
@@ -347,7 +347,7 @@ func (r *latencyRun) setAll(delay time.Duration) error {
 	return nil
 }
 
-func (r *latencyRun) set(svc *local.Service, delay time.Duration) error {
+func (r *latencyRun) set(svc *backend.Service, delay time.Duration) error {
 	l := wire.Latency{Store: r.store.Path(), Target: svc.Name == r.o.Target}
 	if l.Target {
 		l.DelayNS = int64(delay)
@@ -390,7 +390,7 @@ const minRateShare = 0.05
 // the cores per request.
 func (r *latencyRun) saturation(ctx context.Context) (saturated, error) {
 	var before, after map[string]*wire.Stats
-	cpus := r.d.Placement.OtherCPUs
+	cpus := r.d.Placement().OtherCPUs
 	var idle0, idle1 time.Duration
 	res, err := load.RunClosed(ctx, r.mix, load.WithConnections(r.o.Connections), load.WithWarmup(r.o.Warmup), load.WithDuration(saturationWindow),
 		load.WithWindowHooks(func() { before, idle0 = snapshot(r.d), sharedIdle(cpus) }, func() { after, idle1 = snapshot(r.d), sharedIdle(cpus) }))
@@ -577,17 +577,17 @@ func quantileCI(s []float64, q float64) (float64, [2]float64) {
 // every service out of the what-if and in it at a delay of 0, reps times
 // each, in the order out-in, in-out, out-in, ... Only o.Rate, o.Connections, o.Warmup, o.Duration and o.Progress
 // are used; o.Target must name a service that does CPU work.
-func LatencyOverhead(ctx context.Context, d *local.Deployment, o LatencyOptions, reps int) (off, on []float64, rate float64, err error) {
+func LatencyOverhead(ctx context.Context, d backend.Backend, o LatencyOptions, reps int) (off, on []float64, rate float64, err error) {
 	var dur time.Duration
-	workloadDefaults(d.Spec, &o.Connections, &o.Warmup, &dur)
+	workloadDefaults(d.Spec(), &o.Connections, &o.Warmup, &dur)
 	if o.Duration <= 0 {
 		o.Duration = dur
 	}
-	mix, err := mixOf(d.Spec)
+	mix, err := mixOf(d.Spec())
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	r := &latencyRun{d: d, s: d.Spec, o: o, mix: mix, stepper: stepper{w: o.Progress, start: time.Now(), total: 1 + 2*reps, step: 1}}
+	r := &latencyRun{d: d, s: d.Spec(), o: o, mix: mix, stepper: stepper{w: o.Progress, start: time.Now(), total: 1 + 2*reps, step: 1}}
 	if r.store, err = createStore(); err != nil {
 		return nil, nil, 0, err
 	}

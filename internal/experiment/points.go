@@ -10,7 +10,7 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 
-	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/model"
@@ -86,7 +86,7 @@ func (r *Runner) baselineOf(samples []*sample) report.Baseline {
 // load generator's and the controllers' work there, the kernel's included.
 func (r *Runner) pausedWork(s *sample) float64 {
 	n := s.responses()
-	cores := len(r.d.Placement.PausedCPUs())
+	cores := len(r.d.Placement().PausedCPUs())
 	if n == 0 || cores == 0 || s.window <= 0 {
 		return 0
 	}
@@ -100,7 +100,7 @@ func (r *Runner) pausedWork(s *sample) float64 {
 func (r *Runner) held(s *sample) time.Duration {
 	for _, a := range s.after {
 		if b := s.before[a.Service]; b != nil && a.PauseHeldCPUNS > 0 {
-			return time.Duration(a.PauseHeldCPUNS-b.PauseHeldCPUNS) * time.Duration(len(r.d.Placement.HoldCores()))
+			return time.Duration(a.PauseHeldCPUNS-b.PauseHeldCPUNS) * time.Duration(len(r.d.Placement().HoldCores()))
 		}
 	}
 	return 0
@@ -126,7 +126,7 @@ func (r *Runner) othersCPU(s *sample) float64 {
 // sharedIdlePct is the share (%) of the window the paused services' cores
 // were idle.
 func (r *Runner) sharedIdlePct(s *sample) float64 {
-	n := len(r.d.Placement.PausedCPUs())
+	n := len(r.d.Placement().PausedCPUs())
 	if s.window <= 0 || n == 0 {
 		return 0
 	}
@@ -176,7 +176,7 @@ func (r *Runner) roundOverhead(s *sample) float64 {
 	var extra float64
 	// Under dedicated placement the controllers run on the load
 	// generator's cores, not on the services'.
-	if r.opts.OverheadCorrection && r.d.Placement.Mode() == local.ModeShared {
+	if r.opts.OverheadCorrection && r.d.Placement().Mode() == backend.ModeShared {
 		extra += max(0, r.controllersCPU(s)-medianOf(r.base, r.controllersCPU))
 	}
 	if !r.opts.NoGrowthCorrection {
@@ -189,7 +189,7 @@ func (r *Runner) roundOverhead(s *sample) float64 {
 		}
 		extra += max(0, growth(s)-medianOf(r.base, growth))
 	}
-	return extra / 1e6 / float64(max(1, len(r.d.Placement.PausedCPUs())))
+	return extra / 1e6 / float64(max(1, len(r.d.Placement().PausedCPUs())))
 }
 
 // targetDemand is the target's CPU time per completed request divided by
@@ -341,8 +341,8 @@ func (r *Runner) point(d time.Duration, sd slowdown, samples, truthRuns []*sampl
 	// controllers' work, which nothing takes off.
 	if d > 0 && p.PredictedRPS > 0 {
 		cost := p.OverheadUS
-		if r.method != pause.MethodCores && r.d.Placement.Mode() == local.ModeShared && !r.opts.OverheadCorrection {
-			cost += max(0, p.ControllersCPUUS-medianOf(r.base, r.controllersCPU)) / float64(max(1, len(r.d.Placement.PausedCPUs())))
+		if r.method != pause.MethodCores && r.d.Placement().Mode() == backend.ModeShared && !r.opts.OverheadCorrection {
+			cost += max(0, p.ControllersCPUUS-medianOf(r.base, r.controllersCPU)) / float64(max(1, len(r.d.Placement().PausedCPUs())))
 		}
 		p.MechanismPct = 100 * cost / 1e6 * p.PredictedRPS
 		flags[report.FlagMechanismCost] = p.MechanismPct > max(mechanismNoise*p.StdErrPct, mechanismFloorPct)

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/pools"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
@@ -71,7 +71,7 @@ func PoolLevels(n int) []int {
 type poolRun struct {
 	stepper
 	warnings []string
-	d        *local.Deployment
+	d        backend.Backend
 	s        *spec.Spec
 	o        PoolOptions
 	mix      []load.Request
@@ -89,8 +89,8 @@ type poolRun struct {
 //
 // Every pool it sets is put back as the spec sets it (none by default)
 // before it returns, whatever happens.
-func AdvisePools(ctx context.Context, d *local.Deployment, o PoolOptions) (*report.Pools, error) {
-	s := d.Spec
+func AdvisePools(ctx context.Context, d backend.Backend, o PoolOptions) (*report.Pools, error) {
+	s := d.Spec()
 	if o.SLA <= 0 {
 		return nil, errors.New("an SLA (the end-to-end response time to meet) is required")
 	}
@@ -359,7 +359,7 @@ func (r *poolRun) critical(before, after map[string]*wire.Stats, base measured) 
 
 // coresOf returns the cores the service may run on.
 func (r *poolRun) coresOf(name string) []int {
-	p := r.d.Placement
+	p := r.d.Placement()
 	switch {
 	case name == p.Target:
 		return p.TargetCPUs

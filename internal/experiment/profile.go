@@ -171,7 +171,7 @@ func (r *Runner) star() map[string][]string {
 // targetCores is q1: the cores the target may use, the fewer of its
 // placement and its spec's cpus.
 func (r *Runner) targetCores() float64 {
-	q := float64(len(r.d.Placement.CPUs(r.opts.Target)))
+	q := float64(len(r.d.Placement().CPUs(r.opts.Target)))
 	if sp, ok := r.spec.Service(r.opts.Target); ok && sp.CPUs > 0 && float64(sp.CPUs) < q {
 		q = float64(sp.CPUs)
 	}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 	"github.com/slowpoke-dev/slowpoke/load"
@@ -42,7 +42,7 @@ func (r *Runner) MeasureWindow(ctx context.Context, batch int, pause time.Durati
 		return nil, err
 	}
 	w := &Window{Result: s.res, Length: s.window, LoadCPU: s.loadCPU, ServicesCPU: map[string]time.Duration{}}
-	w.PausedBusy = s.window*time.Duration(len(r.d.Placement.PausedCPUs())) - s.idle
+	w.PausedBusy = s.window*time.Duration(len(r.d.Placement().PausedCPUs())) - s.idle
 	w.HeldCPU = r.held(s)
 	for name, a := range s.after {
 		b := s.before[name]
@@ -142,7 +142,7 @@ func (r *Runner) snapshot() map[string]*wire.Stats { return snapshot(r.d) }
 
 // snapshot reads the stats of every controller of d in parallel; a
 // controller that does not answer is left out.
-func snapshot(d *local.Deployment) map[string]*wire.Stats {
+func snapshot(d backend.Backend) map[string]*wire.Stats {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	out := map[string]*wire.Stats{}
@@ -186,7 +186,7 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 		// Non-targets first, target last: every pauser is listening before
 		// the first round.
 		sort.SliceStable(svcs, func(i, j int) bool { return svcs[j].Name == r.opts.Target && svcs[i].Name != r.opts.Target })
-		var started []*local.Service
+		var started []*backend.Service
 		// A failed start stops the slowdowns already started (target
 		// first, as at the end of a run), so that the next run, or the
 		// next target's experiment under rank, starts from rest.
@@ -222,7 +222,7 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 	var idle0 time.Duration
 	// Worked out once, not in the window's edge hooks: under dedicated
 	// placement it is a sorted union of the services' cores.
-	paused := r.d.Placement.PausedCPUs()
+	paused := r.d.Placement().PausedCPUs()
 	var par *parallelism
 	opts := []load.Option{load.WithWarmup(warmup), load.WithDuration(r.opts.Duration),
 		load.WithWindowHooks(func() {
@@ -287,7 +287,7 @@ func (r *Runner) configure(name string, sd *slowdown, neighbours map[string][]st
 		// The target's controller holds the other services' cores; the
 		// other controllers take no part.
 		if target {
-			cf.HoldCores = r.d.Placement.HoldCores()
+			cf.HoldCores = r.d.Placement().HoldCores()
 		}
 		return cf, false
 	case pause.MethodCgroup:
@@ -300,7 +300,7 @@ func (r *Runner) configure(name string, sd *slowdown, neighbours map[string][]st
 					cf.Freeze = append(cf.Freeze, svc.Cgroup)
 				}
 			}
-			if !r.opts.NoColocatedExtension && sharesCPU(r.d.Placement.PausedCPUs(), r.d.Placement.OtherCPUs) && r.d.Placement.Mode() == local.ModeShared {
+			if !r.opts.NoColocatedExtension && sharesCPU(r.d.Placement().PausedCPUs(), r.d.Placement().OtherCPUs) && r.d.Placement().Mode() == backend.ModeShared {
 				cf.Colocated = []int{os.Getpid()}
 			}
 		}
@@ -338,7 +338,7 @@ func (r *Runner) configure(name string, sd *slowdown, neighbours map[string][]st
 // stop on a 9-service chain 30-45% longer than asked at 1 ms pauses, an
 // under-prediction of up to 15%.
 func (r *Runner) colocated(svc string) []int {
-	if r.opts.NoColocatedExtension || !sharesCPU(r.d.Placement.CPUs(svc), r.d.Placement.OtherCPUs) {
+	if r.opts.NoColocatedExtension || !sharesCPU(r.d.Placement().CPUs(svc), r.d.Placement().OtherCPUs) {
 		return nil
 	}
 	return []int{os.Getpid()}
@@ -359,10 +359,10 @@ func (r *Runner) corePeers(svc string) []int {
 	if r.opts.NoPeerExtension || r.opts.Uncoordinated || svc == r.opts.Target {
 		return nil
 	}
-	mine := r.d.Placement.CPUs(svc)
+	mine := r.d.Placement().CPUs(svc)
 	var pids []int
 	for _, o := range r.d.Services() {
-		if o.Name == svc || o.Name == r.opts.Target || o.PID <= 0 || !sharesCPU(mine, r.d.Placement.CPUs(o.Name)) {
+		if o.Name == svc || o.Name == r.opts.Target || o.PID <= 0 || !sharesCPU(mine, r.d.Placement().CPUs(o.Name)) {
 			continue
 		}
 		pids = append(pids, o.PID)

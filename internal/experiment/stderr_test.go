@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 	"github.com/slowpoke-dev/slowpoke/load"
 )
@@ -110,14 +110,14 @@ func TestPredictRemovesRoundOverhead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pl := local.Placement{Target: "t", OtherCPUs: []int{0}}
+			pl := backend.Placement{Target: "t", OtherCPUs: []int{0}}
 			if tt.dedicated {
-				pl = local.Placement{Target: "t", TargetCPUs: []int{3}, OtherCPUs: []int{0}, Services: map[string][]int{"a": {1, 2}}}
+				pl = backend.Placement{Target: "t", TargetCPUs: []int{3}, OtherCPUs: []int{0}, Services: map[string][]int{"a": {1, 2}}}
 			}
 			r := &Runner{
 				prof: &profile{c1: 1, q1: 1},
 				base: []*sample{base},
-				d:    &local.Deployment{Placement: pl},
+				d:    placed{pl: pl},
 				opts: Options{Target: "t", OverheadCorrection: tt.overhead, NoGrowthCorrection: !tt.growth},
 			}
 			s := mk(tt.tvs, tt.ctl, 7*ms, tt.others, tt.target)

@@ -32,7 +32,7 @@ func (d *Deployment) guardRun() error {
 	if d.Cgroups != nil {
 		d.runDir = filepath.Join(d.Cgroups.Root, runID)
 		run.V2 = d.Cgroups.V2
-		for _, s := range d.Spec.Services {
+		for _, s := range d.spec.Services {
 			cg, err := d.Cgroups.Create(runID + "/" + s.Name)
 			if err != nil {
 				return err
@@ -45,7 +45,7 @@ func (d *Deployment) guardRun() error {
 	}
 	run.Record = filepath.Join(RunsDir(), runID+".json")
 	d.rec = &record{Run: run, Ports: map[string]int{}, Started: time.Now().UTC(), path: run.Record}
-	for _, s := range d.Spec.Services {
+	for _, s := range d.spec.Services {
 		d.rec.Ports[s.Name] = s.Port
 	}
 	g, err := guard.Spawn(d.opts.Executable, filepath.Join(d.opts.LogDir, "guard.log"))
@@ -113,7 +113,7 @@ func (d *Deployment) removeCgroups() {
 	if d.runDir == "" {
 		return
 	}
-	for _, s := range d.Spec.Services {
+	for _, s := range d.spec.Services {
 		cg := pause.Cgroup{Path: d.cgroupOf(s.Name), V2: d.Cgroups.V2}
 		cg.Kill(time.Second)
 		if err := cg.Remove(); err != nil {

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/guard"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
@@ -46,8 +47,8 @@ type Options struct {
 
 // Deployment is a running application.
 type Deployment struct {
-	Spec      *spec.Spec
-	Placement Placement
+	spec      *spec.Spec
+	placement Placement
 	Secret    []byte
 	// Cgroups is where the services' cgroups are; nil where slowpoke could
 	// not make cgroups (see Options.NoCgroups).
@@ -65,14 +66,11 @@ type Deployment struct {
 	stopping bool
 }
 
-// Service is one running service.
+// Service is one running service: what every backend knows of it (its PID
+// is its process group, its Control nil with NoController), and how this
+// one started it.
 type Service struct {
-	Name    string
-	Port    int
-	Control *controller.Client // nil with NoController
-	PID     int                // the service process (its process group id)
-	LogPath string
-	Cgroup  string // the service's cgroup ("" without cgroups)
+	backend.Service
 
 	cmd       *exec.Cmd // controller (or the service itself with NoController)
 	exited    chan struct{}
@@ -131,7 +129,7 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 	if err != nil {
 		return nil, err
 	}
-	d := &Deployment{Spec: s, Placement: pl, Secret: secret, opts: opts, services: map[string]*Service{}, failed: make(chan struct{})}
+	d := &Deployment{spec: s, placement: pl, Secret: secret, opts: opts, services: map[string]*Service{}, failed: make(chan struct{})}
 	if !opts.NoCgroups {
 		if h, err := pause.FindHierarchy(); err == nil {
 			d.Cgroups = &h
@@ -147,7 +145,7 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 	if err := checkPorts(s.Services); err != nil {
 		return nil, err
 	}
-	if w := d.Placement.Warning; w != "" {
+	if w := d.placement.Warning; w != "" {
 		opts.Logf("warning: %s", w)
 	}
 	if err := d.guardRun(); err != nil {
@@ -156,7 +154,7 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 	}
 	// The orchestrator and the load generator stay off the target's cores
 	// (and off every service's, under dedicated placement).
-	if err := PinProcess(d.Placement.OtherCPUs); err != nil {
+	if err := PinProcess(d.placement.OtherCPUs); err != nil {
 		d.Stop()
 		return nil, err
 	}
@@ -197,12 +195,27 @@ func (d *Deployment) applyPool(s *spec.Service) error {
 	return nil
 }
 
+// Spec is the application's spec.
+func (d *Deployment) Spec() *spec.Spec { return d.spec }
+
+// Placement is where the services run.
+func (d *Deployment) Placement() Placement { return d.placement }
+
 // Services returns the running services in spec order.
-func (d *Deployment) Services() []*Service {
+func (d *Deployment) Services() []*backend.Service {
+	var out []*backend.Service
+	for _, svc := range d.procs() {
+		out = append(out, &svc.Service)
+	}
+	return out
+}
+
+// procs returns the running services in spec order.
+func (d *Deployment) procs() []*Service {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := make([]*Service, 0, len(d.services))
-	for _, s := range d.Spec.Services {
+	for _, s := range d.spec.Services {
 		if svc := d.services[s.Name]; svc != nil {
 			out = append(out, svc)
 		}
@@ -210,8 +223,16 @@ func (d *Deployment) Services() []*Service {
 	return out
 }
 
-// Service returns a running service by name.
-func (d *Deployment) Service(name string) *Service {
+// Service returns a running service by name, or nil.
+func (d *Deployment) Service(name string) *backend.Service {
+	if svc := d.proc(name); svc != nil {
+		return &svc.Service
+	}
+	return nil
+}
+
+// proc returns a running service by name, or nil.
+func (d *Deployment) proc(name string) *Service {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.services[name]
@@ -227,7 +248,7 @@ func (d *Deployment) launch(s *spec.Service) error {
 	fmt.Fprintf(logf, "---- %s starting %s\n", time.Now().Format(time.RFC3339), s.Name)
 
 	env := d.environ(s)
-	cpus := d.Placement.CPUs(s.Name)
+	cpus := d.placement.CPUs(s.Name)
 	var cmd *exec.Cmd
 	addrFile := ""
 	spawnCPUs := cpus
@@ -248,10 +269,10 @@ func (d *Deployment) launch(s *spec.Service) error {
 		// service's own cores under dedicated placement, as the load
 		// generator does: what it uses outside stops is not taken from the
 		// services.
-		spawnCPUs = d.Placement.OtherCPUs
+		spawnCPUs = d.placement.OtherCPUs
 	}
 	cmd.Env = env
-	cmd.Dir = s.WorkDir(d.Spec.Dir)
+	cmd.Dir = s.WorkDir(d.spec.Dir)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group (Ctrl-C reaches only the orchestrator, which
 	// tears down in order) and SIGTERM if the orchestrator dies.
@@ -259,7 +280,7 @@ func (d *Deployment) launch(s *spec.Service) error {
 	if err := theSpawner.start(cmd, spawnCPUs); err != nil {
 		return fmt.Errorf("start service %q: %w", s.Name, err)
 	}
-	svc := &Service{Name: s.Name, Port: s.Port, LogPath: logPath, Cgroup: d.cgroupOf(s.Name), cmd: cmd, exited: make(chan struct{})}
+	svc := &Service{Service: backend.Service{Name: s.Name, Port: s.Port, LogPath: logPath, Cgroup: d.cgroupOf(s.Name)}, cmd: cmd, exited: make(chan struct{})}
 	go func() {
 		cmd.Wait()
 		close(svc.exited)
@@ -358,7 +379,7 @@ func waitAddr(path string, exited <-chan struct{}, timeout time.Duration) (strin
 
 // waitReady probes the service, then checks its instrumentation.
 func (d *Deployment) waitReady(ctx context.Context, s *spec.Service) error {
-	svc := d.Service(s.Name)
+	svc := d.proc(s.Name)
 	timeout := s.Ready.Timeout.Duration
 	if timeout <= 0 {
 		timeout = 20 * time.Second
@@ -417,7 +438,7 @@ func (d *Deployment) waitReady(ctx context.Context, s *spec.Service) error {
 		}
 	}
 	if !st.AgentConnected {
-		if s.Name == d.Placement.Target {
+		if s.Name == d.placement.Target {
 			return fmt.Errorf("service %q is the target but is not instrumented: wrap its handlers with instrument/slowhttp or instrument/slowgrpc", s.Name)
 		}
 		d.opts.Logf("warning: service %q is not instrumented; its calls are not counted and it is not in the call graph", s.Name)
@@ -428,11 +449,11 @@ func (d *Deployment) waitReady(ctx context.Context, s *spec.Service) error {
 // Restart stops one service and starts it again with extra environment
 // (e.g. a ground-truth knob), waiting until it is ready.
 func (d *Deployment) Restart(ctx context.Context, name string, env map[string]string) error {
-	s, ok := d.Spec.Service(name)
+	s, ok := d.spec.Service(name)
 	if !ok {
 		return fmt.Errorf("unknown service %q", name)
 	}
-	svc := d.Service(name)
+	svc := d.proc(name)
 	if svc != nil {
 		d.mu.Lock()
 		svc.stopping = true
@@ -526,3 +547,5 @@ func logTail(path string) string {
 	}
 	return "last lines of " + path + ":\n  " + strings.Join(lines, "\n  ")
 }
+
+var _ backend.Backend = (*Deployment)(nil)

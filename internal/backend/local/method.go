@@ -3,17 +3,10 @@ package local
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 )
-
-// HoldCores are the cores the cores method holds: those of the services
-// other than the target, never the target's.
-func (p Placement) HoldCores() []int {
-	return slices.DeleteFunc(slices.Clone(p.PausedCPUs()), func(c int) bool { return slices.Contains(p.TargetCPUs, c) })
-}
 
 // PauseMethod resolves m for this deployment: MethodAuto becomes cores
 // where the deployment allows it and signal otherwise; a method it does
@@ -49,7 +42,7 @@ func (d *Deployment) PauseMethod(m pause.Method) (pause.Method, error) {
 // target must have cores of its own, and this process (and so the
 // controllers, which run as it does) may use real-time scheduling.
 func (d *Deployment) canHold() error {
-	p := d.Placement
+	p := d.placement
 	if d.opts.NoController {
 		return errors.New("the services run without controllers")
 	}

@@ -10,7 +10,7 @@ import (
 func TestPauseMethod(t *testing.T) {
 	own := Placement{Target: "cart", TargetCPUs: []int{1}, OtherCPUs: []int{0}}
 	shared := Placement{Target: "cart", OtherCPUs: []int{0, 1}}
-	holdable := (&Deployment{Placement: own}).canHold() == nil
+	holdable := (&Deployment{placement: own}).canHold() == nil
 	autoOwn := pause.MethodSignal
 	if holdable {
 		autoOwn = pause.MethodCores
@@ -33,7 +33,7 @@ func TestPauseMethod(t *testing.T) {
 		{"unknown", own, "", "stop", "", `unknown pause method "stop"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d := &Deployment{Placement: c.p, runDir: c.runDir}
+			d := &Deployment{placement: c.p, runDir: c.runDir}
 			got, err := d.PauseMethod(c.m)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {

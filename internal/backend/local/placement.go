@@ -2,100 +2,39 @@ package local
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/internal/threads"
 )
 
-// Mode says how Place spreads the services over the cores.
-type Mode string
+// The placement's types are the backend's (every backend has one); the
+// local backend is the one that makes them.
+type (
+	Mode      = backend.Mode
+	Placement = backend.Placement
+)
 
 const (
-	// ModeAuto is ModeDedicated where the machine has the cores for it,
-	// and ModeShared otherwise. The zero Mode means ModeAuto.
-	ModeAuto Mode = "auto"
-	// ModeShared gives only the target cores of its own; every other
-	// service shares the rest with the controllers, the load generator and
-	// the orchestrator. Sharing is safe for the non-target services
-	// because they are paused together.
-	ModeShared Mode = "shared"
-	// ModeDedicated gives every service its spec'd number of cores of its
-	// own, as the paper's one service per node does, and keeps at least
-	// MinLoadCPUs for the controllers, the load generator and the
-	// orchestrator. Place refuses it on a machine too small for it.
-	ModeDedicated Mode = "dedicated"
+	ModeAuto      = backend.ModeAuto
+	ModeShared    = backend.ModeShared
+	ModeDedicated = backend.ModeDedicated
 )
 
 // Modes lists the valid modes, for flags and errors.
-var Modes = []Mode{ModeAuto, ModeShared, ModeDedicated}
+var Modes = backend.Modes
 
 // ParseMode checks a mode given by name ("" is ModeAuto).
-func ParseMode(s string) (Mode, error) {
-	if s == "" {
-		return ModeAuto, nil
-	}
-	if m := Mode(s); slices.Contains(Modes, m) {
-		return m, nil
-	}
-	return "", fmt.Errorf("unknown placement %q: want one of %v", s, Modes)
-}
+func ParseMode(s string) (Mode, error) { return backend.ParseMode(s) }
 
 // MinLoadCPUs is how many cores dedicated placement keeps for the load
 // generator, the controllers and the orchestrator: with fewer, the load
 // generator competes with the controllers' wake-ups, and the rounds reach
 // the services late.
 const MinLoadCPUs = 2
-
-// Placement says which CPUs each part of an experiment runs on.
-type Placement struct {
-	Target     string
-	TargetCPUs []int // the target's cores (empty when there is no target)
-	// OtherCPUs are the cores everything without cores of its own shares:
-	// the controllers, the load generator, the orchestrator and, unless
-	// Services is set, the non-target services.
-	OtherCPUs []int
-	// Services are the cores of each non-target service under dedicated
-	// placement; nil when they share OtherCPUs.
-	Services map[string][]int
-	Warning  string
-}
-
-// Mode is the placement made: ModeDedicated or ModeShared.
-func (p Placement) Mode() Mode {
-	if p.Services != nil {
-		return ModeDedicated
-	}
-	return ModeShared
-}
-
-// CPUs returns the CPUs a service runs on.
-func (p Placement) CPUs(service string) []int {
-	if service == p.Target && len(p.TargetCPUs) > 0 {
-		return p.TargetCPUs
-	}
-	if cpus, ok := p.Services[service]; ok {
-		return cpus
-	}
-	return p.OtherCPUs
-}
-
-// PausedCPUs are the cores the non-target services (the paused ones) run
-// on, in increasing order.
-func (p Placement) PausedCPUs() []int {
-	if p.Services == nil {
-		return p.OtherCPUs
-	}
-	var out []int
-	for _, cpus := range p.Services {
-		out = append(out, cpus...)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
 
 // Place splits the available CPUs between the services (in spec order, for
 // their cpus) under mode; see Mode. The target takes the highest-numbered

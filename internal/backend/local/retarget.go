@@ -23,10 +23,10 @@ import (
 // requires of a target. Retarget must not be called while an experiment
 // runs on the deployment.
 func (d *Deployment) Retarget(target string) error {
-	if target == d.Placement.Target {
+	if target == d.placement.Target {
 		return nil
 	}
-	if _, ok := d.Spec.Service(target); !ok {
+	if _, ok := d.spec.Service(target); !ok {
 		return fmt.Errorf("unknown service %q", target)
 	}
 	svc := d.Service(target)
@@ -44,7 +44,7 @@ func (d *Deployment) Retarget(target string) error {
 	if err != nil {
 		return err
 	}
-	pl, err := Place(avail, d.Spec.Services, target, d.opts.Placement)
+	pl, err := Place(avail, d.spec.Services, target, d.opts.Placement)
 	if err != nil {
 		return err
 	}
@@ -56,12 +56,12 @@ func (d *Deployment) Retarget(target string) error {
 	if err := PinProcess(pl.OtherCPUs); err != nil {
 		return err
 	}
-	for _, s := range d.Services() {
+	for _, s := range d.procs() {
 		if err := pinTree([]int{s.cmd.Process.Pid}, pl.OtherCPUs); err != nil {
 			return fmt.Errorf("move the controller of %q to CPUs %v: %w", s.Name, pl.OtherCPUs, err)
 		}
 	}
-	for _, s := range d.Services() {
+	for _, s := range d.procs() {
 		cpus := pl.CPUs(s.Name)
 		if d.opts.NoController {
 			continue
@@ -74,7 +74,7 @@ func (d *Deployment) Retarget(target string) error {
 			return fmt.Errorf("move service %q to CPUs %v: %w", s.Name, cpus, err)
 		}
 	}
-	d.Placement = pl
+	d.placement = pl
 	return nil
 }
 

@@ -75,7 +75,7 @@ func startDemoWith(t *testing.T, target string, edit func(*spec.Spec)) *Deployme
 // service.
 func affinities(t *testing.T, d *Deployment, name string) map[int][]int {
 	t.Helper()
-	pids, err := d.processesOf(d.Service(name))
+	pids, err := d.processesOf(d.proc(name))
 	if err != nil || len(pids) == 0 {
 		t.Fatalf("processes of %s: %v %v", name, pids, err)
 	}
@@ -118,7 +118,7 @@ func TestRetarget(t *testing.T) {
 		t.Skipf("needs 2 CPUs (have %v, %v)", avail, err)
 	}
 	d := startDemo(t, "cart")
-	p0 := d.Placement
+	p0 := d.Placement()
 	checkOn(t, d, "cart", p0.TargetCPUs)
 	checkOn(t, d, "catalog", p0.CPUs("catalog"))
 	pid := d.Service("cart").PID
@@ -126,13 +126,13 @@ func TestRetarget(t *testing.T) {
 	if err := d.Retarget("nosuch"); err == nil {
 		t.Error("an unknown service was accepted")
 	}
-	if d.Placement.Target != "cart" {
-		t.Fatalf("a refused retarget changed the target to %q", d.Placement.Target)
+	if d.Placement().Target != "cart" {
+		t.Fatalf("a refused retarget changed the target to %q", d.Placement().Target)
 	}
 	if err := d.Retarget("catalog"); err != nil {
 		t.Fatal(err)
 	}
-	p1 := d.Placement
+	p1 := d.Placement()
 	if p1.Target != "catalog" {
 		t.Fatalf("target %q after retargeting to catalog", p1.Target)
 	}

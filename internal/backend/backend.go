@@ -1,0 +1,55 @@
+package backend
+
+import (
+	"context"
+
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+)
+
+// Backend is a running application, as the experiment flow sees it. Its
+// methods must not be called while an experiment runs on it, but
+// Services, Service, Spec and Placement.
+type Backend interface {
+	// Spec is the application's spec.
+	Spec() *spec.Spec
+	// Services returns the running services in spec order.
+	Services() []*Service
+	// Service returns a running service by name, or nil.
+	Service(name string) *Service
+	// Placement says where the services run.
+	Placement() Placement
+	// PauseMethod resolves m (pause.MethodAuto chooses) for this
+	// backend, or says why it cannot be used.
+	PauseMethod(m pause.Method) (pause.Method, error)
+	// Retarget makes another service the target without restarting
+	// anything.
+	Retarget(target string) error
+	// Restart restarts one service with env over its spec'd environment
+	// (nil: the spec's), and waits until it is ready.
+	Restart(ctx context.Context, name string, env map[string]string) error
+	// Watch returns a context that ends when parent does or when the
+	// application fails (a service or its controller dies), with the
+	// failure as its cause.
+	Watch(parent context.Context) (context.Context, context.CancelFunc)
+	// Explain returns the failure behind err, if the application failed,
+	// and err otherwise.
+	Explain(err error) error
+	// Stop stops what the backend started and restores what it changed.
+	Stop() error
+}
+
+// Service is one running service.
+type Service struct {
+	Name    string
+	Port    int
+	Control *controller.Client // nil when it runs without a controller
+	// PID is the service's process group on this machine (0 when it does
+	// not run here).
+	PID int
+	// LogPath is where its output goes: a file, or for a pod the command
+	// that shows it.
+	LogPath string
+	Cgroup  string // its cgroup on this machine ("" for none)
+}

@@ -1,0 +1,33 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+)
+
+// placed is a backend with no services, only a spec and a placement: what
+// the tests of the corrections and flags read, which are pure arithmetic
+// over recorded samples.
+type placed struct {
+	spec *spec.Spec
+	pl   backend.Placement
+}
+
+func (p placed) Spec() *spec.Spec                               { return p.spec }
+func (p placed) Services() []*backend.Service                   { return nil }
+func (p placed) Service(string) *backend.Service                { return nil }
+func (p placed) Placement() backend.Placement                   { return p.pl }
+func (p placed) PauseMethod(pause.Method) (pause.Method, error) { return pause.MethodSignal, nil }
+func (p placed) Retarget(string) error                          { return errors.ErrUnsupported }
+func (p placed) Restart(context.Context, string, map[string]string) error {
+	return errors.ErrUnsupported
+}
+func (p placed) Watch(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithCancel(ctx)
+}
+func (p placed) Explain(err error) error { return err }
+func (p placed) Stop() error             { return nil }
