@@ -31,6 +31,7 @@ func runController(args []string) int {
 	addrFile := fs.String("addr-file", "", "write the control address to this file once listening")
 	secretFile := fs.String("secret-file", "", "file holding the hex experiment secret")
 	normalPrio := fs.Bool("normal-priority", false, "keep the controller at normal scheduling priority (rounds may then reach busy cores late)")
+	lease := fs.Duration("lease", 0, "end any slowdown, latency what-if or pool, resuming the service, once the orchestrator has been silent this long (0: never; for controllers in pods, which no guard watches)")
 	cgroup := fs.String("cgroup", "", "start the service in this cgroup, made by slowpoke (a directory under a \"slowpoke\" directory of a cgroup v1 freezer or cgroup2 hierarchy)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -56,7 +57,7 @@ func runController(args []string) int {
 	}
 	code, err := controller.Run(context.Background(), controller.Config{
 		Name: *name, Command: cmdline, CPUs: cpuList, Listen: *listen, Secret: secret,
-		MaxPause: *maxPause, StopTimeout: *stopTimeout, AddrFile: *addrFile, NormalPriority: *normalPrio, Cgroup: *cgroup,
+		MaxPause: *maxPause, StopTimeout: *stopTimeout, AddrFile: *addrFile, NormalPriority: *normalPrio, Cgroup: *cgroup, Lease: *lease,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	if err != nil {

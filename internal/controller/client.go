@@ -69,6 +69,9 @@ func (c *Client) SetPool(p wire.Pool) error { return c.call(wire.TPool, p, nil) 
 // the service's instrumentation.
 func (c *Client) SetLatency(l wire.Latency) error { return c.call(wire.TLatency, l, nil) }
 
+// Renew renews the orchestrator's lease (Config.Lease).
+func (c *Client) Renew() error { return c.call(wire.TRenew, nil, nil) }
+
 // Start starts the slowdown run.
 func (c *Client) Start() error { return c.call(wire.TStart, nil, nil) }
 

@@ -37,6 +37,8 @@ const (
 	maxBatch           = 1 << 20
 	recentRounds       = 64
 	idleTimeout        = 10 * time.Minute
+	// MaxLease bounds Config.Lease.
+	MaxLease = 5 * time.Minute
 )
 
 // Config describes one controlled service.
@@ -56,6 +58,13 @@ type Config struct {
 	// the service, however it forks, can be frozen and is ended when the
 	// child exits.
 	Cgroup string
+	// Lease, when set, bounds how long the controller keeps what the
+	// orchestrator set up (a slowdown run, a latency what-if, a pool)
+	// after the orchestrator's last message: when the orchestrator has
+	// been silent for Lease, the controller ends them all and resumes its
+	// service, as if told to stop. For controllers no guard watches (in a
+	// pod); the orchestrator renews with wire.TRenew. At most MaxLease.
+	Lease time.Duration
 	// NormalPriority keeps the controller at the normal scheduling
 	// priority instead of raising it (see raisePriority).
 	NormalPriority bool
@@ -101,6 +110,8 @@ type Controller struct {
 	// method (target only); grpLast keeps its counters after the run.
 	grp     group
 	grpLast *pauseStats
+	// renewed is when the orchestrator last spoke (see Config.Lease).
+	renewed time.Time
 }
 
 type counters struct {
@@ -126,6 +137,9 @@ func Start(cfg Config) (*Controller, error) {
 	}
 	if cfg.MaxPause <= 0 {
 		cfg.MaxPause = DefaultMaxPause
+	}
+	if cfg.Lease < 0 || cfg.Lease > MaxLease || (cfg.Lease > 0 && cfg.Lease < 4*time.Millisecond) {
+		return nil, fmt.Errorf("controller: lease must be 0 (none) or in [4ms, %v], got %v", MaxLease, cfg.Lease)
 	}
 	if cfg.StopTimeout <= 0 {
 		cfg.StopTimeout = DefaultStopTimeout
@@ -171,6 +185,10 @@ func Start(cfg Config) (*Controller, error) {
 		if err := raisePriority(); err != nil {
 			c.log.Warn("cannot raise the controller's scheduling priority; rounds may reach busy cores late", "err", err)
 		}
+	}
+	if cfg.Lease > 0 {
+		c.renewed = time.Now()
+		go c.watchLease()
 	}
 	go c.acceptAgents()
 	go c.acceptControl()

@@ -694,3 +694,65 @@ func TestSetLatencyValidates(t *testing.T) {
 	must(t, cl.SetLatency(wire.Latency{Store: store.Path(), Target: true, DelayNS: int64(time.Millisecond)}))
 	must(t, cl.SetLatency(wire.Latency{}))
 }
+
+// TestLeaseLapseResumes: a controller with a lease keeps a slowdown, a
+// pool and a latency what-if while the orchestrator renews, and ends them
+// all, resuming its service, once the orchestrator falls silent.
+func TestLeaseLapseResumes(t *testing.T) {
+	if _, err := Start(Config{Command: []string{"true"}, Secret: testSecret, Lease: time.Hour}); err == nil {
+		t.Fatal("a lease over MaxLease was accepted")
+	}
+	const lease = 400 * time.Millisecond
+	a := startCtl(t, "a", "calls", time.Second)
+	b, err := Start(Config{
+		Name: "b", Command: []string{os.Args[0]}, Env: childEnv("spin"), Secret: testSecret, MaxPause: time.Second, Lease: lease,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+	})
+	must(t, err)
+	t.Cleanup(func() {
+		b.Signal(syscall.SIGKILL)
+		b.Wait()
+	})
+	waitFor(t, "instrumentation to connect", 5*time.Second, func() bool { return a.Stats().AgentConnected })
+	orch := NewClient(b.Addr(), testSecret)
+	defer orch.Close()
+	// Long pauses: b is stopped most of the time while the slowdown runs.
+	must(t, orch.Configure(wire.Configure{Epoch: 1, PausePerRoundNS: int64(200 * time.Millisecond)}))
+	must(t, orch.Start())
+	must(t, orch.SetPool(wire.Pool{Limit: 3}))
+	must(t, orch.SetLatency(wire.Latency{Store: "/dev/shm/slowpoke-lease-test", DelayNS: 1}))
+	must(t, a.Configure(wire.Configure{Epoch: 1, Target: true, Batch: 50, PausePerRoundNS: int64(200 * time.Millisecond),
+		Neighbours: []wire.Neighbour{{Name: "b", Addr: b.Addr()}}}))
+	must(t, a.StartSlowdown())
+	defer a.stopSlowdown()
+
+	// Renewed three leases long: everything stays. b.Stats is read in
+	// process, which renews nothing.
+	for end := time.Now().Add(3 * lease); time.Now().Before(end); time.Sleep(lease / 4) {
+		must(t, orch.Renew())
+	}
+	pool := func() int64 { b.mu.Lock(); defer b.mu.Unlock(); return b.pool.Limit }
+	if st := b.Stats(); !st.Active || pool() != 3 || st.Pauses == 0 {
+		t.Fatalf("renewed: active %v, pool %d, pauses %d; want the slowdown running, the pool set and pauses", st.Active, pool(), st.Pauses)
+	}
+	// Silent: within a lease and a check, it all ends and b runs.
+	silent := time.Now()
+	waitFor(t, "the lease to lapse", 3*lease, func() bool { return !b.Stats().Active && pool() == 0 })
+	if took := time.Since(silent); took < lease/2 {
+		t.Errorf("ended %v after the last renewal, before the lease of %v", took, lease)
+	}
+	b.mu.Lock()
+	store := b.latency.Store
+	b.mu.Unlock()
+	if store != "" {
+		t.Errorf("the latency what-if was kept: %q", store)
+	}
+	// Rounds still arrive from a, and must not stop b any more.
+	time.Sleep(300 * time.Millisecond)
+	for i := 0; i < 20; i++ {
+		if s := procState(b.PID()); s == "T" || s == "t" {
+			t.Fatalf("b is stopped (%s) after its lease lapsed", s)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

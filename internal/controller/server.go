@@ -107,6 +107,7 @@ func (c *Controller) serveControl(conn net.Conn, slots chan struct{}) {
 			}
 			continue
 		}
+		c.renew()
 		reply, rerr := c.handle(t, payload)
 		if rerr != nil {
 			err = w.Send(wire.TError, wire.ErrorMsg{Error: rerr.Error()})
@@ -157,6 +158,8 @@ func (c *Controller) handle(t wire.Type, p []byte) (any, error) {
 	case wire.TReset:
 		c.Reset()
 		return nil, nil
+	case wire.TRenew:
+		return nil, nil // renewed on receipt, as every message from the orchestrator
 	}
 	return nil, fmt.Errorf("unexpected message %v", t)
 }

@@ -46,12 +46,13 @@ const (
 	TRound
 	TPool
 	TLatency
+	TRenew
 )
 
 var typeNames = map[Type]string{
 	THello: "hello", TStats: "stats", TStatsReply: "stats-reply", TConfigure: "configure",
 	TStart: "start", TStop: "stop", TReset: "reset", TOK: "ok", TError: "error", TRound: "round",
-	TPool: "pool", TLatency: "latency",
+	TPool: "pool", TLatency: "latency", TRenew: "renew",
 }
 
 func (t Type) String() string {
