@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
@@ -170,7 +171,10 @@ func writeOutputs(res *report.Results, dir string) error {
 
 // describePlacement says which cores each part runs on, for the log.
 func describePlacement(p local.Placement) string {
-	if p.Mode() == local.ModeShared {
+	switch p.Mode() {
+	case backend.ModeCluster:
+		return "the cluster's: each service in its pod, where the scheduler put it"
+	case local.ModeShared:
 		return fmt.Sprintf("%s on CPUs %v; other services, load and controllers on CPUs %v", p.Target, p.TargetCPUs, p.OtherCPUs)
 	}
 	names := slices.Sorted(maps.Keys(p.Services))

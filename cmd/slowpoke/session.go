@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
+	"github.com/slowpoke-dev/slowpoke/internal/backend/kube"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 )
@@ -30,7 +31,9 @@ type session struct {
 }
 
 // startSession creates outDir and starts the application s with opts (its
-// LogDir and Logf are set here), progress and warnings going to stderr.
+// LogDir and Logf are set here), progress and warnings going to stderr: on
+// this machine, or, where s has a kubernetes section, on that cluster
+// (opts' Target and MaxPause apply there too).
 func startSession(s *spec.Spec, outDir string, opts local.Options) (*session, error) {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, err
@@ -38,8 +41,14 @@ func startSession(s *spec.Spec, outDir string, opts local.Options) (*session, er
 	interrupted, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 	opts.LogDir, opts.Logf = filepath.Join(outDir, "logs"), logf
-	logf("starting %d services of %q (logs in %s)", len(s.Services), s.Name, opts.LogDir)
-	d, err := local.Start(interrupted, s, opts)
+	var d backend.Backend
+	var err error
+	if s.Kubernetes != nil {
+		d, err = kube.Start(interrupted, s, kube.Options{Target: opts.Target, MaxPause: opts.MaxPause, Logf: logf})
+	} else {
+		logf("starting %d services of %q (logs in %s)", len(s.Services), s.Name, opts.LogDir)
+		d, err = local.Start(interrupted, s, opts)
+	}
 	if err != nil {
 		stopSignals()
 		return nil, err

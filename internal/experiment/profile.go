@@ -2,6 +2,8 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
+	"math"
 	"net"
 	"net/url"
 	"sort"
@@ -169,9 +171,13 @@ func (r *Runner) star() map[string][]string {
 }
 
 // targetCores is q1: the cores the target may use, the fewer of its
-// placement and its spec's cpus.
+// placement and its spec's cpus (only the spec's where a cluster placed
+// it: its pod's CPU limit is the user's to state there).
 func (r *Runner) targetCores() float64 {
 	q := float64(len(r.d.Placement().CPUs(r.opts.Target)))
+	if r.d.Placement().Mode() == backend.ModeCluster {
+		q = math.Inf(1)
+	}
 	if sp, ok := r.spec.Service(r.opts.Target); ok && sp.CPUs > 0 && float64(sp.CPUs) < q {
 		q = float64(sp.CPUs)
 	}

@@ -45,10 +45,35 @@ type Spec struct {
 	Services []Service `yaml:"services"`
 	Entry    string    `yaml:"entry"`
 	Workload Workload  `yaml:"workload"`
+	// Kubernetes, when set, says that the application is already deployed
+	// on a Kubernetes cluster, one Deployment per service, instead of
+	// being started here from each service's command.
+	Kubernetes *Kubernetes `yaml:"kubernetes,omitempty"`
 	// Dir is the absolute directory of the spec file; relative paths in the
 	// spec are resolved against it.
 	Dir string `yaml:"-"`
 }
+
+// Kubernetes says where an application deployed on a cluster is.
+type Kubernetes struct {
+	// Namespace holds the application's Deployments.
+	Namespace string `yaml:"namespace"`
+	// Kubeconfig is the kubeconfig file ("": $KUBECONFIG, then
+	// ~/.kube/config, then the pod's service account in a cluster).
+	Kubeconfig string `yaml:"kubeconfig,omitempty"`
+	// Context is the kubeconfig context ("": its current context).
+	Context string `yaml:"context,omitempty"`
+	// Image holds the slowpoke binary at /slowpoke; an init container
+	// copies it next to each service, whose container then runs under it.
+	Image string `yaml:"image"`
+	// ControlPort is the first controller port: the i-th service's
+	// controller listens on ControlPort+i in its pod (distinct, so that
+	// pods on the host network do not collide).
+	ControlPort int `yaml:"control_port"`
+}
+
+// DefaultControlPort is Kubernetes.ControlPort's default.
+const DefaultControlPort = 7070
 
 // Service is one process of the application.
 type Service struct {
@@ -66,6 +91,13 @@ type Service struct {
 	// slowpoke's instrumentation in the service queues the rest, in every
 	// run (slowpoke pools recommends it). nil: no limit.
 	Pool *int `yaml:"pool,omitempty"`
+	// Deployment and Container name the service's Deployment and its
+	// container under Spec.Kubernetes (defaults: the service's name, and
+	// the pod's only container, or the one with the service's name).
+	// Command and Args are then optional: they are what the container
+	// runs when its pod template gives no command.
+	Deployment string `yaml:"deployment,omitempty"`
+	Container  string `yaml:"container,omitempty"`
 
 	// specDir is Spec.Dir, remembered so that CommandPath needs no argument.
 	specDir string
@@ -115,6 +147,17 @@ type rawSpec struct {
 	Services []rawService `yaml:"services"`
 	Entry    string       `yaml:"entry"`
 	Workload rawWorkload  `yaml:"workload"`
+	// Kubernetes has no defaults that a zero could be mistaken for but
+	// control_port.
+	Kubernetes *rawKubernetes `yaml:"kubernetes"`
+}
+
+type rawKubernetes struct {
+	Namespace   string `yaml:"namespace"`
+	Kubeconfig  string `yaml:"kubeconfig"`
+	Context     string `yaml:"context"`
+	Image       string `yaml:"image"`
+	ControlPort *int   `yaml:"control_port"`
 }
 
 type rawService struct {
@@ -129,6 +172,8 @@ type rawService struct {
 	Ready       rawReady          `yaml:"ready"`
 	GroundTruth *GroundTruth      `yaml:"ground_truth"`
 	Pool        *int              `yaml:"pool"`
+	Deployment  string            `yaml:"deployment"`
+	Container   string            `yaml:"container"`
 }
 
 type rawReady struct {
@@ -199,6 +244,16 @@ func Parse(data []byte, dir string) (*Spec, error) {
 
 func (r *rawSpec) spec(dir string) *Spec {
 	s := &Spec{Name: r.Name, Entry: r.Entry, Dir: dir}
+	if k := r.Kubernetes; k != nil {
+		s.Kubernetes = &Kubernetes{Namespace: k.Namespace, Kubeconfig: k.Kubeconfig, Context: k.Context, Image: k.Image,
+			ControlPort: deref(k.ControlPort, DefaultControlPort)}
+		if s.Kubernetes.Namespace == "" {
+			s.Kubernetes.Namespace = "default"
+		}
+		if s.Kubernetes.Kubeconfig != "" && !filepath.IsAbs(s.Kubernetes.Kubeconfig) {
+			s.Kubernetes.Kubeconfig = filepath.Join(dir, s.Kubernetes.Kubeconfig)
+		}
+	}
 	for _, rs := range r.Services {
 		s.Services = append(s.Services, Service{
 			Name:        rs.Name,
@@ -212,6 +267,8 @@ func (r *rawSpec) spec(dir string) *Spec {
 			Ready:       Ready{HTTPPath: rs.Ready.HTTPPath, Timeout: deref(rs.Ready.Timeout, Duration{DefaultReadyTimeout})},
 			GroundTruth: rs.GroundTruth,
 			Pool:        rs.Pool,
+			Deployment:  rs.Deployment,
+			Container:   rs.Container,
 			specDir:     dir,
 		})
 	}

@@ -14,6 +14,10 @@ import (
 var (
 	serviceNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 	envNameRE     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	// Kubernetes object names: a namespace is a DNS label, a Deployment a
+	// DNS subdomain.
+	dnsLabelRE     = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	dnsSubdomainRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
 	// tokenRE is an HTTP token (RFC 9110), for methods and header names.
 	tokenRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
@@ -55,8 +59,12 @@ func (s *Spec) Validate() error {
 		} else {
 			names[sv.Name] = i
 		}
-		if strings.TrimSpace(sv.Command) == "" {
+		kube := s.Kubernetes != nil
+		if strings.TrimSpace(sv.Command) == "" && !kube {
 			add("%s: command is required", at)
+		}
+		if !kube && (sv.Deployment != "" || sv.Container != "") {
+			add("%s: deployment and container are for an application on Kubernetes (a kubernetes section)", at)
 		}
 		for _, k := range slices.Sorted(maps.Keys(sv.Env)) {
 			if !envNameRE.MatchString(k) {
@@ -64,8 +72,10 @@ func (s *Spec) Validate() error {
 			}
 		}
 		switch {
+		case kube && sv.Port == 0: // pods may all use one port; the Deployment has it
 		case sv.Port < 1 || sv.Port > 65535:
 			add("%s: port %d out of range 1..65535", at, sv.Port)
+		case kube:
 		default:
 			if j, dup := ports[sv.Port]; dup {
 				add("%s: port %d already used by %s", at, sv.Port, serviceLoc(s, j))
@@ -97,6 +107,23 @@ func (s *Spec) Validate() error {
 			}
 			if !finite(g.BaseUS) {
 				add("%s: ground_truth.base_us must be a finite number", at)
+			}
+		}
+	}
+
+	if k := s.Kubernetes; k != nil {
+		if !dnsLabelRE.MatchString(k.Namespace) {
+			add("kubernetes.namespace %q is not a valid namespace name", k.Namespace)
+		}
+		if strings.TrimSpace(k.Image) == "" {
+			add("kubernetes.image is required: an image with the slowpoke binary at /slowpoke (docs/kubernetes.md)")
+		}
+		if n := len(s.Services); k.ControlPort < 1 || k.ControlPort+n-1 > 65535 {
+			add("kubernetes.control_port %d: ports %d..%d must be in 1..65535", k.ControlPort, k.ControlPort, k.ControlPort+n-1)
+		}
+		for i, sv := range s.Services {
+			if sv.Deployment != "" && !dnsSubdomainRE.MatchString(sv.Deployment) {
+				add("%s: deployment %q is not a valid Deployment name", serviceLoc(s, i), sv.Deployment)
 			}
 		}
 	}

@@ -1,0 +1,187 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+)
+
+// stuck are the container states that no wait will cure.
+var stuck = []string{"ErrImageNeverPull", "ErrImagePull", "ImagePullBackOff", "InvalidImageName",
+	"CreateContainerConfigError", "CreateContainerError", "CrashLoopBackOff", "RunContainerError"}
+
+// waitRollout waits, as `kubectl rollout status` does, until Deployment
+// ns/name has rolled out completely, and returns its one running, ready pod
+// for which isNew holds. A new pod stuck (an image that cannot be had, a
+// crash loop) ends the wait at once with what its status says.
+func waitRollout(ctx context.Context, c kubernetes.Interface, ns, name string, isNew func(*corev1.Pod) bool) (*corev1.Pod, error) {
+	var last string
+	for {
+		dep, err := c.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, explainAPI(err, "get", "deployments", ns, name)
+		}
+		for _, cond := range dep.Status.Conditions {
+			if cond.Type == appsv1.DeploymentProgressing && cond.Reason == "ProgressDeadlineExceeded" {
+				return nil, fmt.Errorf("Deployment %s/%s exceeded its progress deadline: %s", ns, name, cond.Message)
+			}
+		}
+		sel, err := metav1.LabelSelectorAsSelector(dep.Spec.Selector)
+		if err != nil {
+			return nil, fmt.Errorf("Deployment %s/%s: selector: %w", ns, name, err)
+		}
+		pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+		if err != nil {
+			return nil, explainAPI(err, "list", "pods", ns, "")
+		}
+		var ready *corev1.Pod
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if p.DeletionTimestamp != nil || !isNew(p) {
+				continue
+			}
+			if why := stuckReason(p); why != "" {
+				return nil, fmt.Errorf("pod %s/%s cannot start: %s (kubectl describe pod -n %s %s)", ns, p.Name, why, ns, p.Name)
+			}
+			if p.Status.Phase == corev1.PodRunning && podReady(p) && p.Status.PodIP != "" {
+				ready = p
+			}
+		}
+		want := int32(1)
+		if dep.Spec.Replicas != nil {
+			want = *dep.Spec.Replicas
+		}
+		st := dep.Status
+		done := dep.Generation <= st.ObservedGeneration && st.UpdatedReplicas == want && st.Replicas == want && st.AvailableReplicas == want
+		if done && ready != nil {
+			return ready, nil
+		}
+		last = fmt.Sprintf("%d of %d updated, %d available, %d in all", st.UpdatedReplicas, want, st.AvailableReplicas, st.Replicas)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("Deployment %s/%s did not roll out (%s): %w", ns, name, last, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// stuckReason says why a pod's container cannot start, or "".
+func stuckReason(p *corev1.Pod) string {
+	for _, cs := range slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses) {
+		if w := cs.State.Waiting; w != nil && slices.Contains(stuck, w.Reason) {
+			msg := strings.TrimSpace(w.Message)
+			if msg == "" {
+				msg = "no message"
+			}
+			return fmt.Sprintf("container %q: %s: %s", cs.Name, w.Reason, msg)
+		}
+	}
+	return ""
+}
+
+// restoreDeployment puts back ns/name's original template, if slowpoke
+// changed it, and removes slowpoke's annotations; it reports whether there
+// was anything to restore.
+func restoreDeployment(ctx context.Context, c kubernetes.Interface, ns, name string) (bool, error) {
+	restored := false
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := c.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return explainAPI(err, "get", "deployments", ns, name)
+		}
+		enc, ok := cur.Annotations[AnnotationOriginal]
+		if !ok {
+			return nil
+		}
+		orig, err := decodeTemplate(enc)
+		if err != nil {
+			return fmt.Errorf("Deployment %s/%s: %w", ns, name, err)
+		}
+		cur.Spec.Template = *orig
+		delete(cur.Annotations, AnnotationOriginal)
+		delete(cur.Annotations, AnnotationRun)
+		if _, err := c.AppsV1().Deployments(ns).Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+			if apierrors.IsConflict(err) {
+				return err
+			}
+			return explainAPI(err, "update", "deployments", ns, name)
+		}
+		restored = true
+		return nil
+	})
+	return restored, err
+}
+
+// Restore puts back every Deployment of s that a slowpoke run changed and
+// left (its orchestrator killed), deletes the Secrets such runs made, and
+// waits for the rollouts. It reports what it restored with logf.
+func Restore(ctx context.Context, s *spec.Spec, c kubernetes.Interface, logf func(string, ...any)) error {
+	if s.Kubernetes == nil {
+		return errors.New("the spec has no kubernetes section: there is nothing on a cluster to restore")
+	}
+	if c == nil {
+		var err error
+		if c, err = Client(s.Kubernetes); err != nil {
+			return err
+		}
+	}
+	ns := s.Kubernetes.Namespace
+	var errs []error
+	var rolled []string
+	for i := range s.Services {
+		sv := &s.Services[i]
+		name := deploymentName(sv)
+		start := time.Now()
+		ok, err := restoreDeployment(ctx, c, ns, name)
+		if err != nil {
+			errs = append(errs, serviceErr(sv.Name, err))
+			continue
+		}
+		if ok {
+			rolled = append(rolled, name)
+			logf("restored Deployment %s/%s (%s)", ns, name, time.Since(start).Round(time.Millisecond))
+		}
+	}
+	secrets, err := c.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelRun})
+	if err != nil {
+		errs = append(errs, explainAPI(err, "list", "secrets", ns, ""))
+	} else {
+		for _, sec := range secrets.Items {
+			if err := c.CoreV1().Secrets(ns).Delete(ctx, sec.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, explainAPI(err, "delete", "secrets", ns, sec.Name))
+			} else {
+				logf("deleted Secret %s/%s", ns, sec.Name)
+			}
+		}
+	}
+	for _, name := range rolled {
+		if _, err := waitRollout(ctx, c, ns, name, func(p *corev1.Pod) bool { return p.Annotations[AnnotationRun] == "" }); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(rolled) == 0 && len(errs) == 0 {
+		logf("nothing to restore in namespace %q: no Deployment of %q is under slowpoke", ns, s.Name)
+	}
+	return errors.Join(errs...)
+}

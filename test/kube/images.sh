@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds the test cluster's images from static binaries, without a registry
+# or a Docker engine, as docker-archive tars, and imports them into the
+# containerd at SOCKET (namespace k8s.io):
+#   slowpoke.local/pause:dev     the pod sandbox (test/kube/pause)
+#   slowpoke.local/slowpoke:dev  /slowpoke, /slowpoke-emu (the same binary,
+#                                the service emulator by that name) and the
+#                                demo's topology at /apps/demo/topology.yaml
+# Usage: test/kube/images.sh SOCKET
+set -euo pipefail
+sock=${1:?usage: images.sh CONTAINERD-SOCKET}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# image NAME ROOTFS-DIR ENTRYPOINT: a docker-archive of one layer.
+image() {
+  local name=$1 rootfs=$2 entry=$3 out=$work/$(echo "$1" | tr '/:' '__').tar img=$work/img-$RANDOM
+  mkdir -p "$img"
+  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$rootfs" -cf "$img/layer.tar" .
+  local diff
+  diff=$(sha256sum "$img/layer.tar" | cut -d' ' -f1)
+  mkdir -p "$img/$diff"
+  mv "$img/layer.tar" "$img/$diff/layer.tar"
+  printf '{"architecture":"amd64","os":"linux","config":{"Entrypoint":["%s"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' "$entry" "$diff" >"$img/config.json"
+  local cfg
+  cfg=$(sha256sum "$img/config.json" | cut -d' ' -f1)
+  mv "$img/config.json" "$img/$cfg.json"
+  printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["%s/layer.tar"]}]' "$cfg" "$name" "$diff" >"$img/manifest.json"
+  tar -C "$img" -cf "$out" .
+  ctr --address "$sock" -n k8s.io images import --no-unpack=false "$out" >/dev/null
+  echo "images: imported $name" >&2
+}
+
+export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -trimpath"
+mkdir -p "$work/pause" "$work/slowpoke/apps/demo"
+(cd "$root" && go build -ldflags "-s -w" -o "$work/pause/pause" ./test/kube/pause)
+(cd "$root" && go build -ldflags "-s -w" -o "$work/slowpoke/slowpoke" ./cmd/slowpoke)
+ln -s slowpoke "$work/slowpoke/slowpoke-emu"
+cp "$root/examples/demo/topology.yaml" "$work/slowpoke/apps/demo/topology.yaml"
+mkdir -p "$work/slowpoke/tmp" "$work/pause/tmp"
+chmod 1777 "$work/slowpoke/tmp"
+image slowpoke.local/pause:dev "$work/pause" /pause
+image slowpoke.local/slowpoke:dev "$work/slowpoke" /slowpoke
