@@ -247,6 +247,13 @@ func (b *lockedBuffer) WriteLine(s string) {
 	io.WriteString(&b.buf, s+"\n")
 }
 
+// Write makes it an io.Writer, for a command's output.
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
 func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -63,7 +63,8 @@ type Config struct {
 	// after the orchestrator's last message: when the orchestrator has
 	// been silent for Lease, the controller ends them all and resumes its
 	// service, as if told to stop. For controllers no guard watches (in a
-	// pod); the orchestrator renews with wire.TRenew. At most MaxLease.
+	// pod). Every message from the orchestrator but stats renews it; it
+	// sends wire.TRenew between them. At most MaxLease.
 	Lease time.Duration
 	// NormalPriority keeps the controller at the normal scheduling
 	// priority instead of raising it (see raisePriority).

@@ -107,7 +107,9 @@ func (c *Controller) serveControl(conn net.Conn, slots chan struct{}) {
 			}
 			continue
 		}
-		c.renew()
+		if t != wire.TStats { // reading the stats holds nothing
+			c.renew()
+		}
 		reply, rerr := c.handle(t, payload)
 		if rerr != nil {
 			err = w.Send(wire.TError, wire.ErrorMsg{Error: rerr.Error()})

@@ -1,0 +1,472 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/slowpoke-dev/slowpoke/internal/backend/kube"
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+)
+
+// The Kubernetes end-to-end tests run against a real cluster, such as the
+// one test/kube/e2e.sh starts: $SLOWPOKE_TEST_KUBECONFIG is its admin's
+// kubeconfig, and $SLOWPOKE_TEST_KUBECONFIG_LIMITED, if set, one of a user
+// without rights. Without them the tests skip, unless
+// $SLOWPOKE_REQUIRE_KUBE is set (in CI), when they fail.
+const (
+	demoManifests = "../../examples/demo/kubernetes/deployments.yaml"
+	demoKubeSpec  = "../../examples/demo/kubernetes/app.yaml"
+)
+
+type kubeEnv struct {
+	kubeconfig string
+	client     kubernetes.Interface
+	spec       *spec.Spec
+	bin        string
+	originals  map[string]*corev1.PodTemplateSpec
+}
+
+func setupKube(t *testing.T) *kubeEnv {
+	t.Helper()
+	kc := os.Getenv("SLOWPOKE_TEST_KUBECONFIG")
+	if kc == "" {
+		if os.Getenv("SLOWPOKE_REQUIRE_KUBE") != "" {
+			t.Fatal("SLOWPOKE_REQUIRE_KUBE is set but SLOWPOKE_TEST_KUBECONFIG is not: run test/kube/e2e.sh")
+		}
+		t.Skip("no cluster: set SLOWPOKE_TEST_KUBECONFIG (test/kube/e2e.sh does)")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := spec.Load(demoKubeSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &kubeEnv{kubeconfig: kc, client: c, spec: s, bin: buildSlowpoke(t), originals: map[string]*corev1.PodTemplateSpec{}}
+	e.apply(t)
+	for _, sv := range s.Services {
+		dep := e.deployment(t, sv.Name)
+		e.originals[sv.Name] = dep.Spec.Template.DeepCopy()
+	}
+	t.Cleanup(func() {
+		// Whatever a failed test left: restored, and the namespace gone.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		kube.Restore(ctx, s, c, t.Logf)
+		c.CoreV1().Namespaces().Delete(ctx, s.Kubernetes.Namespace, metav1.DeleteOptions{})
+	})
+	return e
+}
+
+// apply creates the demo's namespace and Deployments (replacing any left
+// from an earlier run) and waits until every pod is ready.
+func (e *kubeEnv) apply(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	f, err := os.Open(demoManifests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := utilyaml.NewYAMLReader(bufio.NewReader(f))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", demoManifests, err)
+		}
+		switch o := obj.(type) {
+		case *corev1.Namespace:
+			_, err = e.client.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
+		case *appsv1.Deployment:
+			e.client.AppsV1().Deployments(o.Namespace).Delete(ctx, o.Name, metav1.DeleteOptions{})
+			_, err = e.client.AppsV1().Deployments(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		default:
+			t.Fatalf("%s: unexpected %T", demoManifests, obj)
+		}
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	e.waitReady(t, nil)
+}
+
+func (e *kubeEnv) deployment(t *testing.T, name string) *appsv1.Deployment {
+	t.Helper()
+	dep, err := e.client.AppsV1().Deployments(e.spec.Kubernetes.Namespace).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dep
+}
+
+// waitReady waits until every Deployment has rolled out with one ready pod
+// (and no other) for which ok holds (nil: any).
+func (e *kubeEnv) waitReady(t *testing.T, ok func(*corev1.Pod) bool) {
+	t.Helper()
+	ns := e.spec.Kubernetes.Namespace
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, sv := range e.spec.Services {
+		for {
+			pods, err := e.client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + sv.Name})
+			ready := 0
+			for _, p := range pods.Items {
+				if p.DeletionTimestamp == nil && (ok == nil || ok(&p)) && isReady(&p) {
+					ready++
+				}
+			}
+			if err == nil && ready == 1 && len(pods.Items) == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not ready: %v, %d pods", sv.Name, err, len(pods.Items))
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+}
+
+func containerCommands(tpl *corev1.PodTemplateSpec) [][]string {
+	var out [][]string
+	for _, c := range tpl.Spec.Containers {
+		out = append(out, c.Command)
+	}
+	return out
+}
+
+func isReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// checkRestored asserts that every Deployment has its original template
+// and none of slowpoke's annotations, that no Secret of slowpoke's is
+// left, and that the application answers.
+func (e *kubeEnv) checkRestored(t *testing.T) {
+	t.Helper()
+	for _, sv := range e.spec.Services {
+		dep := e.deployment(t, sv.Name)
+		if !reflect.DeepEqual(&dep.Spec.Template, e.originals[sv.Name]) {
+			t.Errorf("%s: the template differs from the original: its containers run %v, want %v", sv.Name, containerCommands(&dep.Spec.Template), containerCommands(e.originals[sv.Name]))
+		}
+		for _, a := range []string{kube.AnnotationOriginal, kube.AnnotationRun} {
+			if _, ok := dep.Annotations[a]; ok {
+				t.Errorf("%s: annotation %s left", sv.Name, a)
+			}
+		}
+	}
+	secrets, err := e.client.CoreV1().Secrets(e.spec.Kubernetes.Namespace).List(context.Background(), metav1.ListOptions{LabelSelector: kube.LabelRun})
+	if err != nil || len(secrets.Items) != 0 {
+		t.Errorf("slowpoke's Secrets left: %d, %v", len(secrets.Items), err)
+	}
+	e.waitReady(t, func(p *corev1.Pod) bool { return p.Annotations[kube.AnnotationRun] == "" })
+	e.checkAnswers(t)
+}
+
+// checkAnswers asserts that the entry answers, and that no process of the
+// cluster's pods on this node is stopped.
+func (e *kubeEnv) checkAnswers(t *testing.T) {
+	t.Helper()
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		var c net.Conn
+		if c, err = net.DialTimeout("tcp", strings.TrimPrefix(e.spec.Entry, "http://"), time.Second); err == nil {
+			c.Close()
+			break
+		}
+	}
+	if err != nil {
+		t.Errorf("the entry does not answer: %v", err)
+	}
+	for i := 0; i < 10; i++ {
+		if s := stoppedPodProcesses(); len(s) > 0 && i == 9 {
+			t.Errorf("pod processes stopped for a second: %v", s)
+		} else if len(s) == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stoppedPodProcesses lists the processes of the node's pods (in kubepods
+// cgroups) that are stopped.
+func stoppedPodProcesses() []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cg, err := os.ReadFile("/proc/" + e.Name() + "/cgroup")
+		if err != nil || !bytes.Contains(cg, []byte("kubepods")) {
+			continue
+		}
+		if st := procState(e.Name()); st == "T" || st == "t" {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func procState(pid string) string {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+func (e *kubeEnv) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(e.bin, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.kubeconfig)
+	return cmd
+}
+
+// TestKubeValidate: validate (which predicts too) three points of the demo
+// on the cluster; the Deployments are as before afterwards.
+func TestKubeValidate(t *testing.T) {
+	e := setupKube(t)
+	out := t.TempDir()
+	cmd := e.command("validate", "-f", demoKubeSpec, "--target", "cart", "--reduce", "0,40,80%",
+		"--reps", "1", "--max-reps", "1", "--duration", "2s", "--warmup", "500ms", "--out", out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := runWithTimeout(cmd, 8*time.Minute); err != nil {
+		t.Fatalf("validate: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	t.Logf("validate of 3 points took %v\n%s", time.Since(start).Round(time.Second), stdout.String())
+	var res struct {
+		Target string `json:"target"`
+		Points []struct {
+			ReductionPct float64  `json:"reduction_pct"`
+			Predicted    float64  `json:"predicted_rps"`
+			True         *float64 `json:"true_rps"`
+		} `json:"points"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Target != "cart" || len(res.Points) != 3 {
+		t.Fatalf("results: %s", b)
+	}
+	for _, p := range res.Points {
+		if p.Predicted <= 0 || p.True == nil || *p.True <= 0 {
+			t.Errorf("point %+v: want a prediction and a truth", p)
+		}
+	}
+	// Generous: the truth at 80% is well above the baseline (cart is the
+	// bottleneck), and so must the prediction be.
+	if last := res.Points[len(res.Points)-1]; last.Predicted < 1.2*res.Points[0].Predicted {
+		t.Errorf("predicted %.0f req/s at 80%% against %.0f at 0%%: no gain predicted", last.Predicted, res.Points[0].Predicted)
+	}
+	if !strings.Contains(stderr.String(), "restored 4 Deployments") {
+		t.Errorf("no restore reported:\n%s", stderr.String())
+	}
+	e.checkRestored(t)
+}
+
+// TestKubeFaults: the orchestrator SIGKILLed mid-slowdown leaves no pod
+// paused past the lease, and `slowpoke restore` puts the Deployments back;
+// Ctrl-C and a pod deleted mid-run end the run restored, the latter naming
+// the service; a user without rights gets an error naming what is missing.
+func TestKubeFaults(t *testing.T) {
+	e := setupKube(t)
+	t.Run("sigkill", func(t *testing.T) {
+		cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--reduce", "0,50%", "--duration", "30s", "--reps", "1", "--max-reps", "1", "--out", t.TempDir())
+		var stderr lockedBuffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}()
+		ctls := e.waitControllers(t, 2*time.Minute, &stderr)
+		// Wait for a slowdown to be under way (the first window has no
+		// slowdown), then kill.
+		waitUntil(t, "a slowdown", 2*time.Minute, func() bool {
+			for _, c := range ctls {
+				if st, err := c.Stats(); err == nil && st.Active {
+					return true
+				}
+			}
+			return false
+		}, &stderr)
+		cmd.Process.Signal(syscall.SIGKILL)
+		killed := time.Now()
+		cmd.Wait()
+		waitUntil(t, "every controller to end its slowdown", kube.DefaultLease+10*time.Second, func() bool {
+			for _, c := range ctls {
+				if st, err := c.Stats(); err != nil || st.Active {
+					return false
+				}
+			}
+			return true
+		}, &stderr)
+		t.Logf("SIGKILL: every slowdown ended %v after the kill (lease %v)", time.Since(killed).Round(time.Millisecond), kube.DefaultLease)
+		e.checkAnswers(t)
+		// A new run refuses the Deployments and says how to restore.
+		out, err := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--reduce", "50%").CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "slowpoke restore") {
+			t.Errorf("a run over a killed run's Deployments: %v\n%s", err, out)
+		}
+		start := time.Now()
+		if out, err := e.command("restore", "-f", demoKubeSpec).CombinedOutput(); err != nil {
+			t.Fatalf("restore: %v\n%s", err, out)
+		}
+		t.Logf("SIGKILL: slowpoke restore took %v", time.Since(start).Round(time.Millisecond))
+		e.checkRestored(t)
+	})
+	t.Run("interrupt", func(t *testing.T) {
+		cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--reduce", "0,50%", "--duration", "30s", "--reps", "1", "--max-reps", "1", "--out", t.TempDir())
+		var stderr lockedBuffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		e.waitControllers(t, 2*time.Minute, &stderr)
+		cmd.Process.Signal(os.Interrupt)
+		start := time.Now()
+		if err := waitExit(cmd, 3*time.Minute); err == nil || !strings.Contains(stderr.String(), "restored 4 Deployments") {
+			t.Errorf("interrupted: %v\n%s", err, stderr.String())
+		}
+		t.Logf("Ctrl-C: restored and exited %v after the signal", time.Since(start).Round(time.Millisecond))
+		e.checkRestored(t)
+	})
+	t.Run("pod-deleted", func(t *testing.T) {
+		cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--reduce", "0,50%", "--duration", "30s", "--reps", "1", "--max-reps", "1", "--out", t.TempDir())
+		var stderr lockedBuffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		e.waitControllers(t, 2*time.Minute, &stderr)
+		ns := e.spec.Kubernetes.Namespace
+		pods, err := e.client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=catalog"})
+		if err != nil || len(pods.Items) == 0 {
+			t.Fatalf("catalog's pod: %v", err)
+		}
+		for _, p := range pods.Items {
+			e.client.CoreV1().Pods(ns).Delete(context.Background(), p.Name, metav1.DeleteOptions{})
+		}
+		start := time.Now()
+		if err := waitExit(cmd, 3*time.Minute); err == nil || !strings.Contains(stderr.String(), `service "catalog"`) {
+			t.Errorf("a deleted pod: %v\n%s", err, stderr.String())
+		}
+		t.Logf("pod deleted: the run ended, restored, %v after", time.Since(start).Round(time.Millisecond))
+		e.checkRestored(t)
+	})
+	t.Run("no-permission", func(t *testing.T) {
+		limited := os.Getenv("SLOWPOKE_TEST_KUBECONFIG_LIMITED")
+		if limited == "" {
+			t.Skip("no SLOWPOKE_TEST_KUBECONFIG_LIMITED")
+		}
+		cmd := exec.Command(e.bin, "predict", "-f", demoKubeSpec, "--target", "cart", "--reduce", "50%")
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+limited)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "permission denied") || !strings.Contains(string(out), "get deployments") {
+			t.Errorf("without rights: %v\n%s", err, out)
+		}
+		e.checkRestored(t)
+	})
+}
+
+// waitControllers waits until the run's services are under their
+// controllers, then returns clients for the run's controllers, found through its Secret.
+func (e *kubeEnv) waitControllers(t *testing.T, timeout time.Duration, log *lockedBuffer) []*controller.Client {
+	t.Helper()
+	// Logged once every service runs under its controller.
+	waitUntil(t, "the run to start", timeout, func() bool { return strings.Contains(log.String(), "placement:") }, log)
+	ns := e.spec.Kubernetes.Namespace
+	secrets, err := e.client.CoreV1().Secrets(ns).List(context.Background(), metav1.ListOptions{LabelSelector: kube.LabelRun})
+	if err != nil || len(secrets.Items) != 1 {
+		t.Fatalf("the run's Secret: %v (%d found)", err, len(secrets.Items))
+	}
+	secret, err := hex.DecodeString(string(secrets.Items[0].Data["secret"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*controller.Client
+	for i := range e.spec.Services {
+		// The demo's pods use the host's network: the node's address.
+		out = append(out, controller.NewClient(fmt.Sprintf("10.255.255.1:%d", e.spec.Kubernetes.ControlPort+i), secret))
+	}
+	return out
+}
+
+func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() bool, log *lockedBuffer) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); !cond(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s\n%s", what, log.String())
+		}
+	}
+}
+
+func waitExit(cmd *exec.Cmd, timeout time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(timeout):
+		cmd.Process.Kill()
+		<-done
+		return &timeoutError{timeout}
+	}
+}
