@@ -22,6 +22,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -42,6 +43,7 @@ import (
 const (
 	demoManifests = "../../examples/demo/kubernetes/deployments.yaml"
 	demoKubeSpec  = "../../examples/demo/kubernetes/app.yaml"
+	demoRole      = "../../examples/demo/kubernetes/role.yaml"
 )
 
 type kubeEnv struct {
@@ -117,6 +119,13 @@ func (e *kubeEnv) apply(t *testing.T) {
 		}
 		switch o := obj.(type) {
 		case *corev1.Namespace:
+			// One an earlier test deleted may still be terminating.
+			for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+				_, err = e.client.CoreV1().Namespaces().Get(ctx, o.Name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) || time.Now().After(deadline) {
+					break
+				}
+			}
 			_, err = e.client.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
 		case *appsv1.Deployment:
 			e.client.AppsV1().Deployments(o.Namespace).Delete(ctx, o.Name, metav1.DeleteOptions{})
@@ -272,12 +281,18 @@ func (e *kubeEnv) command(args ...string) *exec.Cmd {
 }
 
 // TestKubeValidate: validate (which predicts too) three points of the demo
-// on the cluster; the Deployments are as before afterwards.
+// on the cluster; the Deployments are as before afterwards. Where a user
+// without rights is given, it runs as that user, granted only the Role
+// that docs/kubernetes.md documents.
 func TestKubeValidate(t *testing.T) {
 	e := setupKube(t)
 	out := t.TempDir()
 	cmd := e.command("validate", "-f", demoKubeSpec, "--target", "cart", "--reduce", "0,40,80%",
 		"--reps", "1", "--max-reps", "1", "--duration", "2s", "--warmup", "500ms", "--out", out)
+	if limited := os.Getenv("SLOWPOKE_TEST_KUBECONFIG_LIMITED"); limited != "" {
+		e.grantRole(t, "slowpoke-limited")
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+limited)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -423,6 +438,36 @@ func TestKubeFaults(t *testing.T) {
 			t.Errorf("without rights: %v\n%s", err, out)
 		}
 		e.checkRestored(t)
+	})
+}
+
+// grantRole creates the documented Role and binds it to user until the
+// test ends.
+func (e *kubeEnv) grantRole(t *testing.T, user string) {
+	t.Helper()
+	b, err := os.ReadFile(demoRole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(b, nil, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", demoRole, err)
+	}
+	role := obj.(*rbacv1.Role)
+	ctx := context.Background()
+	ns := e.spec.Kubernetes.Namespace
+	if _, err := e.client.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "slowpoke-test"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name},
+		Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: user}}}
+	if _, err := e.client.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.client.RbacV1().RoleBindings(ns).Delete(context.Background(), rb.Name, metav1.DeleteOptions{})
+		e.client.RbacV1().Roles(ns).Delete(context.Background(), role.Name, metav1.DeleteOptions{})
 	})
 }
 

@@ -11,8 +11,8 @@
 #                                   # DIR/kubeconfig-limited (a user with no rights)
 #   test/kube/cluster.sh down DIR   # stop everything it started, remove what it made
 #
-# Needs root, containerd, runc, containernetworking-plugins and openssl
-# (apt-get install containerd runc containernetworking-plugins openssl), and
+# Needs root, containerd, runc, containernetworking-plugins, openssl and curl
+# (apt-get install containerd runc containernetworking-plugins openssl curl), and
 # the binaries from build.sh. Ports: etcd 23790/23800, apiserver 16443,
 # kubelet 10250/10248. The node's IP is 10.255.255.1 on a bridge interface
 # slowpoke0. Facts this relies on: ../shared/kubernetes-here.md.
@@ -90,11 +90,20 @@ current-context: slowpoke-test
 EOF
 }
 
+# api PATH: GETs PATH from the API server as the admin (fails on an error).
+api() {
+  curl -fsS --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" "$API$1"
+}
+
+node_ready() {
+  api /api/v1/nodes/$NODE | tr -d ' \n' | grep -q '"type":"Ready","status":"True"'
+}
+
 up() {
   local bin
   bin=$("$here/build.sh")
-  for tool in containerd runc openssl; do
-    command -v $tool >/dev/null || { log "$tool is missing (apt-get install containerd runc openssl)"; exit 1; }
+  for tool in containerd runc openssl curl; do
+    command -v $tool >/dev/null || { log "$tool is missing (apt-get install containerd runc openssl curl)"; exit 1; }
   done
   [ -x /usr/lib/cni/bridge ] || [ -x /opt/cni/bin/bridge ] || { log "CNI plugins are missing (apt-get install containernetworking-plugins)"; exit 1; }
   local cni_bin=/usr/lib/cni
@@ -153,7 +162,7 @@ EOF
     --service-account-issuer https://kubernetes.default.svc --service-cluster-ip-range 10.96.0.0/16 \
     --authorization-mode RBAC --kubelet-client-certificate "$p/admin.crt" --kubelet-client-key "$p/admin.key" \
     --kubelet-preferred-address-types InternalIP --allow-privileged=true
-  wait_for kube-apiserver 60 kubectl --kubeconfig "$dir/kubeconfig" get --raw /readyz
+  wait_for kube-apiserver 60 api /readyz
   start kube-controller-manager "$bin/kube-controller-manager" --kubeconfig "$dir/kubeconfig" \
     --service-account-private-key-file "$p/sa.key" --root-ca-file "$p/ca.crt" \
     --leader-elect=false --bind-address 127.0.0.1 --secure-port 0 --use-service-account-credentials=false
@@ -181,8 +190,8 @@ localStorageCapacityIsolation: false
 EOF
   start kubelet "$bin/kubelet" --config "$dir/kubelet/config.yaml" --kubeconfig "$dir/kubeconfig" \
     --root-dir "$dir/kubelet/root" --cert-dir "$dir/kubelet/pki" --node-ip $NODE_IP --hostname-override $NODE
-  wait_for "node $NODE to be ready" 90 bash -c "kubectl --kubeconfig '$dir/kubeconfig' get node $NODE -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -q True"
-  wait_for "the default service account" 60 kubectl --kubeconfig "$dir/kubeconfig" get serviceaccount default
+  wait_for "node $NODE to be ready" 90 node_ready
+  wait_for "the default service account" 60 api /api/v1/namespaces/default/serviceaccounts/default
   log "up: KUBECONFIG=$dir/kubeconfig (logs in $dir/logs)"
 }
 

@@ -72,6 +72,8 @@ type Deployment struct {
 	// old pods' ends are no failure.
 	replacing map[string]bool
 	stopped   bool
+	// secretMade says that the run's Secret exists (Stop deletes it).
+	secretMade bool
 
 	stopRenew chan struct{}
 	renewDone chan struct{}
@@ -174,6 +176,7 @@ func (d *Deployment) start(ctx context.Context) error {
 	if _, err := d.client.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
 		return explainAPI(err, "create", "secrets", ns, sec.Name)
 	}
+	d.secretMade = true
 	d.opts.Logf("putting %d Deployments in namespace %q under slowpoke controllers (run %s)", len(found), ns, d.run.ID)
 	for i := range d.spec.Services {
 		sv := &d.spec.Services[i]
@@ -464,8 +467,10 @@ func (d *Deployment) restoreAll() error {
 			errs = append(errs, serviceErr(svc, err))
 		}
 	}
-	if err := d.client.CoreV1().Secrets(ns).Delete(ctx, d.secretName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		errs = append(errs, explainAPI(err, "delete", "secrets", ns, d.secretName()))
+	if d.secretMade {
+		if err := d.client.CoreV1().Secrets(ns).Delete(ctx, d.secretName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, explainAPI(err, "delete", "secrets", ns, d.secretName()))
+		}
 	}
 	for svc, name := range names {
 		if _, err := waitRollout(ctx, d.client, ns, name, func(p *corev1.Pod) bool { return p.Annotations[AnnotationRun] == "" }); err != nil {
