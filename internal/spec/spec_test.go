@@ -466,3 +466,52 @@ workload:
 		t.Errorf("b: pool %d, want none", *p)
 	}
 }
+
+// TestKubernetes: a kubernetes section gets its defaults, makes commands
+// optional and ports free to repeat, and is validated.
+func TestKubernetes(t *testing.T) {
+	const kubeYAML = `name: shop
+kubernetes: {image: "slowpoke:dev", kubeconfig: kc.yaml}
+services:
+  - {name: frontend, port: 8080}
+  - {name: cart, port: 8080, deployment: cart-v2, container: app}
+entry: http://127.0.0.1:8080
+workload:
+  requests: [{name: home, path: /}]
+`
+	s, err := Parse([]byte(kubeYAML), "/specs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := s.Kubernetes
+	if k == nil || k.Namespace != "default" || k.ControlPort != DefaultControlPort || k.Kubeconfig != "/specs/kc.yaml" || k.Image != "slowpoke:dev" {
+		t.Fatalf("kubernetes %+v: want the defaults and the kubeconfig beside the spec", k)
+	}
+	if sv := s.Services[1]; sv.Deployment != "cart-v2" || sv.Container != "app" {
+		t.Errorf("service %+v: deployment and container lost", sv)
+	}
+	tests := []struct {
+		name   string
+		modify func(*Spec)
+		want   string
+	}{
+		{"image required", func(s *Spec) { s.Kubernetes.Image = " " }, "kubernetes.image is required"},
+		{"namespace", func(s *Spec) { s.Kubernetes.Namespace = "Shop_1" }, `kubernetes.namespace "Shop_1" is not a valid namespace name`},
+		{"control ports", func(s *Spec) { s.Kubernetes.ControlPort = 65535 }, "kubernetes.control_port 65535: ports 65535..65536"},
+		{"deployment name", func(s *Spec) { s.Services[0].Deployment = "-x" }, `deployment "-x" is not a valid Deployment name`},
+		{"deployment without kubernetes", func(s *Spec) { s.Kubernetes = nil; s.Services[1].Command = "x"; s.Services[0].Command = "y"; s.Services[1].Port = 9 },
+			"deployment and container are for an application on Kubernetes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Parse([]byte(kubeYAML), "/specs")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.modify(s)
+			if err := s.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate() = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
