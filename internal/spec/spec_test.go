@@ -499,7 +499,12 @@ workload:
 		{"namespace", func(s *Spec) { s.Kubernetes.Namespace = "Shop_1" }, `kubernetes.namespace "Shop_1" is not a valid namespace name`},
 		{"control ports", func(s *Spec) { s.Kubernetes.ControlPort = 65535 }, "kubernetes.control_port 65535: ports 65535..65536"},
 		{"deployment name", func(s *Spec) { s.Services[0].Deployment = "-x" }, `deployment "-x" is not a valid Deployment name`},
-		{"deployment without kubernetes", func(s *Spec) { s.Kubernetes = nil; s.Services[1].Command = "x"; s.Services[0].Command = "y"; s.Services[1].Port = 9 },
+		{"deployment without kubernetes", func(s *Spec) {
+			s.Kubernetes = nil
+			s.Services[1].Command = "x"
+			s.Services[0].Command = "y"
+			s.Services[1].Port = 9
+		},
 			"deployment and container are for an application on Kubernetes"},
 	}
 	for _, tt := range tests {
