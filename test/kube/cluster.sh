@@ -216,10 +216,9 @@ down() {
   if [ -S "$sock" ] && ctr --address "$sock" version >/dev/null 2>&1; then
     local ids
     ids=$(ctr --address "$sock" -n k8s.io tasks ls -q 2>/dev/null || true)
-    for id in $ids; do ctr --address "$sock" -n k8s.io tasks kill -s SIGKILL "$id" >/dev/null 2>&1 || true; done
-    for id in $ids; do
-      for _ in $(seq 25); do ctr --address "$sock" -n k8s.io tasks rm "$id" >/dev/null 2>&1 && break; sleep 0.2; done
-    done
+    for id in $ids; do ctr --address "$sock" -n k8s.io tasks kill -a -s SIGKILL "$id" >/dev/null 2>&1 || true; done
+    # Deleting a task ends its shim; -f deletes one still running.
+    [ -n "$ids" ] && ctr --address "$sock" -n k8s.io tasks rm -f $ids >/dev/null 2>&1 || true
     for id in $(ctr --address "$sock" -n k8s.io containers ls -q 2>/dev/null || true); do
       ctr --address "$sock" -n k8s.io containers rm "$id" >/dev/null 2>&1 || true
     done
