@@ -515,3 +515,81 @@ func waitExit(cmd *exec.Cmd, timeout time.Duration) error {
 		return &timeoutError{timeout}
 	}
 }
+
+// TestKubeManifests: the Kubernetes form of the demo and of each benchmark
+// application loads, and its Deployments run what the local spec runs,
+// one replica each, in the spec's namespace, replaced (not rolled) because
+// they use the host's ports.
+func TestKubeManifests(t *testing.T) {
+	for _, dir := range []string{"../../examples/demo", "../../apps/boutique", "../../apps/hotel", "../../apps/movie", "../../apps/social"} {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			local, err := spec.Load(filepath.Join(dir, "app.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ks, err := spec.Load(filepath.Join(dir, "kubernetes", "app.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ks.Kubernetes == nil || ks.Entry != local.Entry || !reflect.DeepEqual(ks.Workload, local.Workload) {
+				t.Fatalf("the Kubernetes spec's entry or workload differs from the local one's")
+			}
+			deps := map[string]*appsv1.Deployment{}
+			b, err := os.ReadFile(filepath.Join(dir, "kubernetes", "deployments.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+			for {
+				doc, err := r.Read()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d, ok := obj.(*appsv1.Deployment); ok {
+					deps[d.Name] = d
+				}
+			}
+			for i, sv := range local.Services {
+				d := deps[sv.Name]
+				if d == nil {
+					t.Errorf("no Deployment for %s", sv.Name)
+					continue
+				}
+				c := d.Spec.Template.Spec.Containers[0]
+				want := append([]string{"/apps/bin/" + filepath.Base(sv.Command)}, sv.Args...)
+				if filepath.Base(dir) == "demo" {
+					want = []string{"/slowpoke-emu", "-topology", "/apps/demo/topology.yaml", "-service", sv.Name}
+				}
+				if !reflect.DeepEqual(c.Command, want) {
+					t.Errorf("%s runs %q, want %q", sv.Name, c.Command, want)
+				}
+				for k, v := range sv.Env {
+					found := false
+					for _, e := range c.Env {
+						found = found || (e.Name == k && e.Value == v)
+					}
+					if !found {
+						t.Errorf("%s: env %s=%s missing", sv.Name, k, v)
+					}
+				}
+				if d.Namespace != ks.Kubernetes.Namespace || d.Spec.Replicas == nil || *d.Spec.Replicas != 1 ||
+					d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || !d.Spec.Template.Spec.HostNetwork {
+					t.Errorf("%s: namespace %q, replicas %v, strategy %q, host network %v", sv.Name, d.Namespace, d.Spec.Replicas, d.Spec.Strategy.Type, d.Spec.Template.Spec.HostNetwork)
+				}
+				if ksv := ks.Services[i]; ksv.Name != sv.Name || !reflect.DeepEqual(ksv.GroundTruth, sv.GroundTruth) || ksv.Protocol != sv.Protocol {
+					t.Errorf("service %d: %+v, want it as the local spec's %+v", i, ksv, sv)
+				}
+			}
+			if len(deps) != len(local.Services) {
+				t.Errorf("%d Deployments for %d services", len(deps), len(local.Services))
+			}
+		})
+	}
+}

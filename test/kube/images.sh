@@ -4,8 +4,9 @@
 # containerd at SOCKET (namespace k8s.io):
 #   slowpoke.local/pause:dev     the pod sandbox (test/kube/pause)
 #   slowpoke.local/slowpoke:dev  /slowpoke, /slowpoke-emu (the same binary,
-#                                the service emulator by that name) and the
-#                                demo's topology at /apps/demo/topology.yaml
+#                                the service emulator by that name), the
+#                                demo's topology at /apps/demo/topology.yaml,
+#                                and the four applications at /apps/bin/<app>
 # Usage: test/kube/images.sh SOCKET
 set -euo pipefail
 sock=${1:?usage: images.sh CONTAINERD-SOCKET}
@@ -37,6 +38,8 @@ mkdir -p "$work/pause" "$work/slowpoke/apps/demo"
 (cd "$root" && go build -ldflags "-s -w" -o "$work/pause/pause" ./test/kube/pause)
 (cd "$root" && go build -ldflags "-s -w" -o "$work/slowpoke/slowpoke" ./cmd/slowpoke)
 ln -s slowpoke "$work/slowpoke/slowpoke-emu"
+mkdir -p "$work/slowpoke/apps/bin"
+(cd "$root" && go build -ldflags "-s -w" -o "$work/slowpoke/apps/bin/" ./apps/boutique/cmd/... ./apps/hotel/cmd/... ./apps/movie/cmd/... ./apps/social/cmd/...)
 cp "$root/examples/demo/topology.yaml" "$work/slowpoke/apps/demo/topology.yaml"
 mkdir -p "$work/slowpoke/tmp" "$work/pause/tmp"
 chmod 1777 "$work/slowpoke/tmp"
