@@ -756,3 +756,43 @@ func TestLeaseLapseResumes(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestNeighbourRestartedAtSameAddress: a neighbour that restarts on the
+// address it had (a pod on the host network) gets every round of the next
+// run, not the first ones lost on the old connection.
+func TestNeighbourRestartedAtSameAddress(t *testing.T) {
+	a := startCtl(t, "a", "calls", time.Second)
+	startB := func(listen string) *Controller {
+		b, err := Start(Config{Name: "b", Command: []string{os.Args[0]}, Env: childEnv("spin"), Secret: testSecret, Listen: listen,
+			MaxPause: time.Second, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
+		must(t, err)
+		return b
+	}
+	b := startB("127.0.0.1:0")
+	addr := b.Addr()
+	waitFor(t, "instrumentation to connect", 5*time.Second, func() bool { return a.Stats().AgentConnected })
+	run := func(epoch uint64, b *Controller) {
+		a.Reset()
+		must(t, b.Configure(wire.Configure{Epoch: epoch, PausePerRoundNS: int64(100 * time.Microsecond)}))
+		must(t, b.StartSlowdown())
+		must(t, a.Configure(wire.Configure{Epoch: epoch, Target: true, Batch: 20, PausePerRoundNS: int64(100 * time.Microsecond),
+			Neighbours: []wire.Neighbour{{Name: "b", Addr: addr}}}))
+		must(t, a.StartSlowdown())
+		waitFor(t, "rounds", 10*time.Second, func() bool { return a.Stats().RoundsStarted >= 20 })
+		a.stopSlowdown()
+		b.stopSlowdown()
+	}
+	run(1, b)
+	b.Signal(syscall.SIGKILL)
+	b.Wait()
+	b = startB(addr)
+	t.Cleanup(func() {
+		b.Signal(syscall.SIGKILL)
+		b.Wait()
+	})
+	run(2, b)
+	time.Sleep(200 * time.Millisecond)
+	if st, got := a.Stats(), b.Stats(); st.ForwardErrors != 0 || got.RoundsReceived != st.RoundsStarted {
+		t.Errorf("the restarted neighbour got %d of %d rounds; %d forward errors", got.RoundsReceived, st.RoundsStarted, st.ForwardErrors)
+	}
+}

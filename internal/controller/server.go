@@ -254,17 +254,18 @@ func (c *Controller) Configure(cf wire.Configure) error {
 	}
 	c.conf = cf
 	c.pauser.setOthers(colocatedCPU(cf.Colocated, c.numCPUs()), colocatedCPU(cf.CorePeers, c.numCPUs()))
-	keep := map[string]bool{}
+	// Fresh connections for every run: a neighbour restarted at the same
+	// address (a pod on the host network, a reused pod IP) would leave a
+	// kept connection dead, and the first rounds sent on it lost. (The
+	// new peers connect on their first round: a connection opened sooner
+	// and left silent would fail the neighbour's handshake deadline.)
+	for addr, p := range c.peers {
+		p.close()
+		delete(c.peers, addr)
+	}
 	for _, n := range cf.Neighbours {
-		keep[n.Addr] = true
 		if c.peers[n.Addr] == nil {
 			c.peers[n.Addr] = newPeer(n, c.cfg.Secret, c.noteForwardError)
-		}
-	}
-	for addr, p := range c.peers {
-		if !keep[addr] {
-			p.close()
-			delete(c.peers, addr)
 		}
 	}
 	return nil
