@@ -521,7 +521,7 @@ func waitExit(cmd *exec.Cmd, timeout time.Duration) error {
 // one replica each, in the spec's namespace, replaced (not rolled) because
 // they use the host's ports.
 func TestKubeManifests(t *testing.T) {
-	for _, dir := range []string{"../../examples/demo", "../../apps/boutique", "../../apps/hotel", "../../apps/movie", "../../apps/social"} {
+	for _, dir := range []string{"../../examples/demo", "../../examples/pools", "../../apps/boutique", "../../apps/hotel", "../../apps/movie", "../../apps/social"} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			local, err := spec.Load(filepath.Join(dir, "app.yaml"))
 			if err != nil {
@@ -564,8 +564,8 @@ func TestKubeManifests(t *testing.T) {
 				}
 				c := d.Spec.Template.Spec.Containers[0]
 				want := append([]string{"/apps/bin/" + filepath.Base(sv.Command)}, sv.Args...)
-				if filepath.Base(dir) == "demo" {
-					want = []string{"/slowpoke-emu", "-topology", "/apps/demo/topology.yaml", "-service", sv.Name}
+				if sv.Command == "slowpoke-emu" {
+					want = []string{"/slowpoke-emu", "-topology", "/apps/" + filepath.Base(dir) + "/topology.yaml", "-service", sv.Name}
 				}
 				if !reflect.DeepEqual(c.Command, want) {
 					t.Errorf("%s runs %q, want %q", sv.Name, c.Command, want)

@@ -107,7 +107,7 @@ func latencyMain(c latencyConfig) error {
 		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-%s-latency-%s", s.Name, c.target, time.Now().Format("20060102-150405")))
 	}
 	if s.Kubernetes != nil {
-		return fmt.Errorf("slowpoke latency runs on local processes only, not yet on Kubernetes (its delay store is shared memory on the machine that runs every service); predict, validate and rank run there")
+		return fmt.Errorf("slowpoke latency runs on local processes only, not yet on Kubernetes (its delay store is shared memory on the machine that runs every service); predict, validate, rank and pools run there")
 	}
 	app, err := startSession(s, c.outDir, local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: c.extraPath})
 	if err != nil {

@@ -122,9 +122,6 @@ func poolsMain(c poolsConfig) error {
 	if c.outDir == "" {
 		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-pools-%s", s.Name, time.Now().Format("20060102-150405")))
 	}
-	if s.Kubernetes != nil {
-		return fmt.Errorf("slowpoke pools runs on local processes only, not yet on Kubernetes (it reads the services' cores on this machine); predict, validate and rank run there")
-	}
 	app, err := startSession(s, c.outDir, local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: c.extraPath})
 	if err != nil {
 		return err

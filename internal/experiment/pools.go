@@ -270,6 +270,9 @@ func (r *poolRun) critical(before, after map[string]*wire.Stats, base measured) 
 		}
 		calls, cpu := statsDelta(b, a)
 		cores := float64(min(max(svc.CPUs, 1), max(len(r.coresOf(svc.Name)), 1)))
+		if r.d.Placement().Mode() == backend.ModeCluster {
+			cores = float64(max(svc.CPUs, 1)) // its pod's CPU limit, as the spec states it
+		}
 		u := &use{name: svc.Name, calls: calls, busyPct: 100 * cpu.Seconds() / (base.window.Seconds() * cores)}
 		if calls > 0 {
 			u.cpuPerCall = cpu / time.Duration(calls)

@@ -5,7 +5,8 @@
 #   slowpoke.local/pause:dev     the pod sandbox (test/kube/pause)
 #   slowpoke.local/slowpoke:dev  /slowpoke, /slowpoke-emu (the same binary,
 #                                the service emulator by that name), the
-#                                demo's topology at /apps/demo/topology.yaml,
+#                                demo's and the pools example's topologies at
+#                                /apps/{demo,pools}/topology.yaml,
 #                                and the four applications at /apps/bin/<app>
 # Usage: test/kube/images.sh SOCKET
 set -euo pipefail
@@ -41,6 +42,8 @@ ln -s slowpoke "$work/slowpoke/slowpoke-emu"
 mkdir -p "$work/slowpoke/apps/bin"
 (cd "$root" && go build -ldflags "-s -w" -o "$work/slowpoke/apps/bin/" ./apps/boutique/cmd/... ./apps/hotel/cmd/... ./apps/movie/cmd/... ./apps/social/cmd/...)
 cp "$root/examples/demo/topology.yaml" "$work/slowpoke/apps/demo/topology.yaml"
+mkdir -p "$work/slowpoke/apps/pools"
+cp "$root/examples/pools/topology.yaml" "$work/slowpoke/apps/pools/topology.yaml"
 mkdir -p "$work/slowpoke/tmp" "$work/pause/tmp"
 chmod 1777 "$work/slowpoke/tmp"
 image slowpoke.local/pause:dev "$work/pause" /pause
