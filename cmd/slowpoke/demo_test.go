@@ -161,6 +161,11 @@ func runWithTimeout(cmd *exec.Cmd, d time.Duration) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
+	return waitExit(cmd, d)
+}
+
+// waitExit waits for a started cmd, killing it after d.
+func waitExit(cmd *exec.Cmd, d time.Duration) error {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {

@@ -341,17 +341,7 @@ func TestKubeValidate(t *testing.T) {
 func TestKubeFaults(t *testing.T) {
 	e := setupKube(t)
 	t.Run("sigkill", func(t *testing.T) {
-		cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--reduce", "0,50%", "--duration", "30s", "--reps", "1", "--max-reps", "1", "--out", t.TempDir())
-		var stderr lockedBuffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}()
-		ctls := e.waitControllers(t, 2*time.Minute, &stderr)
+		cmd, stderr, ctls := e.startPredict(t)
 		// Wait for a slowdown to be under way (the first window has no
 		// slowdown), then kill.
 		waitUntil(t, "a slowdown", 2*time.Minute, func() bool {
@@ -361,7 +351,7 @@ func TestKubeFaults(t *testing.T) {
 				}
 			}
 			return false
-		}, &stderr)
+		}, stderr)
 		cmd.Process.Signal(syscall.SIGKILL)
 		killed := time.Now()
 		cmd.Wait()
@@ -372,7 +362,7 @@ func TestKubeFaults(t *testing.T) {
 				}
 			}
 			return true
-		}, &stderr)
+		}, stderr)
 		t.Logf("SIGKILL: every slowdown ended %v after the kill (lease %v)", time.Since(killed).Round(time.Millisecond), kube.DefaultLease)
 		e.checkAnswers(t)
 		// A new run refuses the Deployments and says how to restore.
@@ -388,13 +378,7 @@ func TestKubeFaults(t *testing.T) {
 		e.checkRestored(t)
 	})
 	t.Run("interrupt", func(t *testing.T) {
-		cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--reduce", "0,50%", "--duration", "30s", "--reps", "1", "--max-reps", "1", "--out", t.TempDir())
-		var stderr lockedBuffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		e.waitControllers(t, 2*time.Minute, &stderr)
+		cmd, stderr, _ := e.startPredict(t)
 		cmd.Process.Signal(os.Interrupt)
 		start := time.Now()
 		if err := waitExit(cmd, 3*time.Minute); err == nil || !strings.Contains(stderr.String(), "restored 4 Deployments") {
@@ -404,13 +388,7 @@ func TestKubeFaults(t *testing.T) {
 		e.checkRestored(t)
 	})
 	t.Run("pod-deleted", func(t *testing.T) {
-		cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--reduce", "0,50%", "--duration", "30s", "--reps", "1", "--max-reps", "1", "--out", t.TempDir())
-		var stderr lockedBuffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		e.waitControllers(t, 2*time.Minute, &stderr)
+		cmd, stderr, _ := e.startPredict(t)
 		ns := e.spec.Kubernetes.Namespace
 		pods, err := e.client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=catalog"})
 		if err != nil || len(pods.Items) == 0 {
@@ -471,6 +449,27 @@ func (e *kubeEnv) grantRole(t *testing.T, user string) {
 	})
 }
 
+// startPredict starts a long predict of the demo on the cluster, waits
+// until its services are under their controllers, and returns it, its
+// standard error and clients for the controllers. The run is killed when
+// the test ends, if it has not ended before.
+func (e *kubeEnv) startPredict(t *testing.T) (*exec.Cmd, *lockedBuffer, []*controller.Client) {
+	t.Helper()
+	cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--reduce", "0,50%", "--duration", "30s", "--reps", "1", "--max-reps", "1", "--out", t.TempDir())
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return cmd, stderr, e.waitControllers(t, 2*time.Minute, stderr)
+}
+
 // waitControllers waits until the run's services are under their
 // controllers, then returns clients for the run's controllers, found through its Secret.
 func (e *kubeEnv) waitControllers(t *testing.T, timeout time.Duration, log *lockedBuffer) []*controller.Client {
@@ -500,19 +499,6 @@ func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() boo
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s\n%s", what, log.String())
 		}
-	}
-}
-
-func waitExit(cmd *exec.Cmd, timeout time.Duration) error {
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(timeout):
-		cmd.Process.Kill()
-		<-done
-		return &timeoutError{timeout}
 	}
 }
 

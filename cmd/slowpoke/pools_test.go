@@ -137,11 +137,15 @@ func TestPoolsExample(t *testing.T) {
 	if w.Recommended < 4 || w.Recommended > 48 {
 		t.Errorf("recommended %d, want a size inside the sweep (4..48)\nstdout:\n%s", w.Recommended, stdout.String())
 	}
-	for _, s := range w.Samples {
+	for i, s := range w.Samples {
 		// The mean over 100 ms can only exceed the limit by calls
-		// admitted before it was set, in the first sample of a level.
-		if s.Limit == 1 && s.Concurrency > 1.5 {
-			t.Errorf("a sample under a limit of 1 ran %.2f calls at once", s.Concurrency)
+		// admitted before it was set, in the first sample of a level:
+		// after the warm-up, unlimited, the worker holds 64 calls, and
+		// on a busy machine they can outlast the sweep's settling time
+		// (one CI run saw 3.71 in the first sample under a limit of 1).
+		first := i == 0 || w.Samples[i-1].Limit != s.Limit
+		if s.Limit == 1 && !first && s.Concurrency > 1.5 {
+			t.Errorf("sample %d under a limit of 1 ran %.2f calls at once", i, s.Concurrency)
 		}
 	}
 	if v := w.Validation; v == nil || len(v.Sizes) != 4 || v.RecommendedGoodput <= 0 || v.Sizes[3].Size != 0 {

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
@@ -52,4 +53,25 @@ type Service struct {
 	// that shows it.
 	LogPath string
 	Cgroup  string // its cgroup on this machine ("" for none)
+}
+
+// CanTarget says why the service called name of b cannot be a target, or
+// returns nil: it must be in the spec, run under a controller, and be
+// instrumented, so that its calls can be counted.
+func CanTarget(b Backend, name string) error {
+	if _, ok := b.Spec().Service(name); !ok {
+		return fmt.Errorf("unknown service %q", name)
+	}
+	svc := b.Service(name)
+	if svc == nil || svc.Control == nil {
+		return fmt.Errorf("service %q does not run under a controller", name)
+	}
+	st, err := svc.Control.Stats()
+	if err != nil {
+		return fmt.Errorf("service %q: controller: %w", name, err)
+	}
+	if !st.AgentConnected {
+		return fmt.Errorf("service %q is not instrumented: wrap its handlers with instrument/slowhttp or instrument/slowgrpc to make it a target", name)
+	}
+	return nil
 }

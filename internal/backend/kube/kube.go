@@ -77,9 +77,7 @@ type Deployment struct {
 
 	stopRenew chan struct{}
 	renewDone chan struct{}
-	failed    chan struct{}
-	failOnce  sync.Once
-	failErr   error
+	failure   backend.Failure
 }
 
 // service is one service's Deployment and current pod.
@@ -130,7 +128,7 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 		spec: s, k: s.Kubernetes, opts: opts, client: opts.Client, secret: secret,
 		run:       runRecord{ID: hex.EncodeToString(id), Host: host, PID: os.Getpid(), Started: time.Now().UTC()},
 		originals: map[string]*corev1.PodTemplateSpec{}, services: map[string]*service{}, target: opts.Target,
-		restarts: map[string]int{}, replacing: map[string]bool{}, failed: make(chan struct{}),
+		restarts: map[string]int{}, replacing: map[string]bool{},
 		stopRenew: make(chan struct{}), renewDone: make(chan struct{}),
 	}
 	if err := d.start(ctx); err != nil {
@@ -369,19 +367,8 @@ func (d *Deployment) PauseMethod(m pause.Method) (pause.Method, error) {
 
 // Retarget makes another service the target; nothing moves.
 func (d *Deployment) Retarget(target string) error {
-	if _, ok := d.spec.Service(target); !ok {
-		return fmt.Errorf("unknown service %q", target)
-	}
-	svc := d.Service(target)
-	if svc == nil {
-		return fmt.Errorf("service %q does not run under a controller", target)
-	}
-	st, err := svc.Control.Stats()
-	if err != nil {
-		return fmt.Errorf("service %q: controller: %w", target, err)
-	}
-	if !st.AgentConnected {
-		return fmt.Errorf("service %q is not instrumented: wrap its handlers with instrument/slowhttp or instrument/slowgrpc to make it a target", target)
+	if err := backend.CanTarget(d, target); err != nil {
+		return err
 	}
 	d.mu.Lock()
 	d.target = target

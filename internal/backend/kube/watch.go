@@ -24,7 +24,7 @@ func (d *Deployment) watch() {
 		select {
 		case <-d.stopRenew:
 			return
-		case <-d.failed:
+		case <-d.failure.Done():
 			return
 		case <-t.C:
 		}
@@ -42,7 +42,7 @@ func (d *Deployment) watch() {
 				expected := d.stopped || d.replacing[s.Name]
 				d.mu.Unlock()
 				if !expected {
-					d.fail(err)
+					d.failure.Fail(err)
 					return
 				}
 			}
@@ -115,38 +115,14 @@ func (d *Deployment) logTail(ctx context.Context, s *service, previous bool) str
 	return fmt.Sprintf("the last lines of its log (%s):\n%s", s.LogPath, tail)
 }
 
-// fail records the first unexpected death.
-func (d *Deployment) fail(err error) {
-	d.failOnce.Do(func() {
-		d.failErr = err
-		close(d.failed)
-	})
-}
-
 // Watch returns a context that is cancelled, with the failure as its
 // cause, when a service's pod fails or goes away during the run.
 func (d *Deployment) Watch(parent context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(parent)
-	go func() {
-		select {
-		case <-d.failed:
-			cancel(d.failErr)
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, func() { cancel(context.Canceled) }
+	return d.failure.Watch(parent)
 }
 
 // Explain returns the failure behind err, waiting a moment longer than
 // watch does for it to be seen, or err.
 func (d *Deployment) Explain(err error) error {
-	if err == nil {
-		return nil
-	}
-	select {
-	case <-d.failed:
-		return d.failErr
-	case <-time.After(2*watchEvery + time.Second):
-		return err
-	}
+	return d.failure.Explain(err, 2*watchEvery+time.Second)
 }

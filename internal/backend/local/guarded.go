@@ -104,7 +104,7 @@ func (d *Deployment) watchGuard() {
 	stopping := d.stopping
 	d.mu.Unlock()
 	if !stopping {
-		d.fail(fmt.Errorf("the run's guard (PID %d) exited (%s); see %s", d.guard.PID(), d.guard.ExitError(), filepath.Join(d.opts.LogDir, "guard.log")))
+		d.failure.Fail(fmt.Errorf("the run's guard (PID %d) exited (%s); see %s", d.guard.PID(), d.guard.ExitError(), filepath.Join(d.opts.LogDir, "guard.log")))
 	}
 }
 
@@ -122,56 +122,20 @@ func (d *Deployment) removeCgroups() {
 	}
 }
 
-// fail records the first unexpected death.
-func (d *Deployment) fail(err error) {
-	d.failOnce.Do(func() {
-		d.failErr = err
-		close(d.failed)
-	})
-}
-
 // Err is the first unexpected death of a service, a controller or the
 // guard, or nil.
-func (d *Deployment) Err() error {
-	select {
-	case <-d.failed:
-		return d.failErr
-	default:
-		return nil
-	}
-}
+func (d *Deployment) Err() error { return d.failure.Err() }
 
 // Watch returns a context that is cancelled, with the death as its cause
 // (context.Cause), when a service, its controller or the run's guard dies
 // unexpectedly: a run cannot go on without them.
 func (d *Deployment) Watch(parent context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(parent)
-	go func() {
-		select {
-		case <-d.failed:
-			cancel(d.failErr)
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, func() { cancel(context.Canceled) }
+	return d.failure.Watch(parent)
 }
 
 // Explain returns the death behind err, if a service, a controller or the
-// guard died: an error from a run (a control connection refused, a load
-// generator cancelled) is usually that death's symptom, and the death says
-// what to look at. It waits a moment for the death to be seen. Without
-// one, it returns err.
-func (d *Deployment) Explain(err error) error {
-	if err == nil {
-		return nil
-	}
-	select {
-	case <-d.failed:
-		return d.failErr
-	case <-time.After(2 * time.Second):
-		return err
-	}
-}
+// guard died, waiting a moment for it to be seen; without one, err.
+func (d *Deployment) Explain(err error) error { return d.failure.Explain(err, 2*time.Second) }
 
 // ServiceDied is the error of a service, or its controller, that died
 // during a run.

@@ -58,9 +58,7 @@ type Deployment struct {
 	runDir   string // the run's cgroup directory, under Cgroups.Root
 	guard    *guard.Client
 	rec      *record
-	failed   chan struct{} // closed on the first unexpected death
-	failOnce sync.Once
-	failErr  error
+	failure  backend.Failure // the first unexpected death
 	mu       sync.Mutex
 	services map[string]*Service
 	stopping bool
@@ -129,7 +127,7 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 	if err != nil {
 		return nil, err
 	}
-	d := &Deployment{spec: s, placement: pl, Secret: secret, opts: opts, services: map[string]*Service{}, failed: make(chan struct{})}
+	d := &Deployment{spec: s, placement: pl, Secret: secret, opts: opts, services: map[string]*Service{}}
 	if !opts.NoCgroups {
 		if h, err := pause.FindHierarchy(); err == nil {
 			d.Cgroups = &h
@@ -288,7 +286,7 @@ func (d *Deployment) launch(s *spec.Service) error {
 		expected := svc.stopping || d.stopping
 		d.mu.Unlock()
 		if !expected {
-			d.fail(svc.deathError())
+			d.failure.Fail(svc.deathError())
 		}
 	}()
 	if d.opts.NoController {

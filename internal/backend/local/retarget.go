@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 )
 
@@ -26,19 +27,8 @@ func (d *Deployment) Retarget(target string) error {
 	if target == d.placement.Target {
 		return nil
 	}
-	if _, ok := d.spec.Service(target); !ok {
-		return fmt.Errorf("unknown service %q", target)
-	}
-	svc := d.Service(target)
-	if svc == nil || svc.Control == nil {
-		return fmt.Errorf("service %q does not run under a controller", target)
-	}
-	st, err := svc.Control.Stats()
-	if err != nil {
-		return fmt.Errorf("service %q: controller: %w", target, err)
-	}
-	if !st.AgentConnected {
-		return fmt.Errorf("service %q is not instrumented: wrap its handlers with instrument/slowhttp or instrument/slowgrpc to make it a target", target)
+	if err := backend.CanTarget(d, target); err != nil {
+		return err
 	}
 	avail, err := AvailableCPUs()
 	if err != nil {
