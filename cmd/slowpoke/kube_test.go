@@ -47,6 +47,7 @@ const (
 )
 
 type kubeEnv struct {
+	manifests  string
 	kubeconfig string
 	client     kubernetes.Interface
 	spec       *spec.Spec
@@ -54,7 +55,11 @@ type kubeEnv struct {
 	originals  map[string]*corev1.PodTemplateSpec
 }
 
-func setupKube(t *testing.T) *kubeEnv {
+func setupKube(t *testing.T) *kubeEnv { return setupKubeApp(t, demoManifests, demoKubeSpec) }
+
+// setupKubeApp applies manifests on the cluster and loads the spec of the
+// application they deploy; the namespace is deleted when the test ends.
+func setupKubeApp(t *testing.T, manifests, specPath string) *kubeEnv {
 	t.Helper()
 	kc := os.Getenv("SLOWPOKE_TEST_KUBECONFIG")
 	if kc == "" {
@@ -71,11 +76,11 @@ func setupKube(t *testing.T) *kubeEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := spec.Load(demoKubeSpec)
+	s, err := spec.Load(specPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &kubeEnv{kubeconfig: kc, client: c, spec: s, bin: buildSlowpoke(t), originals: map[string]*corev1.PodTemplateSpec{}}
+	e := &kubeEnv{manifests: manifests, kubeconfig: kc, client: c, spec: s, bin: buildSlowpoke(t), originals: map[string]*corev1.PodTemplateSpec{}}
 	e.apply(t)
 	for _, sv := range s.Services {
 		dep := e.deployment(t, sv.Name)
@@ -96,7 +101,7 @@ func setupKube(t *testing.T) *kubeEnv {
 func (e *kubeEnv) apply(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	f, err := os.Open(demoManifests)
+	f, err := os.Open(e.manifests)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +120,7 @@ func (e *kubeEnv) apply(t *testing.T) {
 		}
 		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
 		if err != nil {
-			t.Fatalf("%s: %v", demoManifests, err)
+			t.Fatalf("%s: %v", e.manifests, err)
 		}
 		switch o := obj.(type) {
 		case *corev1.Namespace:
@@ -127,11 +132,14 @@ func (e *kubeEnv) apply(t *testing.T) {
 				}
 			}
 			_, err = e.client.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.ConfigMap:
+			e.client.CoreV1().ConfigMaps(o.Namespace).Delete(ctx, o.Name, metav1.DeleteOptions{})
+			_, err = e.client.CoreV1().ConfigMaps(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 		case *appsv1.Deployment:
 			e.client.AppsV1().Deployments(o.Namespace).Delete(ctx, o.Name, metav1.DeleteOptions{})
 			_, err = e.client.AppsV1().Deployments(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 		default:
-			t.Fatalf("%s: unexpected %T", demoManifests, obj)
+			t.Fatalf("%s: unexpected %T", e.manifests, obj)
 		}
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
@@ -330,6 +338,46 @@ func TestKubeValidate(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "restored 4 Deployments") {
 		t.Errorf("no restore reported:\n%s", stderr.String())
+	}
+	e.checkRestored(t)
+}
+
+// TestKubePodNetwork: validate a service on the pod network, whose
+// controller is reached at its pod's IP, a new one after every rollout
+// (slowpoke's own, and each ground truth's).
+func TestKubePodNetwork(t *testing.T) {
+	const dir = "testdata/kube-podnet"
+	e := setupKubeApp(t, filepath.Join(dir, "deployments.yaml"), filepath.Join(dir, "app.yaml"))
+	before, err := e.client.CoreV1().Pods(e.spec.Kubernetes.Namespace).List(context.Background(), metav1.ListOptions{LabelSelector: "app=solo"})
+	if err != nil || len(before.Items) != 1 || before.Items[0].Spec.HostNetwork || before.Items[0].Status.PodIP == "" {
+		t.Fatalf("want one pod on the pod network: %v", err)
+	}
+	out := t.TempDir()
+	cmd := e.command("validate", "-f", filepath.Join(dir, "app.yaml"), "--target", "solo", "--reduce", "0,50%",
+		"--reps", "1", "--max-reps", "1", "--duration", "1s", "--warmup", "500ms", "--out", out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := runWithTimeout(cmd, 5*time.Minute); err != nil {
+		t.Fatalf("validate: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	t.Logf("pod IP %s before the run\n%s", before.Items[0].Status.PodIP, stdout.String())
+	var res struct {
+		Points []struct {
+			Predicted float64  `json:"predicted_rps"`
+			True      *float64 `json:"true_rps"`
+		} `json:"points"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil || len(res.Points) != 2 {
+		t.Fatalf("results: %v\n%s", err, b)
+	}
+	for _, p := range res.Points {
+		if p.Predicted <= 0 || p.True == nil || *p.True <= 0 {
+			t.Errorf("point %+v: want a prediction and a truth", p)
+		}
 	}
 	e.checkRestored(t)
 }

@@ -11,8 +11,9 @@
 #                                   # DIR/kubeconfig-limited (a user with no rights)
 #   test/kube/cluster.sh down DIR   # stop everything it started, remove what it made
 #
-# Needs root, containerd, runc, containernetworking-plugins, openssl and curl
-# (apt-get install containerd runc containernetworking-plugins openssl curl), and
+# Needs root, containerd, runc, containernetworking-plugins, iptables (for
+# hostPorts), openssl and curl (apt-get install containerd runc
+# containernetworking-plugins iptables openssl curl), and
 # the binaries from build.sh. Ports: etcd 23790/23800, apiserver 16443,
 # kubelet 10250/10248. The node's IP is 10.255.255.1 on a bridge interface
 # slowpoke0. Facts this relies on: ../shared/kubernetes-here.md.
@@ -208,8 +209,28 @@ stop() {
   rm -f "$f"
 }
 
+# pods_gone SECONDS: waits until the API server has no pod left.
+pods_gone() {
+  for _ in $(seq $(($1 * 5))); do
+    api /api/v1/pods 2>/dev/null | tr -d ' \n' | grep -q '"items":\[\]' && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
 down() {
   local sock=$dir/containerd.sock
+  # Pods deleted through the API are torn down by the kubelet, which has
+  # the CNI plugins remove their network (the bridge's addresses, the
+  # portmap plugin's iptables rules). What the tests did not delete is
+  # deleted here.
+  if [ -f "$dir/pids/kubelet" ] && api /readyz >/dev/null 2>&1 && ! pods_gone 20; then
+    for ns in $(api /api/v1/pods | tr -d ' \n' | grep -o '"namespace":"[^"]*"' | sort -u | cut -d'"' -f4); do
+      curl -fsS -X DELETE --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" \
+        "$API/api/v1/namespaces/$ns/pods?gracePeriodSeconds=0" >/dev/null 2>&1 || true
+    done
+    pods_gone 30 || log "pods are left after 30 s; ending their containers directly"
+  fi
   stop kubelet
   # The containers outlive the kubelet and containerd (their shims
   # hold them): end them through our containerd, then it.
@@ -228,6 +249,19 @@ down() {
   stop kube-apiserver
   stop etcd
   stop containerd
+  # The iptables chains the kubelet and the portmap plugin made (a machine
+  # that runs a kubelet of its own is no place for this test cluster).
+  for ipt in iptables ip6tables; do
+    command -v $ipt >/dev/null || continue
+    for table in filter nat mangle; do
+      for chain in KUBE-FIREWALL KUBE-KUBELET-CANARY KUBE-IPTABLES-HINT CNI-HOSTPORT-DNAT CNI-HOSTPORT-MASQ CNI-HOSTPORT-SETMARK; do
+        { $ipt -t $table -S 2>/dev/null | grep -- "-j $chain\b" || true; } | sed 's/^-A /-D /' | while read -r rule; do
+          eval "$ipt -t $table $rule" 2>/dev/null || true
+        done
+        $ipt -t $table -F $chain 2>/dev/null && $ipt -t $table -X $chain 2>/dev/null || true
+      done
+    done
+  done
   # What the kubelet and the CNI plugins made: mounts, the bridge, cgroups.
   grep " $dir/" /proc/self/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   ip link del slowpoke-br0 2>/dev/null || true

@@ -86,8 +86,19 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-// stuckReason says why a pod's container cannot start, or "".
+// unschedulableFor is how long a pod may stay unschedulable before the
+// wait gives up: long enough for resources to free up, too short for a
+// deadlock (a rolling update of a pod on a host port) to pass unseen.
+const unschedulableFor = 30 * time.Second
+
+// stuckReason says why a pod cannot start, or "".
 func stuckReason(p *corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable &&
+			time.Since(c.LastTransitionTime.Time) > unschedulableFor {
+			return fmt.Sprintf("unschedulable for %v: %s (a pod on a host port or the host network needs strategy: Recreate)", unschedulableFor, c.Message)
+		}
+	}
 	for _, cs := range slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses) {
 		if w := cs.State.Waiting; w != nil && slices.Contains(stuck, w.Reason) {
 			msg := strings.TrimSpace(w.Message)
