@@ -25,6 +25,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -96,32 +97,41 @@ func setupKubeApp(t *testing.T, manifests, specPath string) *kubeEnv {
 	return e
 }
 
-// apply creates the demo's namespace and Deployments (replacing any left
-// from an earlier run) and waits until every pod is ready.
-func (e *kubeEnv) apply(t *testing.T) {
+// decodeManifests decodes every object of a multi-document YAML file.
+func decodeManifests(t *testing.T, path string) []runtime.Object {
 	t.Helper()
-	ctx := context.Background()
-	f, err := os.Open(e.manifests)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	r := utilyaml.NewYAMLReader(bufio.NewReader(f))
+	var out []runtime.Object
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
 	for {
 		doc, err := r.Read()
 		if errors.Is(err, io.EOF) {
-			break
+			return out
 		}
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", path, err)
 		}
 		if len(bytes.TrimSpace(doc)) == 0 {
 			continue
 		}
 		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
 		if err != nil {
-			t.Fatalf("%s: %v", e.manifests, err)
+			t.Fatalf("%s: %v", path, err)
 		}
+		out = append(out, obj)
+	}
+}
+
+// apply creates the demo's namespace and Deployments (replacing any left
+// from an earlier run) and waits until every pod is ready.
+func (e *kubeEnv) apply(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	for _, obj := range decodeManifests(t, e.manifests) {
+		var err error
 		switch o := obj.(type) {
 		case *corev1.Namespace:
 			// One an earlier test deleted may still be terminating.
@@ -308,38 +318,44 @@ func TestKubeValidate(t *testing.T) {
 		t.Fatalf("validate: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	t.Logf("validate of 3 points took %v\n%s", time.Since(start).Round(time.Second), stdout.String())
-	var res struct {
-		Target string `json:"target"`
-		Points []struct {
-			ReductionPct float64  `json:"reduction_pct"`
-			Predicted    float64  `json:"predicted_rps"`
-			True         *float64 `json:"true_rps"`
-		} `json:"points"`
+	points := validatedPoints(t, out, "cart", 3)
+	// Generous: the truth at 80% is well above the baseline (cart is the
+	// bottleneck), and so must the prediction be.
+	if last := points[len(points)-1]; last.Predicted < 1.2*points[0].Predicted {
+		t.Errorf("predicted %.0f req/s at 80%% against %.0f at 0%%: no gain predicted", last.Predicted, points[0].Predicted)
 	}
-	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if !strings.Contains(stderr.String(), "restored 4 Deployments") {
+		t.Errorf("no restore reported:\n%s", stderr.String())
+	}
+	e.checkRestored(t)
+}
+
+type validatedPoint struct {
+	Predicted float64  `json:"predicted_rps"`
+	True      *float64 `json:"true_rps"`
+}
+
+// validatedPoints reads the results.json of a validate of target in dir
+// and checks that it has n points, each with a prediction and a truth.
+func validatedPoints(t *testing.T, dir, target string, n int) []validatedPoint {
+	t.Helper()
+	var res struct {
+		Target string           `json:"target"`
+		Points []validatedPoint `json:"points"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
-	if res.Target != "cart" || len(res.Points) != 3 {
-		t.Fatalf("results: %s", b)
+	if err := json.Unmarshal(b, &res); err != nil || res.Target != target || len(res.Points) != n {
+		t.Fatalf("results (%v): want %d points for %s\n%s", err, n, target, b)
 	}
 	for _, p := range res.Points {
 		if p.Predicted <= 0 || p.True == nil || *p.True <= 0 {
 			t.Errorf("point %+v: want a prediction and a truth", p)
 		}
 	}
-	// Generous: the truth at 80% is well above the baseline (cart is the
-	// bottleneck), and so must the prediction be.
-	if last := res.Points[len(res.Points)-1]; last.Predicted < 1.2*res.Points[0].Predicted {
-		t.Errorf("predicted %.0f req/s at 80%% against %.0f at 0%%: no gain predicted", last.Predicted, res.Points[0].Predicted)
-	}
-	if !strings.Contains(stderr.String(), "restored 4 Deployments") {
-		t.Errorf("no restore reported:\n%s", stderr.String())
-	}
-	e.checkRestored(t)
+	return res.Points
 }
 
 // TestKubePodNetwork: validate a service on the pod network, whose
@@ -361,24 +377,7 @@ func TestKubePodNetwork(t *testing.T) {
 		t.Fatalf("validate: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	t.Logf("pod IP %s before the run\n%s", before.Items[0].Status.PodIP, stdout.String())
-	var res struct {
-		Points []struct {
-			Predicted float64  `json:"predicted_rps"`
-			True      *float64 `json:"true_rps"`
-		} `json:"points"`
-	}
-	b, err := os.ReadFile(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil || len(res.Points) != 2 {
-		t.Fatalf("results: %v\n%s", err, b)
-	}
-	for _, p := range res.Points {
-		if p.Predicted <= 0 || p.True == nil || *p.True <= 0 {
-			t.Errorf("point %+v: want a prediction and a truth", p)
-		}
-	}
+	validatedPoints(t, out, "solo", 2)
 	e.checkRestored(t)
 }
 
@@ -471,15 +470,7 @@ func TestKubeFaults(t *testing.T) {
 // test ends.
 func (e *kubeEnv) grantRole(t *testing.T, user string) {
 	t.Helper()
-	b, err := os.ReadFile(demoRole)
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(b, nil, nil)
-	if err != nil {
-		t.Fatalf("%s: %v", demoRole, err)
-	}
-	role := obj.(*rbacv1.Role)
+	role := decodeManifests(t, demoRole)[0].(*rbacv1.Role)
 	ctx := context.Background()
 	ns := e.spec.Kubernetes.Namespace
 	if _, err := e.client.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -569,23 +560,7 @@ func TestKubeManifests(t *testing.T) {
 				t.Fatalf("the Kubernetes spec's entry or workload differs from the local one's")
 			}
 			deps := map[string]*appsv1.Deployment{}
-			b, err := os.ReadFile(filepath.Join(dir, "kubernetes", "deployments.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
-			for {
-				doc, err := r.Read()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
+			for _, obj := range decodeManifests(t, filepath.Join(dir, "kubernetes", "deployments.yaml")) {
 				if d, ok := obj.(*appsv1.Deployment); ok {
 					deps[d.Name] = d
 				}

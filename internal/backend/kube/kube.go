@@ -482,21 +482,27 @@ func (d *Deployment) renew() {
 			return
 		case <-t.C:
 		}
-		d.mu.Lock()
-		var svcs []*service
-		for _, s := range d.services {
-			if !d.replacing[s.Name] { // its old pod is going, its new one not yet found
-				svcs = append(svcs, s)
-			}
-		}
-		d.mu.Unlock()
-		for _, s := range svcs {
+		for _, s := range d.settled() {
 			if err := s.Control.Renew(); err != nil && !warned[s.Name] {
 				warned[s.Name] = true
 				d.opts.Logf("warning: renewing the lease of %s's controller: %v", s.Name, err)
 			}
 		}
 	}
+}
+
+// settled returns the services whose pods are not being replaced by
+// Restart (the old pod is going, the new one not yet found).
+func (d *Deployment) settled() []*service {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]*service, 0, len(d.services))
+	for _, s := range d.services {
+		if !d.replacing[s.Name] {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func serviceErr(name string, err error) error { return fmt.Errorf("service %q: %w", name, err) }

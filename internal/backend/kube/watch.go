@@ -28,15 +28,7 @@ func (d *Deployment) watch() {
 			return
 		case <-t.C:
 		}
-		d.mu.Lock()
-		svcs := make([]*service, 0, len(d.services))
-		for _, s := range d.services {
-			if !d.replacing[s.Name] {
-				svcs = append(svcs, s)
-			}
-		}
-		d.mu.Unlock()
-		for _, s := range svcs {
+		for _, s := range d.settled() {
 			if err := d.check(s); err != nil {
 				d.mu.Lock()
 				expected := d.stopped || d.replacing[s.Name]
