@@ -413,7 +413,7 @@ func TestKubeFaults(t *testing.T) {
 		t.Logf("SIGKILL: every slowdown ended %v after the kill (lease %v)", time.Since(killed).Round(time.Millisecond), kube.DefaultLease)
 		e.checkAnswers(t)
 		// A new run refuses the Deployments and says how to restore.
-		out, err := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--reduce", "50%").CombinedOutput()
+		out, err := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--reduce", "50%", "--out", t.TempDir()).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), "slowpoke restore") {
 			t.Errorf("a run over a killed run's Deployments: %v\n%s", err, out)
 		}

@@ -35,6 +35,7 @@ type session struct {
 // this machine, or, where s has a kubernetes section, on that cluster
 // (opts' Target and MaxPause apply there too).
 func startSession(s *spec.Spec, outDir string, opts local.Options) (*session, error) {
+	_, statErr := os.Stat(outDir)
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -51,6 +52,11 @@ func startSession(s *spec.Spec, outDir string, opts local.Options) (*session, er
 	}
 	if err != nil {
 		stopSignals()
+		if os.IsNotExist(statErr) {
+			// Nothing to keep from a start that failed before writing a
+			// log (a refused run): no empty output directory is left.
+			os.Remove(outDir)
+		}
 		return nil, err
 	}
 	ctx, cancel := d.Watch(interrupted)

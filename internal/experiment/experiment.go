@@ -11,6 +11,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/aclements/go-moremath/stats"
+
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
@@ -101,6 +103,7 @@ type Options struct {
 
 // Thresholds for flags.
 const (
+	driftSpreadPct = 10   // baseline runs spread over more than this, %: the machine's speed moved
 	errorShare     = 0.01 // errors+non-2xx above this share of responses
 	starvedRatio   = 0.8  // target busy during pauses below this share of its overall busy
 	pauseShortfall = 0.9  // actual/requested pause below this
@@ -433,6 +436,10 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		}
 	}
 	out.Baseline = r.baselineOf(r.base)
+	if w := baselineDriftWarning(out.Baseline.Runs); w != "" {
+		r.progress("warning: %s", w)
+		out.Warnings = append(out.Warnings, w)
+	}
 	var sq, maxAbs float64
 	n := 0
 	for _, p := range points {
@@ -449,4 +456,22 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		out.RMSEPct, out.MaxAbsErrorPct = &rmse, &maxAbs
 	}
 	return out, nil
+}
+
+// baselineDriftWarning says, when the baseline's repetitions (the same
+// configuration, measured between the points) spread over more than
+// driftSpreadPct, that the machine's speed moved during the run, by how
+// much, and what that means for the figures; "" otherwise. On the 2-core
+// development host HotelReservation's baseline moved between 583 and 1106
+// req/s within two minutes, with a CPU-bound loop steady within 4%.
+func baselineDriftWarning(runs []float64) string {
+	spread := report.SpreadPct(runs)
+	if spread <= driftSpreadPct {
+		return ""
+	}
+	sd := 100 * stats.StdDev(runs) / stats.Mean(runs)
+	return fmt.Sprintf("the baseline moved by %.0f%% between repetitions (%.0f to %.0f req/s over %d runs, %.0f%% standard deviation): "+
+		"the machine ran the application at different speeds during the run, so a gain or an error smaller than a point's standard error "+
+		"is noise; stop other work on the machine or add --reps, and read each point's spread and flags",
+		spread, slices.Min(runs), slices.Max(runs), len(runs), sd)
 }
