@@ -3,6 +3,7 @@ package experiment
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -166,6 +167,7 @@ const parallelismEvery = 20 * time.Millisecond
 const (
 	singleBusyMin   = 0.8  // the target's mean CPU use, in cores, at least this
 	singleCoreBound = 1.15 // its 95th percentile per interval at most this
+	overCoresShare  = 1.1  // a target on a cluster using this times its cpus on average is warned of
 )
 
 // parallelism samples a process's CPU clock every parallelismEvery until
@@ -243,4 +245,18 @@ func usableCores(name string, q float64, samples []float64) (q1, p95, mean float
 		return 1, p95, mean, fmt.Sprintf("target %q has %g cores but never used more than one: busy %.2f cores on average during pre-profiling, at most %.2f in 95%% of %v intervals; predicting with q1 = 1 (a single-threaded service gains nothing from its other cores)", name, q, mean, p95, parallelismEvery)
 	}
 	return q, p95, mean, ""
+}
+
+// overCoresWarning says when a target that a cluster placed (where q1 is
+// the spec's cpus, not a count of cores slowpoke pinned it to) used more
+// cores on average during pre-profiling than q: the model then credits
+// each call's reduction to too few cores, and the prediction overshoots
+// (a test service without a CPU limit, cpus 1, used about 1.5 cores and
+// was over-predicted by 112%). "" otherwise.
+func overCoresWarning(name string, q, used float64) string {
+	if math.IsInf(q, 1) || q <= 0 || used <= overCoresShare*q {
+		return ""
+	}
+	return fmt.Sprintf("target %q used %.2f cores on average during pre-profiling, more than its cpus (%g), which the prediction takes as its cores: "+
+		"the prediction overshoots; give its container a CPU limit and set cpus in the spec to it", name, used, q)
 }

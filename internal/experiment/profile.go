@@ -62,6 +62,11 @@ func (r *Runner) profile(s *sample) (*profile, error) {
 	if warn != "" {
 		p.warnings = append(p.warnings, warn)
 	}
+	if _, all := s.delta(r.opts.Target); r.d.Placement().Mode() == backend.ModeCluster && s.window > 0 {
+		if w := overCoresWarning(r.opts.Target, p.q1, all.Seconds()/s.window.Seconds()); w != "" {
+			p.warnings = append(p.warnings, w)
+		}
+	}
 	if p.u1 <= 0 {
 		return nil, fmt.Errorf("target %q used no measurable CPU during pre-profiling (%d calls)", r.opts.Target, calls)
 	}

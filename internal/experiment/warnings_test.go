@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -28,6 +29,31 @@ func TestBaselineDriftWarning(t *testing.T) {
 				if !strings.Contains(got, w) {
 					t.Errorf("warning %q lacks %q", got, w)
 				}
+			}
+		})
+	}
+}
+
+func TestOverCoresWarning(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		q, used  float64
+		wantWarn bool
+	}{
+		{"within its cpus", 1, 0.95, false},
+		{"a little over, noise", 1, 1.05, false},
+		{"unlimited pod, cpus 1", 1, 1.5, true},
+		{"two cpus, used two", 2, 2.1, false},
+		{"two cpus, used three", 2, 3, true},
+		{"no cpus stated", math.Inf(1), 4, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := overCoresWarning("cart", tc.q, tc.used)
+			if (got != "") != tc.wantWarn {
+				t.Fatalf("overCoresWarning(%g, %g) = %q, want a warning: %v", tc.q, tc.used, got, tc.wantWarn)
+			}
+			if tc.wantWarn && !strings.Contains(got, `"cart"`) {
+				t.Errorf("warning does not name the target: %s", got)
 			}
 		})
 	}
