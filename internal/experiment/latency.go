@@ -246,6 +246,10 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 	for i := range mix {
 		out.Baseline = append(out.Baseline, base.dist(mix[i].Name, i))
 	}
+	if w := baselineP50DriftWarning(out.Baseline); w != "" {
+		r.progress("warning: %s", w)
+		r.warnings = append(r.warnings, w)
+	}
 	for k, dd := range ds {
 		for i := range mix {
 			p := r.point(mix[i].Name, o.ReductionsText[k], dd, base, preds[k], truths[k], i, meanDelay[k])
@@ -637,4 +641,26 @@ func LatencyOverhead(ctx context.Context, d backend.Backend, o LatencyOptions, r
 		}
 	}
 	return off, on, rate, nil
+}
+
+// baselineP50DriftWarning says, for the request type whose baseline p50
+// moved the most between repetitions, when it moved by more than
+// driftSpreadPct: the same configuration ran at different speeds, so
+// errors and changes of that size are noise. "" otherwise (or with one
+// repetition).
+func baselineP50DriftWarning(base []report.LatencyDist) string {
+	var worst report.LatencyDist
+	var spread float64
+	for _, b := range base {
+		if s := report.SpreadPct(b.RunsP50MS); s > spread {
+			worst, spread = b, s
+		}
+	}
+	if spread <= driftSpreadPct {
+		return ""
+	}
+	return fmt.Sprintf("the baseline's p50 of %q moved by %.0f%% between repetitions (%.2f to %.2f ms over %d): "+
+		"the machine ran the application at different speeds during the run, so errors and changes of that size are noise; "+
+		"stop other work on the machine or add --reps, and read the confidence intervals",
+		worst.Request, spread, slices.Min(worst.RunsP50MS), slices.Max(worst.RunsP50MS), len(worst.RunsP50MS))
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/slowpoke-dev/slowpoke/internal/report"
 )
 
 func TestBaselineDriftWarning(t *testing.T) {
@@ -56,5 +58,20 @@ func TestOverCoresWarning(t *testing.T) {
 				t.Errorf("warning does not name the target: %s", got)
 			}
 		})
+	}
+}
+
+func TestBaselineP50DriftWarning(t *testing.T) {
+	steady := report.LatencyDist{Request: "home", RunsP50MS: []float64{2.0, 2.1, 2.05}}
+	moved := report.LatencyDist{Request: "checkout", RunsP50MS: []float64{2.27, 3.08, 3.04}}
+	one := report.LatencyDist{Request: "cart", RunsP50MS: []float64{9}}
+	if w := baselineP50DriftWarning([]report.LatencyDist{steady, one}); w != "" {
+		t.Errorf("warning for steady runs: %s", w)
+	}
+	w := baselineP50DriftWarning([]report.LatencyDist{steady, moved})
+	for _, want := range []string{`"checkout"`, "moved by 27%", "2.27 to 3.08 ms over 3"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warning %q lacks %q", w, want)
+		}
 	}
 }
