@@ -644,23 +644,23 @@ func LatencyOverhead(ctx context.Context, d backend.Backend, o LatencyOptions, r
 }
 
 // baselineP50DriftWarning says, for the request type whose baseline p50
-// moved the most between repetitions, when it moved by more than
-// driftSpreadPct: the same configuration ran at different speeds, so
-// errors and changes of that size are noise. "" otherwise (or with one
-// repetition).
+// varied the most between repetitions, when its standard deviation was
+// over driftPct of its mean: the same configuration ran at different
+// speeds, so errors and changes of that size are noise. "" otherwise (or
+// with one repetition).
 func baselineP50DriftWarning(base []report.LatencyDist) string {
 	var worst report.LatencyDist
-	var spread float64
+	var sd float64
 	for _, b := range base {
-		if s := report.SpreadPct(b.RunsP50MS); s > spread {
-			worst, spread = b, s
+		if v := cvPct(b.RunsP50MS); v > sd {
+			worst, sd = b, v
 		}
 	}
-	if spread <= driftSpreadPct {
+	if sd <= driftPct {
 		return ""
 	}
-	return fmt.Sprintf("the baseline's p50 of %q moved by %.0f%% between repetitions (%.2f to %.2f ms over %d): "+
+	return fmt.Sprintf("the baseline's p50 of %q varied by %.0f%% between repetitions (standard deviation; %.2f to %.2f ms over %d): "+
 		"the machine ran the application at different speeds during the run, so errors and changes of that size are noise; "+
 		"stop other work on the machine or add --reps, and read the confidence intervals",
-		worst.Request, spread, slices.Min(worst.RunsP50MS), slices.Max(worst.RunsP50MS), len(worst.RunsP50MS))
+		worst.Request, sd, slices.Min(worst.RunsP50MS), slices.Max(worst.RunsP50MS), len(worst.RunsP50MS))
 }
