@@ -175,15 +175,7 @@ func rank(c rankConfig) error {
 	}
 	out.Order()
 	out.ElapsedS = time.Since(start).Seconds()
-	for _, e := range out.Entries {
-		if e.Results != nil {
-			for _, w := range e.Results.Warnings {
-				if !slices.Contains(out.Warnings, w) {
-					out.Warnings = append(out.Warnings, w)
-				}
-			}
-		}
-	}
+	out.Warnings = append(out.Warnings, rankWarnings(out.Entries)...)
 	jsonPath, htmlPath := filepath.Join(c.outDir, "results.json"), filepath.Join(c.outDir, "report.html")
 	if err := report.WriteRankJSON(jsonPath, out); err != nil {
 		return err
@@ -262,4 +254,37 @@ func (p *rankProgress) prefix(step, steps int) string {
 		service += fmt.Sprintf(" run %d/%d", step, steps)
 	}
 	return fmt.Sprintf("[%s, %s%s] ", service, elapsed.Round(time.Second), etaText)
+}
+
+// rankWarnings gathers the warnings of the services' experiments, each
+// once: a warning every experiment gave stands alone, one that only some
+// gave names them ("cart, catalog: ..."), since it may concern their runs
+// only (a baseline that varied while that service was the target).
+func rankWarnings(entries []report.RankEntry) []string {
+	var texts []string
+	by := map[string][]string{}
+	ran := 0
+	for _, e := range entries {
+		if e.Results == nil {
+			continue
+		}
+		ran++
+		for _, w := range e.Results.Warnings {
+			if by[w] == nil {
+				texts = append(texts, w)
+			}
+			if !slices.Contains(by[w], e.Service) {
+				by[w] = append(by[w], e.Service)
+			}
+		}
+	}
+	out := make([]string, 0, len(texts))
+	for _, w := range texts {
+		if len(by[w]) == ran {
+			out = append(out, w)
+			continue
+		}
+		out = append(out, strings.Join(by[w], ", ")+": "+w)
+	}
+	return out
 }

@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/examples/demo"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
 )
 
 // rank on the demo, one short repetition: every service gets an entry, cart
@@ -132,5 +134,25 @@ func TestRankRefusesBadInput(t *testing.T) {
 		if strings.Contains(string(out), "starting") {
 			t.Errorf("rank %v started the application", tc.args)
 		}
+	}
+}
+
+func TestRankWarnings(t *testing.T) {
+	entry := func(svc string, warnings ...string) report.RankEntry {
+		return report.RankEntry{Service: svc, Results: &report.Results{Warnings: warnings}}
+	}
+	entries := []report.RankEntry{
+		entry("cart", "only CPU 0 is left", "the baseline's repetitions varied by 9%"),
+		entry("catalog", "only CPU 0 is left"),
+		{Service: "broken"}, // failed: no experiment
+		entry("frontend", "only CPU 0 is left", "the baseline's repetitions varied by 9%", "only CPU 0 is left"),
+	}
+	got := rankWarnings(entries)
+	want := []string{"only CPU 0 is left", "cart, frontend: the baseline's repetitions varied by 9%"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rankWarnings = %q, want %q", got, want)
+	}
+	if got := rankWarnings(nil); len(got) != 0 {
+		t.Errorf("no entries: %q", got)
 	}
 }
