@@ -33,8 +33,9 @@ const (
 // Agent to controller: "hello" (once), "tick" (the target crossed a batch
 // boundary; Total is cumulative), "report" (cumulative counters; ID echoes a
 // "flush" request, 0 for periodic reports).
-// Controller to agent: "config" (Batch: send a tick every Batch calls, 0 for
-// none), "flush" (send a report now, echoing ID), "pool" (Limit: admit at
+// Controller to agent: "config" (Batch: start a round every Batch calls, 0
+// for none: by writing a byte to the FIFO at Bell where it names one, by a
+// tick otherwise), "flush" (send a report now, echoing ID), "pool" (Limit: admit at
 // most this many calls at a time, queueing the rest first in first out, 0
 // for no limit; ThresholdNS: count a call as good when it ends within this
 // long of its admission, 0 for none), "latency" (Store: the delay store
@@ -67,6 +68,7 @@ type Message struct {
 	Queued      int64  `json:"queued,omitempty"`
 	AtUnixNS    int64  `json:"at_ns,omitempty"` // when a report's counters were read
 
+	Bell    string `json:"bell,omitempty"`
 	Store   string `json:"store,omitempty"`
 	Target  bool   `json:"target,omitempty"`
 	DelayNS int64  `json:"delay_ns,omitempty"`
@@ -78,6 +80,7 @@ type Agent struct {
 	service    string
 	total      atomic.Uint64
 	batch      atomic.Uint64
+	bell       atomic.Pointer[bell] // nil: rounds go as ticks
 	endpoints  counterSet
 	downstream counterSet
 	pool       limiter
@@ -235,7 +238,15 @@ func (a *Agent) readLoop() {
 		}
 		switch m.Type {
 		case "config":
-			a.batch.Store(m.Batch)
+			// The bell is in place before the first round, and silent
+			// before it closes.
+			if m.Batch > 0 {
+				a.setBell(m.Bell)
+				a.batch.Store(m.Batch)
+			} else {
+				a.batch.Store(0)
+				a.setBell("")
+			}
 		case "pool":
 			a.SetPool(m.Limit, time.Duration(m.ThresholdNS))
 		case "latency":
@@ -253,6 +264,7 @@ func (a *Agent) readLoop() {
 	// Controller gone: stop ticking, keep serving, and admit everyone: a
 	// limit nobody can change any more must not outlive the run.
 	a.batch.Store(0)
+	a.setBell("")
 	a.pool.setLimit(0)
 	a.latency.Store(nil)
 	a.Close()

@@ -193,9 +193,11 @@ func (a *Agent) ServerStart(ctx context.Context, endpoint string) (Call, error) 
 	a.endpoints.add(endpoint)
 	n := a.total.Add(1)
 	if b := a.batch.Load(); b > 0 && n%b == 0 {
-		select {
-		case a.tick <- struct{}{}:
-		default: // a tick is pending; it will carry the newer total
+		if bl := a.bell.Load(); bl == nil || !bl.ring() {
+			select {
+			case a.tick <- struct{}{}:
+			default: // a tick is pending; it will carry the newer total
+			}
 		}
 	}
 	return Call{admitted: now, ok: true}, nil

@@ -3,6 +3,7 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,6 +29,9 @@ func (s freezeStopper) cont()       { s.f.Set(false) }
 
 // group is what pauses the other services for the target's controller.
 type group interface {
+	// bell is where the target's instrumentation rings rounds itself, ""
+	// where the controller starts them from its ticks.
+	bellPath() string
 	// Pause asks for d more of pause; it never blocks for long.
 	Pause(d time.Duration)
 	stats() pauseStats
@@ -43,6 +47,8 @@ type freezeGroup struct {
 	f *pause.Freezer
 }
 
+func (g freezeGroup) bellPath() string { return "" }
+
 func (g freezeGroup) close() pauseStats {
 	g.Halt()
 	g.Close()
@@ -52,21 +58,51 @@ func (g freezeGroup) close() pauseStats {
 }
 
 // holdGroup holds cores. Its holds end by themselves, so no loop times
-// them, and the target's controller may run on a held core: a round costs
-// it one timer write per core.
-type holdGroup struct{ h *pause.Holder }
+// them. The target's instrumentation rings the holder's bell (a FIFO in the
+// controller's private directory) every batch of calls, so that a round
+// wakes nothing on the held cores but the holding threads; instrumentation
+// that cannot ring sends ticks, and the controller asks for the pause.
+type holdGroup struct {
+	h    *pause.Holder
+	bell int    // the FIFO, opened for reading and writing, or -1
+	path string // where the FIFO is, "" for none
+}
 
 func (g holdGroup) Pause(d time.Duration) { g.h.Pause(d) }
+
+func (g holdGroup) bellPath() string { return g.path }
 
 func (g holdGroup) stats() pauseStats {
 	st := g.h.Stats()
 	return pauseStats{requested: st.Requested, actual: st.Held, clipped: st.Clipped, heldCPU: st.HeldCPU,
-		late: st.Late, due: st.Holds, longest: st.Longest, pauses: st.Holds}
+		late: st.Late, due: st.Holds, longest: st.Longest, pauses: st.Holds,
+		rounds: st.Rounds, busyIn: st.BusyIn, busyOver: st.BusyOver}
 }
 
 func (g holdGroup) close() pauseStats {
 	g.h.Close()
+	if g.bell >= 0 {
+		unix.Close(g.bell)
+		os.Remove(g.path)
+	}
 	return g.stats()
+}
+
+// openBell makes the FIFO a run's rounds are rung on, readable by its
+// owner only, and opens it for reading and writing: without a writer of
+// its own, a FIFO whose instrumentation went away would read as ended,
+// and one without a reader could not be opened for writing.
+func openBell(path string) (int, error) {
+	os.Remove(path) // a run that ended without closing its group
+	if err := unix.Mkfifo(path, 0o600); err != nil {
+		return -1, fmt.Errorf("bell %s: %w", path, err)
+	}
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		os.Remove(path)
+		return -1, fmt.Errorf("bell %s: %w", path, err)
+	}
+	return fd, nil
 }
 
 // startGroup builds what pauses the other services during a run, when the
@@ -97,11 +133,23 @@ func (c *Controller) startGroup(cf wire.Configure) (group, error) {
 		p.setOthers(colocatedCPU(cf.Colocated, own.Count()), nil)
 		return freezeGroup{p, f}, nil
 	case pause.MethodCores:
-		h, err := pause.NewHolder(cf.HoldCores, c.cfg.MaxPause)
+		path := filepath.Join(c.sockDir, "bell")
+		bell, err := openBell(path)
 		if err != nil {
 			return nil, err
 		}
-		return holdGroup{h}, nil
+		// The holder measures the target's CPU over every hold (it is
+		// never held): whether it starves while its callers are stopped.
+		pgid := c.pgid
+		h, err := pause.NewHolder(cf.HoldCores, c.cfg.MaxPause,
+			pause.WithBell(bell, time.Duration(cf.PausePerRoundNS)),
+			pause.WithBusyClock(func() time.Duration { return processCPU(pgid) }))
+		if err != nil {
+			unix.Close(bell)
+			os.Remove(path)
+			return nil, err
+		}
+		return holdGroup{h: h, bell: bell, path: path}, nil
 	}
 	return nil, nil
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -130,6 +131,9 @@ func TestGroupMethodsPauseTheOthers(t *testing.T) {
 			paused := share(other, 600*time.Millisecond)
 			c.stopSlowdown()
 			st := c.Stats()
+			c.mu.Lock()
+			ticked := c.c.started
+			c.mu.Unlock()
 			after := share(other, 300*time.Millisecond)
 			t.Logf("other service's share of its core: %.2f free, %.2f paused, %.2f after; %d pauses, %v asked, %v made",
 				free, paused, after, st.Pauses, time.Duration(st.PauseRequestedNS), time.Duration(st.PauseActualNS))
@@ -142,8 +146,23 @@ func TestGroupMethodsPauseTheOthers(t *testing.T) {
 			if after < free/2 {
 				t.Errorf("the other service got %.2f of its core after the run, %.2f before", after, free)
 			}
-			if m == pause.MethodCores && st.PauseHeldCPUNS < st.PauseActualNS/2 {
-				t.Errorf("the holding thread got %v of CPU in %v held", time.Duration(st.PauseHeldCPUNS), time.Duration(st.PauseActualNS))
+			if m == pause.MethodCores {
+				if st.PauseHeldCPUNS < st.PauseActualNS/2 {
+					t.Errorf("the holding thread got %v of CPU in %v held", time.Duration(st.PauseHeldCPUNS), time.Duration(st.PauseActualNS))
+				}
+				// The instrumentation rang every round on the bell: none
+				// went through the controller's ticks.
+				if st.RoundsStarted == 0 || ticked != 0 {
+					t.Errorf("%d rounds started, %d of them from ticks; want all from the bell", st.RoundsStarted, ticked)
+				}
+				// The target runs on a core that is never held: it kept
+				// running through the holds, and the holder measured it.
+				if st.PauseWindowNS < st.PauseActualNS/2 || st.PauseBusyNS <= 0 {
+					t.Errorf("the target's CPU over the holds: %v over %v (held %v)", time.Duration(st.PauseBusyNS), time.Duration(st.PauseWindowNS), time.Duration(st.PauseActualNS))
+				}
+				if _, err := os.Stat(filepath.Join(c.sockDir, "bell")); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("the bell is left after the run: %v", err)
+				}
 			}
 			if n := realtimeThreadsOf(t, os.Getpid()); n != 0 {
 				t.Errorf("%d real-time threads left after the run", n)

@@ -335,6 +335,11 @@ type pauseStats struct {
 	longest   time.Duration
 	pauses    uint64
 	due       uint64 // stops that had a due time (PauseAt)
+	// With the cores method: rounds rung on the holder's bell by the
+	// target's instrumentation, and the target's CPU over the holds.
+	rounds   uint64
+	busyIn   time.Duration
+	busyOver time.Duration
 }
 
 func (p *pauser) stats() pauseStats {

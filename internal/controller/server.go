@@ -339,9 +339,20 @@ func (c *Controller) StartSlowdown() error {
 	c.seen = window{}
 	if counting {
 		c.roundMark = total / uint64(conf.Batch)
-		c.sendAgentsLocked(agent.Message{Type: "config", Batch: uint64(conf.Batch)})
+		c.sendAgentsLocked(c.configMessageLocked())
 	}
 	return nil
+}
+
+// configMessageLocked tells the instrumentation how often to start a
+// round while a slowdown runs: every Batch calls, by ringing the bell
+// where the target's controller holds cores, by a tick otherwise.
+func (c *Controller) configMessageLocked() agent.Message {
+	m := agent.Message{Type: "config", Batch: uint64(c.conf.Batch)}
+	if c.grp != nil {
+		m.Bell = c.grp.bellPath()
+	}
+	return m
 }
 
 func (c *Controller) stopSlowdown() {
@@ -402,7 +413,9 @@ func (c *Controller) onTick(total uint64) {
 	r := wire.Round{Epoch: c.conf.Epoch, Round: c.roundSeq, Count: int(count), Origin: c.cfg.Name, Via: c.cfg.Name, SentUnixNS: now.UnixNano()}
 	c.seen.add(r.Round)
 	pause := time.Duration(c.conf.PausePerRoundNS) * time.Duration(count)
-	measure := !c.busyMeasured && now.Sub(c.busySampled) >= busySampleEvery
+	// A holder reads the target's CPU over every hold itself.
+	_, holds := c.grp.(holdGroup)
+	measure := !holds && !c.busyMeasured && now.Sub(c.busySampled) >= busySampleEvery
 	if measure {
 		c.busyMeasured, c.busySampled = true, now
 	}
@@ -628,7 +641,7 @@ func (c *Controller) acceptAgents() {
 		c.mu.Lock()
 		c.agents[a] = struct{}{}
 		if c.active && (c.conf.Target || c.conf.Local) {
-			a.send(agent.Message{Type: "config", Batch: uint64(c.conf.Batch)})
+			a.send(c.configMessageLocked())
 		}
 		if c.pool != (wire.Pool{}) {
 			a.send(poolMessage(c.pool))
@@ -765,7 +778,9 @@ func (c *Controller) Stats() *wire.Stats {
 	}
 	st.Active, st.Target, st.Epoch, st.Batch = c.active, c.conf.Target, c.conf.Epoch, c.conf.Batch
 	st.PausePerRoundNS, st.MaxPauseNS = c.conf.PausePerRoundNS, int64(c.cfg.MaxPause)
-	st.RoundsStarted, st.RoundsReceived, st.RoundsDuplicate = c.c.started, c.c.received, c.c.duplicate
+	// Rounds the instrumentation rang on a holder's bell are started
+	// without passing through this controller's code.
+	st.RoundsStarted, st.RoundsReceived, st.RoundsDuplicate = c.c.started+ps.rounds, c.c.received, c.c.duplicate
 	st.RoundsLate = c.c.late
 	st.RoundsStale, st.RoundsForwarded, st.ForwardErrors = c.c.stale, c.c.forwarded, c.c.forwardErrors
 	st.AuthFailures = c.c.authFailures
@@ -781,7 +796,7 @@ func (c *Controller) Stats() *wire.Stats {
 		st.DelayMeanNS = c.c.delaySum / int64(c.c.received)
 	}
 	st.DelayMaxNS, st.HopsMax = c.c.delayMax, c.c.hopsMax
-	st.PauseBusyNS, st.PauseWindowNS = c.c.pauseBusy, c.c.pauseWindow
+	st.PauseBusyNS, st.PauseWindowNS = c.c.pauseBusy+int64(ps.busyIn), c.c.pauseWindow+int64(ps.busyOver)
 	st.Recent = append([]wire.RoundRecord(nil), c.recent...)
 	return &st
 }

@@ -40,6 +40,19 @@ func TestMain(m *testing.M) {
 		for {
 			cpuwork.Spin(time.Millisecond)
 		}
+	case "gc": // make a holder on HOLD_CORE that is never asked to hold, then time a garbage collection
+		core, _ := strconv.Atoi(os.Getenv("HOLD_CORE"))
+		h, err := NewHolder([]int{core}, time.Second)
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(4)
+		}
+		time.Sleep(50 * time.Millisecond) // the thread is waiting by now
+		t0 := time.Now()
+		runtime.GC()
+		fmt.Println(time.Since(t0))
+		h.Close()
+		os.Exit(0)
 	case "holder": // hold the core given in HOLD_CORE for HOLD_FOR, then print "done"
 		core, _ := strconv.Atoi(os.Getenv("HOLD_CORE"))
 		d, _ := time.ParseDuration(os.Getenv("HOLD_FOR"))
@@ -145,9 +158,9 @@ func offCore(t *testing.T, core int) {
 	})
 }
 
-func newHolderOrSkip(t *testing.T, cores []int, max time.Duration) *Holder {
+func newHolderOrSkip(t *testing.T, cores []int, max time.Duration, opts ...HolderOption) *Holder {
 	t.Helper()
-	h, err := NewHolder(cores, max)
+	h, err := NewHolder(cores, max, opts...)
 	if err != nil {
 		if errors.Is(err, unix.EPERM) {
 			t.Skipf("no real-time scheduling here: %v", err)
@@ -239,6 +252,80 @@ func TestHolderEnds(t *testing.T) {
 				t.Errorf("clipped %v", st.Clipped)
 			}
 		})
+	}
+}
+
+// Bytes written to the bell hold the cores for a pause per round each,
+// with no call into the holder's Go code; the first holding thread reads
+// the busy clock at the start and end of every hold.
+func TestHolderBell(t *testing.T) {
+	core := lastCore(t)
+	child := start(t, "spin", core)
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(p[0]); unix.Close(p[1]) })
+	// The busy clock is the spinning child's: on the held core, it hardly
+	// advances while the core is held.
+	pid := child.Process.Pid
+	h := newHolderOrSkip(t, []int{core}, time.Second, WithBell(p[0], 4*time.Millisecond), WithBusyClock(func() time.Duration { return processCPU(pid) }))
+	offCore(t, core)
+	for i := 0; i < 20; i++ {
+		n := 1 + i%3 // rounds rung at once add up
+		if _, err := unix.Write(p[1], make([]byte, n)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(15 * time.Millisecond)
+	}
+	waitHolds(h, 20)
+	st := h.Stats()
+	t.Logf("%+v", st)
+	if st.Rounds != 39 || st.Requested != 39*4*time.Millisecond {
+		t.Errorf("rang 39 rounds of 4 ms, the holder counted %d rounds and %v", st.Rounds, st.Requested)
+	}
+	if st.Holds < 20 || st.Held < 100*time.Millisecond || st.Held > 300*time.Millisecond {
+		t.Errorf("%d holds, held %v in all; want 20 holds of 156 ms in all", st.Holds, st.Held)
+	}
+	if st.BusyOver < st.Held/2 || st.BusyIn > st.BusyOver/4 {
+		t.Errorf("the child on the held core ran %v of %v held", st.BusyIn, st.BusyOver)
+	}
+	// A bell without a pause per round is refused.
+	if _, err := NewHolder([]int{core}, time.Second, WithBell(p[0], 0)); err == nil {
+		t.Error("a bell with no pause per round was accepted")
+	}
+}
+
+// The holding threads wait in raw system calls, which the Go runtime cannot
+// interrupt by itself: a garbage collection must still stop them quickly,
+// with asynchronous preemption on and off.
+func TestHolderLetsTheWorldStop(t *testing.T) {
+	core := lastCore(t)
+	newHolderOrSkip(t, []int{core}, time.Second) // skips without real-time scheduling
+	for _, godebug := range []string{"", "asyncpreemptoff=1"} {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), roleEnv+"=gc", "HOLD_CORE="+strconv.Itoa(core), "GODEBUG="+godebug)
+		var out strings.Builder
+		cmd.Stdout = &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			d, perr := time.ParseDuration(strings.TrimSpace(out.String()))
+			if err != nil || perr != nil {
+				t.Fatalf("GODEBUG=%s: %v, said %q", godebug, err, out.String())
+			}
+			if d > time.Second {
+				t.Errorf("GODEBUG=%s: a garbage collection took %v beside a waiting holder", godebug, d)
+			}
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("GODEBUG=%s: a garbage collection beside a waiting holder did not end in 20 s", godebug)
+		}
 	}
 }
 
