@@ -23,7 +23,7 @@ func TestChooseBatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := chooseBatch(tt.d, tt.u1, tt.q1, tt.conns); got != tt.want {
+			if got := chooseBatch(tt.d, tt.u1, tt.q1, tt.conns, 0); got != tt.want {
 				t.Fatalf("chooseBatch = %d, want %d", got, tt.want)
 			}
 		})

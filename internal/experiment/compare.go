@@ -19,6 +19,9 @@ type Variant struct {
 	Name   string
 	Method pause.Method
 	Batch  int // 0: chosen per point
+	// PauseCap is the longest pause a chosen batch may make (0: the
+	// default, 4 ms).
+	PauseCap time.Duration
 	// NoGrowthCorrection as in Options.
 	NoGrowthCorrection bool
 }
@@ -110,7 +113,7 @@ func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Va
 		for _, v := range variants {
 			b := v.Batch
 			if b == 0 {
-				b = chooseBatch(dd, prof.u1, prof.q1, first.opts.Connections)
+				b = chooseBatch(dd, prof.u1, prof.q1, first.opts.Connections, v.PauseCap)
 			}
 			pauseLen := model.PausePerRound(b, dd, prof.q1)
 			if pauseLen > o.MaxPause {

@@ -326,7 +326,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		d := time.Duration(dSec * 1e9)
 		b := o.Batch
 		if b == 0 {
-			b = chooseBatch(d, prof.u1, prof.q1, o.Connections)
+			b = chooseBatch(d, prof.u1, prof.q1, o.Connections, 0)
 		}
 		pause := model.PausePerRound(b, d, prof.q1)
 		if pause > o.MaxPause {

@@ -51,12 +51,15 @@ func (r *Runner) restartTarget(ctx context.Context, d time.Duration) error {
 //     below the ideal slowdown throughput. Pauses are kept to about
 //     maxAutoPause, and chooseConnections keeps enough connections for it
 //     (queueFloor).
-func chooseBatch(d, u1 time.Duration, q1 float64, connections int) int {
+func chooseBatch(d, u1 time.Duration, q1 float64, connections int, pauseCap time.Duration) int {
 	if d <= 0 || u1 <= 0 {
 		return maxAutoBatch
 	}
+	if pauseCap <= 0 {
+		pauseCap = maxAutoPause
+	}
 	b := int(queueShareBatch * float64(connections) * float64(u1) / float64(d))
-	b = min(b, int(float64(maxAutoPause)*q1/float64(d)))
+	b = min(b, int(float64(pauseCap)*q1/float64(d)))
 	return max(1, min(maxAutoBatch, b))
 }
 
