@@ -114,9 +114,14 @@ const (
 	mechanismNoise    = 2
 	mechanismFloorPct = 3
 	holdLeakPct       = 95 // held cores: the holding threads got less of them than this share (%)
-	maxAutoBatch      = 100
-	maxAutoPause      = 4 * time.Millisecond
-	queueShareBatch   = 0.25 // share of the connections the target may drain during one pause
+	// shared-bound: under shared placement, the shared cores idle less
+	// than this share of the slowdown runs (%) while the target is busy
+	// less than this share of its cores.
+	sharedBoundIdlePct    = 1
+	sharedBoundTargetBusy = 0.9
+	maxAutoBatch          = 100
+	maxAutoPause          = 4 * time.Millisecond
+	queueShareBatch       = 0.25 // share of the connections the target may drain during one pause
 )
 
 // DefaultPrecisionPct is the standard error (%) a point's estimate is

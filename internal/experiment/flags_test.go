@@ -53,3 +53,51 @@ func TestPointFlagsLateStops(t *testing.T) {
 		})
 	}
 }
+
+// Under shared placement, a point is flagged shared-bound when the shared
+// cores had no idle time in its slowdown runs while the target was not
+// saturated: the shared cores, not the target, set the throughput.
+func TestPointFlagsSharedBound(t *testing.T) {
+	const window = time.Second
+	tests := []struct {
+		name       string
+		dedicated  bool
+		targetBusy float64 // share of the target's core
+		idlePct    float64 // of the shared cores
+		want       bool
+	}{
+		{"target saturated", false, 1.0, 0, false},
+		{"shared cores idle", false, 0.6, 5, false},
+		{"shared cores saturated, target not", false, 0.6, 0, true},
+		{"just under the target's threshold", false, 0.89, 0.5, true},
+		{"dedicated placement", true, 0.6, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pl := backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}}
+			if tt.dedicated {
+				pl.Services = map[string][]int{"a": {2}}
+			}
+			r := &Runner{
+				prof: &profile{c1: 1, q1: 1, u1: time.Millisecond},
+				d:    placed{spec: &spec.Spec{}, pl: pl},
+				opts: Options{Target: "t"},
+			}
+			sd := slowdown{batch: 4, pause: 4 * time.Millisecond}
+			s := &sample{
+				res:      &load.Result{Throughput: 500, Completed: 500},
+				before:   map[string]*wire.Stats{"t": {}},
+				after:    map[string]*wire.Stats{"t": {CPUNS: int64(tt.targetBusy * float64(window))}},
+				rounds:   map[string]*wire.Stats{"t": {RoundsStarted: 100}},
+				window:   window,
+				idle:     time.Duration(tt.idlePct / 100 * float64(window)),
+				slowdown: &sd,
+			}
+			p := r.point(time.Millisecond, sd, []*sample{s}, nil)
+			if got := slices.Contains(p.Flags, report.FlagSharedBound); got != tt.want {
+				t.Fatalf("flags %v (target busy %.2f, shared idle %.1f%%): shared-bound %v, want %v",
+					p.Flags, p.TargetBusyOverall, p.SharedIdlePct, got, tt.want)
+			}
+		})
+	}
+}

@@ -153,7 +153,7 @@ type htmlGraphRow struct{ Service, Neighbours, Calls, CPU string }
 // flagOrder is the order flags are explained in: that of docs/results.md.
 var flagOrder = []string{
 	FlagInfeasible, FlagErrors, FlagTargetStarved, FlagPauseShortfall, FlagNeighbourUnreachable,
-	FlagStopsLate, FlagMechanismCost, FlagHoldLeak, FlagNoisy,
+	FlagStopsLate, FlagMechanismCost, FlagHoldLeak, FlagSharedBound, FlagNoisy,
 }
 
 // flagMeanings explain each flag in one sentence (docs/results.md#flags).
@@ -166,6 +166,7 @@ var flagMeanings = map[string]string{
 	FlagStopsLate:            "The paused services' stops started well after they were due, so services sharing cores ran while the others were stopped and the slowdown is not the one the model asks for; give the services more cores or use a larger --batch.",
 	FlagMechanismCost:        "What pausing itself cost the paused services' cores moves the prediction by more than twice its standard error and at least 3%, so the prediction is only as good as the correction for that cost; use --pause cores, a larger --batch or more cores.",
 	FlagHoldLeak:             "With --pause cores, the holding threads ran less than 95% of the pauses, so something else ran on the held cores and slowpoke over-predicts; check the kernel's real-time throttling (sched_rt_runtime_us) or use --pause signal.",
+	FlagSharedBound:          "The cores the other services share, not the target, set the throughput of this point's slowdown runs, and co-located services do less work per request in the really faster system than under pauses (fewer context switches), so read the prediction as a lower bound; give every service cores of its own (--placement dedicated) or check it with validate.",
 	FlagNoisy:                "The repetitions disagree: the point's standard error stayed above 3% even after the extra repetitions; allow more repetitions or a longer duration, pin the services to dedicated cores and quieten the machine.",
 }
 

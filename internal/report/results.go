@@ -34,6 +34,7 @@ const (
 	FlagStopsLate            = "stops-late"
 	FlagMechanismCost        = "mechanism-cost"
 	FlagHoldLeak             = "hold-leak"
+	FlagSharedBound          = "shared-bound"
 )
 
 // Results is the outcome of one experiment, stored as results.json.
