@@ -22,8 +22,9 @@ type Variant struct {
 	// PauseCap is the longest pause a chosen batch may make (0: the
 	// default, 4 ms).
 	PauseCap time.Duration
-	// NoGrowthCorrection as in Options.
+	// NoGrowthCorrection and ShortPausesOnly as in Options.
 	NoGrowthCorrection bool
+	ShortPausesOnly    bool
 }
 
 // Comparison is the outcome of Compare: every variant's points against the
@@ -64,7 +65,7 @@ func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Va
 	runners := make([]*Runner, len(variants))
 	for i, v := range variants {
 		o := opts
-		o.PauseMethod, o.Batch, o.NoGrowthCorrection = v.Method, v.Batch, v.NoGrowthCorrection
+		o.PauseMethod, o.Batch, o.NoGrowthCorrection, o.ShortPausesOnly = v.Method, v.Batch, v.NoGrowthCorrection, v.ShortPausesOnly
 		r, err := New(d, o)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", v.Name, err)
@@ -97,10 +98,9 @@ func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Va
 	}
 	base := []*sample{pre}
 	type point struct {
-		d       time.Duration
-		sd      []slowdown  // per variant
-		samples [][]*sample // per variant
-		truth   []*sample
+		d     time.Duration
+		runs  []pointRuns // per variant
+		truth []*sample
 	}
 	points := make([]*point, len(o.Reductions))
 	for i, red := range o.Reductions {
@@ -109,7 +109,7 @@ func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Va
 			return nil, err
 		}
 		dd := time.Duration(dSec * 1e9)
-		p := &point{d: dd, samples: make([][]*sample, len(variants))}
+		p := &point{d: dd}
 		for _, v := range variants {
 			b := v.Batch
 			if b == 0 {
@@ -119,7 +119,7 @@ func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Va
 			if pauseLen > o.MaxPause {
 				return nil, fmt.Errorf("%s: reduction %s needs a pause of %v per round, over the hard cap %v", v.Name, red.Text, pauseLen, o.MaxPause)
 			}
-			p.sd = append(p.sd, slowdown{batch: b, pause: pauseLen})
+			p.runs = append(p.runs, pointRuns{sd: slowdown{batch: b, pause: pauseLen}})
 		}
 		points[i] = p
 	}
@@ -147,11 +147,15 @@ func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Va
 			for j := range variants {
 				m := (j + k + rep) % len(variants)
 				first.step++
-				s, err := runners[m].run(ctx, &p.sd[m], runners[m].star(), o.Warmup, false)
+				pr := &p.runs[m]
+				s, err := runners[m].slowRun(ctx, pr, p.d, runners[m].star(), func(_ slowdown, s *sample) {
+					first.steps++
+					first.progress("rep %d %s %-8s: bound by the shared cores (%.0f req/s); measuring it with pauses of %v every %d calls", rep+1, o.Reductions[i].Text, variants[m].Name, s.res.Throughput, pr.sd.pause.Round(time.Microsecond), pr.sd.batch)
+					first.step++
+				})
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", variants[m].Name, err)
 				}
-				p.samples[m] = append(p.samples[m], s)
 				runners[m].base = base
 				pred, _ := runners[m].predict(s, p.d)
 				first.progress("rep %d %s %-8s: %.0f req/s -> predicted %.0f req/s", rep+1, o.Reductions[i].Text, variants[m].Name, s.res.Throughput, pred)
@@ -181,7 +185,7 @@ func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Va
 		var sq, sum float64
 		n := 0
 		for _, p := range points {
-			pt := r.point(p.d, p.sd[m], p.samples[m], p.truth)
+			pt := r.point(p.d, &p.runs[m], p.truth)
 			if e := pt.ErrorPct; e != nil {
 				sq += *e * *e
 				sum += *e

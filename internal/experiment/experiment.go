@@ -84,6 +84,10 @@ type Options struct {
 	// they do undisturbed, and the optimized system does not. For
 	// comparison (docs/method.md, "Stops that take effect at once").
 	NoGrowthCorrection bool
+	// ShortPausesOnly keeps every point at the pauses its batch was chosen
+	// with, also where the shared cores bound its first run (see
+	// pointRuns). For comparison.
+	ShortPausesOnly bool
 	// NoColocatedExtension turns off extending stops by the CPU time that
 	// the never-paused load generator uses on the paused services' cores
 	// during them (see Runner.colocated). For measuring what it buys.
@@ -121,7 +125,10 @@ const (
 	sharedBoundTargetBusy = 0.9
 	maxAutoBatch          = 100
 	maxAutoPause          = 4 * time.Millisecond
-	queueShareBatch       = 0.25 // share of the connections the target may drain during one pause
+	// sharedBoundPause caps the pauses of a point whose first run the
+	// shared cores bound (pointRuns.lengthen).
+	sharedBoundPause = 64 * time.Millisecond
+	queueShareBatch  = 0.25 // share of the connections the target may drain during one pause
 )
 
 // DefaultPrecisionPct is the standard error (%) a point's estimate is
@@ -317,10 +324,9 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	r.progress("baseline %.0f req/s; c1 = %.3f target calls per request, q1 = %g, u1 = %.1f µs per call", pre.res.Throughput, prof.c1, prof.q1, out.U1US)
 
 	type pointAcc struct {
-		d       time.Duration
-		sd      slowdown
-		samples []*sample
-		truth   []*sample
+		pointRuns
+		d     time.Duration
+		truth []*sample
 	}
 	points := make([]*pointAcc, len(o.Reductions))
 	for i, red := range o.Reductions {
@@ -337,7 +343,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		if pause > o.MaxPause {
 			return nil, fmt.Errorf("reduction %s needs a pause of %v per round at batch %d, over the hard cap %v: lower --batch or raise --max-pause", red.Text, pause, b, o.MaxPause)
 		}
-		points[i] = &pointAcc{d: d, sd: slowdown{batch: b, pause: pause}}
+		points[i] = &pointAcc{d: d, pointRuns: pointRuns{sd: slowdown{batch: b, pause: pause}}}
 	}
 	rounds := prof.neighbours
 	if !o.GraphRounds {
@@ -346,11 +352,15 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	slow := func(rep, i int) error {
 		p := points[i]
 		r.step++
-		s, err := r.run(ctx, &p.sd, rounds, o.Warmup, false)
+		s, err := r.slowRun(ctx, &p.pointRuns, p.d, rounds, func(short slowdown, s *sample) {
+			r.steps++
+			r.progress("rep %d %s: the shared cores, not %s, bound the run (%.0f req/s, pause %v every %d calls); measuring it with pauses of %v every %d calls",
+				rep+1, o.Reductions[i].Text, o.Target, s.res.Throughput, short.pause.Round(time.Microsecond), short.batch, p.sd.pause.Round(time.Microsecond), p.sd.batch)
+			r.step++
+		})
 		if err != nil {
 			return err
 		}
-		p.samples = append(p.samples, s)
 		pred, perr := r.predict(s, p.d)
 		predText := fmt.Sprintf("%.0f req/s", pred)
 		if perr != nil {
@@ -448,7 +458,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	var sq, maxAbs float64
 	n := 0
 	for _, p := range points {
-		pt := r.point(p.d, p.sd, p.samples, p.truth)
+		pt := r.point(p.d, &p.pointRuns, p.truth)
 		if e := pt.ErrorPct; e != nil {
 			sq += *e * *e
 			maxAbs = max(maxAbs, math.Abs(*e))

@@ -131,6 +131,10 @@ type Point struct {
 	ReductionPct float64 `json:"reduction_pct"` // of u1
 	ReductionUS  float64 `json:"reduction_us"`  // d
 	Batch        int     `json:"batch"`         // target calls per pause round
+	// LongPauses says that the shared cores bound the point's first
+	// slowdown run, so that the point was measured again, and only, with
+	// pauses of up to 64 ms (batch and pause_per_round_us are those).
+	LongPauses bool `json:"long_pauses,omitempty"`
 	// OthersCPUUS is the CPU time all services but the target used per
 	// completed request during the slowdown runs (median). Virtual speedup
 	// assumes it stays at the baseline's: a lower value means the paused
