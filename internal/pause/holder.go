@@ -132,8 +132,10 @@ func NewHolder(cores []int, max time.Duration, opts ...HolderOption) (*Holder, e
 	for _, o := range opts {
 		o(h)
 	}
-	if h.bell >= 0 && h.perRound <= 0 {
-		return nil, errors.New("pause: a bell needs a positive pause per round")
+	// A pause of 0 per round (a point with no reduction) counts the rounds
+	// rung and holds nothing, as the other methods' empty stops do.
+	if h.bell >= 0 && h.perRound < 0 {
+		return nil, errors.New("pause: a bell's pause per round must not be negative")
 	}
 	// A holding thread keeps its processor for good (it waits in raw
 	// system calls); the rest of the process, and a thread that wakes up

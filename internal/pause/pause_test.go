@@ -290,9 +290,35 @@ func TestHolderBell(t *testing.T) {
 	if st.BusyOver < st.Held/2 || st.BusyIn > st.BusyOver/4 {
 		t.Errorf("the child on the held core ran %v of %v held", st.BusyIn, st.BusyOver)
 	}
-	// A bell without a pause per round is refused.
-	if _, err := NewHolder([]int{core}, time.Second, WithBell(p[0], 0)); err == nil {
-		t.Error("a bell with no pause per round was accepted")
+	// A bell with a negative pause per round is refused.
+	if _, err := NewHolder([]int{core}, time.Second, WithBell(p[0], -time.Millisecond)); err == nil {
+		t.Error("a bell with a negative pause per round was accepted")
+	}
+}
+
+// A bell with no pause per round (a point with no reduction: rounds, but
+// empty ones) counts the rounds rung and holds nothing.
+func TestHolderBellZeroPause(t *testing.T) {
+	core := lastCore(t)
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(p[0]); unix.Close(p[1]) })
+	h := newHolderOrSkip(t, []int{core}, time.Second, WithBell(p[0], 0))
+	for range 10 {
+		if _, err := unix.Write(p[1], []byte{1}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for h.Stats().Rounds < 10 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	st := h.Stats()
+	if st.Rounds != 10 || st.Requested != 0 || st.Held != 0 || st.Holds != 0 {
+		t.Errorf("rang 10 empty rounds: %d rounds counted, %v requested, %v held in %d holds; want 10, 0, 0, 0", st.Rounds, st.Requested, st.Held, st.Holds)
 	}
 }
 
