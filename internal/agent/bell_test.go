@@ -115,15 +115,7 @@ func readFIFO(t *testing.T, fd int) int {
 // back to ticks where the bell cannot be opened.
 func TestBell(t *testing.T) {
 	fc, a := newFakeController(t)
-	path := filepath.Join(t.TempDir(), "bell")
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(fd)
+	path, fd := newBell(t)
 
 	fc.send(Message{Type: "config", Batch: 3, Bell: path})
 	configured(t, a, 3, true)
@@ -164,15 +156,7 @@ func TestBell(t *testing.T) {
 // A bell whose reader stopped reading drops rounds: the calls never block.
 func TestBellFullNeverBlocks(t *testing.T) {
 	fc, a := newFakeController(t)
-	path := filepath.Join(t.TempDir(), "bell")
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(fd)
+	path, _ := newBell(t) // open, and never read
 	fc.send(Message{Type: "config", Batch: 1, Bell: path})
 	configured(t, a, 1, true)
 	done := make(chan struct{})
@@ -185,4 +169,20 @@ func TestBellFullNeverBlocks(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("calls blocked on a full bell")
 	}
+}
+
+// newBell makes a FIFO as a controller's bell and opens it for reading
+// without blocking (read-write, so that it never reads end of file).
+func newBell(t *testing.T) (path string, fd int) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "bell")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	return path, fd
 }

@@ -59,7 +59,6 @@ func TestPointFlagsLateStops(t *testing.T) {
 // cores had no idle time in its slowdown runs while the target was not
 // saturated: the shared cores, not the target, set the throughput.
 func TestPointFlagsSharedBound(t *testing.T) {
-	const window = time.Second
 	tests := []struct {
 		name       string
 		dedicated  bool
@@ -85,15 +84,7 @@ func TestPointFlagsSharedBound(t *testing.T) {
 				opts: Options{Target: "t"},
 			}
 			sd := slowdown{batch: 4, pause: 4 * time.Millisecond}
-			s := &sample{
-				res:      &load.Result{Throughput: 500, Completed: 500},
-				before:   map[string]*wire.Stats{"t": {}},
-				after:    map[string]*wire.Stats{"t": {CPUNS: int64(tt.targetBusy * float64(window))}},
-				rounds:   map[string]*wire.Stats{"t": {RoundsStarted: 100}},
-				window:   window,
-				idle:     time.Duration(tt.idlePct / 100 * float64(window)),
-				slowdown: &sd,
-			}
+			s := busySample(tt.targetBusy, tt.idlePct)
 			p := r.point(time.Millisecond, &pointRuns{sd: sd, samples: []*sample{s}}, nil)
 			if got := slices.Contains(p.Flags, report.FlagSharedBound); got != tt.want {
 				t.Fatalf("flags %v (target busy %.2f, shared idle %.1f%%): shared-bound %v, want %v",
@@ -108,7 +99,6 @@ func TestPointFlagsSharedBound(t *testing.T) {
 // the cores method pauses; a long-pause point is not flagged
 // target-starved while the shared cores still bound it.
 func TestLengthenSharedBound(t *testing.T) {
-	const window = time.Second
 	tests := []struct {
 		name       string
 		method     pause.Method
@@ -142,15 +132,11 @@ func TestLengthenSharedBound(t *testing.T) {
 			}
 			short := slowdown{batch: chooseBatch(d, r.prof.u1, 1, 256, 0), pause: 4 * time.Millisecond}
 			pr := &pointRuns{sd: short, long: tt.long}
+			// The target busy 10% of the pauses.
 			run := func(busy, idle float64) *sample {
-				return &sample{
-					res:    &load.Result{Throughput: 500, Completed: 500},
-					before: map[string]*wire.Stats{"t": {}},
-					after:  map[string]*wire.Stats{"t": {CPUNS: int64(busy * float64(window))}},
-					rounds: map[string]*wire.Stats{"t": {RoundsStarted: 100, PauseBusyNS: 1, PauseWindowNS: 10}},
-					window: window,
-					idle:   time.Duration(idle / 100 * float64(window)),
-				}
+				s := busySample(busy, idle)
+				s.rounds["t"].PauseBusyNS, s.rounds["t"].PauseWindowNS = 1, 10
+				return s
 			}
 			for range tt.earlier {
 				pr.samples = append(pr.samples, run(tt.targetBusy, tt.idlePct))
@@ -182,5 +168,20 @@ func TestLengthenSharedBound(t *testing.T) {
 				t.Fatalf("target-bound long-pause point with a starved target: flags %v, want target-starved", p.Flags)
 			}
 		})
+	}
+}
+
+// busySample is a one-second slowdown run of target "t" in which the
+// target used targetBusy of its core and the shared cores were idle
+// idlePct of the time.
+func busySample(targetBusy, idlePct float64) *sample {
+	const window = time.Second
+	return &sample{
+		res:    &load.Result{Throughput: 500, Completed: 500},
+		before: map[string]*wire.Stats{"t": {}},
+		after:  map[string]*wire.Stats{"t": {CPUNS: int64(targetBusy * float64(window))}},
+		rounds: map[string]*wire.Stats{"t": {RoundsStarted: 100}},
+		window: window,
+		idle:   time.Duration(idlePct / 100 * float64(window)),
 	}
 }
