@@ -119,6 +119,7 @@ func fakeOrchestrator() {
 		os.Exit(6)
 	}
 	info := runInfo{Guard: g.PID(), Cgroups: run.Cgroups, Record: run.Record, Dir: dir}
+	var ctls []*exec.Cmd
 	for i := 0; i < 2; i++ {
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), roleEnv+"=controller")
@@ -141,6 +142,7 @@ func fakeOrchestrator() {
 		}
 		g.Service(s)
 		info.Controllers = append(info.Controllers, cmd.Process.Pid)
+		ctls = append(ctls, cmd)
 		info.Services = append(info.Services, svc, child)
 	}
 	if len(cgs) > 0 {
@@ -153,8 +155,9 @@ func fakeOrchestrator() {
 		cg.Kill(time.Second)
 		cg.Remove()
 	}
-	for _, pid := range info.Controllers {
-		unix.Kill(pid, unix.SIGKILL)
+	for _, c := range ctls {
+		c.Process.Kill()
+		c.Wait() // gone before the test looks
 	}
 	g.Done()
 	os.Exit(0)
@@ -180,8 +183,14 @@ func startRun(t *testing.T) (*exec.Cmd, io.WriteCloser, runInfo) {
 		t.Fatalf("orchestrator said %q", line)
 	}
 	t.Cleanup(func() {
-		// Whatever the test did, nothing of the run may outlive it.
-		for _, pid := range append(append([]int{info.Guard}, info.Controllers...), info.Services...) {
+		// Whatever the test did, nothing of the run may outlive it. A
+		// process killed a moment ago may still be exiting: give it a
+		// moment before calling it left over.
+		pids := append(append([]int{info.Guard}, info.Controllers...), info.Services...)
+		for deadline := time.Now().Add(5 * time.Second); !gone(pids...) && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		for _, pid := range pids {
 			if p, ok := Identify(pid); ok && p.Alive() {
 				t.Errorf("process %d of the run is still there", pid)
 				unix.Kill(pid, unix.SIGKILL)
