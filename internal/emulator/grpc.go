@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -122,5 +123,10 @@ func (s *server) serveGRPC(ctx context.Context, ln net.Listener) error {
 		gs.Stop()
 		<-stopped
 	}
-	return <-errc
+	// A stop that comes before Serve has begun makes Serve return
+	// ErrServerStopped: that is a clean end too.
+	if err := <-errc; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		return err
+	}
+	return nil
 }
