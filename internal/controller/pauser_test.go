@@ -22,7 +22,7 @@ func TestAlarm(t *testing.T) {
 				t.Fatalf("%s: set(%v) never fired", name, d)
 			}
 			// Never early; late by a busy machine's scheduling at most.
-			if got := time.Since(start); got < d || got > max(d, 0)+200*time.Millisecond {
+			if got := time.Since(start); got < d || got > max(d, 0)+time.Second {
 				t.Errorf("%s: set(%v) fired after %v", name, d, got)
 			}
 		}
@@ -34,12 +34,16 @@ func TestAlarm(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("%s: re-armed alarm never fired", name)
 		}
-		a.set(20 * time.Millisecond)
+		armed := time.Now()
+		a.set(200 * time.Millisecond)
 		a.stop()
+		late := time.Since(armed) > 100*time.Millisecond // this goroutine was held up
 		select {
 		case <-a.C:
-			t.Errorf("%s: a stopped alarm fired", name)
-		case <-time.After(100 * time.Millisecond):
+			if !late {
+				t.Errorf("%s: a stopped alarm fired", name)
+			}
+		case <-time.After(400 * time.Millisecond):
 		}
 	}
 }
