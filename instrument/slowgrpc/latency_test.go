@@ -2,9 +2,11 @@ package slowgrpc
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -99,13 +101,25 @@ func TestLatencyWhatIfGRPC(t *testing.T) {
 	}
 	// Late by a few milliseconds on a busy machine, hardly early; without
 	// the branch's wait the prediction would be 10ms.
-	const early, late = 2 * ms, 8 * ms
-	if base := measure(0); base < 20*ms-early || base > 20*ms+late {
-		t.Errorf("baseline %v, want 20ms", base)
-	}
 	// Really 10ms faster, the target takes 10ms and the branch's 15ms
-	// decide.
-	if pred := measure(10 * ms); pred < 15*ms-early || pred > 15*ms+late {
-		t.Errorf("predicted %v, want 15ms (-%v, +%v)", pred, early, late)
+	// decide. A starved machine can make one attempt late by more: a
+	// wrong mechanism fails every attempt, so up to three are made.
+	const early, late = 2 * ms, 8 * ms
+	var fails []string
+	for attempt := 1; attempt <= 3; attempt++ {
+		fails = fails[:0]
+		if base := measure(0); base < 20*ms-early || base > 20*ms+late {
+			fails = append(fails, fmt.Sprintf("baseline %v, want 20ms", base))
+		}
+		if pred := measure(10 * ms); pred < 15*ms-early || pred > 15*ms+late {
+			fails = append(fails, fmt.Sprintf("predicted %v, want 15ms (-%v, +%v)", pred, early, late))
+		}
+		if len(fails) == 0 {
+			break
+		}
+		t.Logf("attempt %d: %s", attempt, strings.Join(fails, "; "))
+	}
+	for _, f := range fails {
+		t.Error(f)
 	}
 }

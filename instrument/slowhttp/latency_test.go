@@ -2,12 +2,14 @@ package slowhttp
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -120,12 +122,26 @@ func TestLatencyWhatIf(t *testing.T) {
 			// detector) slows every hop: latencies can come out late,
 			// by a few milliseconds, but hardly early. A wrong
 			// mechanism predicts at least 5ms early in every case.
+			// A starved machine can make one attempt late by more: a
+			// wrong mechanism fails every attempt, so up to three are
+			// made.
 			const early, late = 2 * ms, 8 * ms
-			if base := measure(0); base < tc.base-early || base > tc.base+late {
-				t.Errorf("baseline %v, want %v (-%v, +%v)", base, tc.base, early, late)
+			var fails []string
+			for attempt := 1; attempt <= 3; attempt++ {
+				fails = fails[:0]
+				if base := measure(0); base < tc.base-early || base > tc.base+late {
+					fails = append(fails, fmt.Sprintf("baseline %v, want %v (-%v, +%v)", base, tc.base, early, late))
+				}
+				if pred := measure(d); pred < tc.want-early || pred > tc.want+late {
+					fails = append(fails, fmt.Sprintf("predicted %v with the target %v faster, want %v (-%v, +%v)", pred, d, tc.want, early, late))
+				}
+				if len(fails) == 0 {
+					break
+				}
+				t.Logf("attempt %d: %s", attempt, strings.Join(fails, "; "))
 			}
-			if pred := measure(d); pred < tc.want-early || pred > tc.want+late {
-				t.Errorf("predicted %v with the target %v faster, want %v (-%v, +%v)", pred, d, tc.want, early, late)
+			for _, f := range fails {
+				t.Error(f)
 			}
 		})
 	}
