@@ -59,9 +59,9 @@ func ExampleRunOpen() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%s at %.0f/s: about 100 completed: %v\n", res.Mode, res.Rate, res.Completed > 40 && res.Completed < 160)
+	fmt.Printf("%s at %.0f/s: about 200 completed per second: %v\n", res.Mode, res.Rate, res.Throughput > 100 && res.Throughput < 300)
 	// Output:
-	// open at 200/s: about 100 completed: true
+	// open at 200/s: about 200 completed per second: true
 }
 
 // The window hooks let a caller snapshot server-side counters exactly when

@@ -47,8 +47,10 @@ func leftovers(marker string) []string {
 
 func checkNoLeftovers(t *testing.T, marker string) {
 	t.Helper()
-	// Give exiting processes a moment to be reaped by their parents.
-	deadline := time.Now().Add(5 * time.Second)
+	// Give exiting processes time to be ended and reaped: after a kill
+	// the guard drains its messages (up to 1 s) and gives services 3 s
+	// after SIGTERM, longer on a busy machine.
+	deadline := time.Now().Add(15 * time.Second)
 	for {
 		left := leftovers(marker)
 		if len(left) == 0 {

@@ -162,7 +162,7 @@ func withBrowser(t *testing.T, exe string, f func(ctx context.Context)) {
 func checkGone(t *testing.T, prefix string) {
 	t.Helper()
 	var left []int
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if left = processesWithArg(prefix); len(left) == 0 || time.Now().After(deadline) {
 			break
 		}
