@@ -105,7 +105,7 @@ type message struct {
 	Name    string   `json:"name,omitempty"` // forget
 }
 
-// killWait bounds the wait for a controller to exit after SIGKILL.
+// killWait bounds the wait for the controllers to exit after SIGKILL.
 const killWait = 2 * time.Second
 
 // Grace is how long a service has to end after SIGTERM before SIGKILL.
@@ -308,12 +308,8 @@ func (g *guard) cleanup() {
 	g.services = map[string]*watched{}
 	g.mu.Unlock()
 	End(run, svcs, func(s Service) {
-		if fd := fds[s.Name]; fd >= 0 && unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
-			// SIGKILL is delivered asynchronously: wait until the
-			// controller has exited, so that no write of its own (a
-			// freeze, a held core) can land after the thaw below.
-			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-			unix.Poll(fds, int(killWait/time.Millisecond))
+		if fd := fds[s.Name]; fd >= 0 {
+			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 		}
 	}, g.log.Printf)
 	for _, fd := range fds {
@@ -334,10 +330,16 @@ func End(run Run, svcs []Service, kill func(Service), logf func(string, ...any))
 			kill(s)
 		} else if s.Controller.Alive() {
 			unix.Kill(s.Controller.PID, unix.SIGKILL)
-			for deadline := time.Now().Add(killWait); s.Controller.Alive() && time.Now().Before(deadline); {
-				time.Sleep(5 * time.Millisecond)
-			}
 			ended = append(ended, fmt.Sprintf("the controller of %s (PID %d)", s.Name, s.Controller.PID))
+		}
+	}
+	// SIGKILL is delivered asynchronously: wait (boundedly) until the
+	// controllers have exited, so that no write of theirs (a freeze, a
+	// held core) can land after the thaw below.
+	deadline := time.Now().Add(killWait)
+	for _, s := range svcs {
+		for s.Controller.Alive() && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 	thaw(run, logf)
