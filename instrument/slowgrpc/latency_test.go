@@ -99,11 +99,11 @@ func TestLatencyWhatIfGRPC(t *testing.T) {
 		slices.Sort(got)
 		return got[len(got)/2]
 	}
-	// Late by a few milliseconds on a busy machine, hardly early; without
-	// the branch's wait the prediction would be 10ms.
 	// Really 10ms faster, the target takes 10ms and the branch's 15ms
-	// decide. A starved machine can make one attempt late by more: a
-	// wrong mechanism fails every attempt, so up to three are made.
+	// decide; without the branch's wait the prediction would be 10ms.
+	// Late by a few milliseconds on a busy machine, hardly early; a
+	// starved machine can make one attempt late by more, while a wrong
+	// mechanism fails every attempt, so up to three are made.
 	const early, late = 2 * ms, 8 * ms
 	var fails []string
 	for attempt := 1; attempt <= 3; attempt++ {
