@@ -58,8 +58,9 @@ func TestLatencyFanout(t *testing.T) {
 	}
 
 	var res struct {
-		Kind     string `json:"kind"`
-		Baseline []struct {
+		Kind            string  `json:"kind"`
+		BaselineBusyPct float64 `json:"baseline_busy_pct"`
+		Baseline        []struct {
 			Request string  `json:"request"`
 			P50MS   float64 `json:"p50_ms"`
 			N       int     `json:"n"`
@@ -73,6 +74,8 @@ func TestLatencyFanout(t *testing.T) {
 			TrueP99MS      float64 `json:"true_p99_ms"`
 			MeanDelayMS    float64 `json:"mean_delay_ms"`
 			MannWhitneyP   float64 `json:"mann_whitney_p"`
+			PredictedBusy  float64 `json:"predicted_busy_pct"`
+			TrueBusy       float64 `json:"true_busy_pct"`
 		} `json:"points"`
 	}
 	b, err := os.ReadFile(filepath.Join(out, "results.json"))
@@ -97,6 +100,13 @@ func TestLatencyFanout(t *testing.T) {
 	if e := (p.PredictedP50MS - p.TrueP50MS) / p.TrueP50MS; math.Abs(e) > 0.4 {
 		t.Errorf("predicted p50 %.2fms, true %.2fms: off by %.0f%%\nstdout:\n%s", p.PredictedP50MS, p.TrueP50MS, e*100, stdout.String())
 	}
+	// The cores' busy share of every kind of run, from /proc/stat.
+	for _, busy := range []float64{res.BaselineBusyPct, p.PredictedBusy, p.TrueBusy} {
+		if busy <= 0 || busy > 100 {
+			t.Errorf("cores busy: baseline %v%%, predicting %v%%, truth %v%%; want each in (0, 100]", res.BaselineBusyPct, p.PredictedBusy, p.TrueBusy)
+			break
+		}
+	}
 	if res.Baseline[0].N < 200 {
 		t.Errorf("baseline measured %d responses", res.Baseline[0].N)
 	}
@@ -105,7 +115,7 @@ func TestLatencyFanout(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	if !strings.Contains(stdout.String(), "predictions within") {
+	if !strings.Contains(stdout.String(), "predictions within") || !strings.Contains(stdout.String(), "cores busy: baseline ") {
 		t.Errorf("no table on stdout:\n%s", stdout.String())
 	}
 }

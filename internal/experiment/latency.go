@@ -181,15 +181,15 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 
 	// Every repetition measures the baseline, each prediction and each
 	// truth; their responses are pooled.
-	base := make(runs, len(mix))
-	preds := make([]runs, len(ds))
-	unmatched := make([]runs, len(ds))
-	truths := make([]runs, len(ds))
+	base := newRuns(len(mix))
+	preds := make([]*runs, len(ds))
+	unmatched := make([]*runs, len(ds))
+	truths := make([]*runs, len(ds))
 	meanDelay := make([]float64, len(ds))
 	rates := make([]float64, len(ds))
 	for k, dd := range ds {
 		rates[k] = sat.predictionRate(out.RateRPS, dd)
-		preds[k], unmatched[k], truths[k] = make(runs, len(mix)), make(runs, len(mix)), make(runs, len(mix))
+		preds[k], unmatched[k], truths[k] = newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix))
 	}
 	for rep := 1; rep <= o.Repetitions; rep++ {
 		of := ""
@@ -198,30 +198,30 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 		}
 		r.step++
 		r.progress("baseline%s", of)
-		lat, _, err := r.measure(ctx, out.RateRPS, window, false)
+		m, err := r.measure(ctx, out.RateRPS, window, false)
 		if err != nil {
 			return nil, fmt.Errorf("baseline: %w", err)
 		}
-		base.add(lat)
+		base.add(m)
 		for k, dd := range ds {
 			r.step++
 			r.progress("%s: %s faster by %v per call, virtually, at %.0f req/s%s", o.ReductionsText[k], o.Target, dd.Round(time.Microsecond), rates[k], of)
 			if err := r.setTarget(dd); err != nil {
 				return nil, err
 			}
-			lat, delay, err := r.measure(ctx, rates[k], window, true)
+			m, err := r.measure(ctx, rates[k], window, true)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", o.ReductionsText[k], err)
 			}
-			preds[k].add(lat)
-			meanDelay[k] += delay / float64(o.Repetitions)
+			preds[k].add(m)
+			meanDelay[k] += m.delay / float64(o.Repetitions)
 			if o.CompareUnmatched {
 				r.step++
 				r.progress("%s: and at the baseline's rate, %.0f req/s%s", o.ReductionsText[k], out.RateRPS, of)
-				if lat, _, err = r.measure(ctx, out.RateRPS, window, true); err != nil {
+				if m, err = r.measure(ctx, out.RateRPS, window, true); err != nil {
 					return nil, fmt.Errorf("%s: %w", o.ReductionsText[k], err)
 				}
-				unmatched[k].add(lat)
+				unmatched[k].add(m)
 			}
 			if err := r.setTarget(0); err != nil {
 				return nil, err
@@ -233,11 +233,11 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 		for k, dd := range ds {
 			r.step++
 			r.progress("%s: truth: %s restarted %v per call faster%s", o.ReductionsText[k], o.Target, dd.Round(time.Microsecond), of)
-			lat, err := r.truth(ctx, out.RateRPS, window, dd)
+			m, err := r.truth(ctx, out.RateRPS, window, dd)
 			if err != nil {
 				return nil, fmt.Errorf("%s: truth: %w", o.ReductionsText[k], err)
 			}
-			truths[k].add(lat)
+			truths[k].add(m)
 		}
 		if err := r.restart(ctx, nil); err != nil {
 			return nil, fmt.Errorf("restore %s: %w", o.Target, err)
@@ -246,14 +246,21 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 	for i := range mix {
 		out.Baseline = append(out.Baseline, base.dist(mix[i].Name, i))
 	}
-	if w := baselineP50DriftWarning(out.Baseline); w != "" {
-		r.progress("warning: %s", w)
-		r.warnings = append(r.warnings, w)
+	out.BaselineBusyPct = base.busyPct()
+	for _, w := range []string{baselineP50DriftWarning(out.Baseline), busyWarning(out.BaselineBusyPct, out.RateRPS)} {
+		if w != "" {
+			r.progress("warning: %s", w)
+			r.warnings = append(r.warnings, w)
+		}
 	}
 	for k, dd := range ds {
 		for i := range mix {
 			p := r.point(mix[i].Name, o.ReductionsText[k], dd, base, preds[k], truths[k], i, meanDelay[k])
 			p.RateRPS = rates[k]
+			p.PredictedBusyPct = preds[k].busyPct()
+			if o.Validate {
+				p.TrueBusyPct = truths[k].busyPct()
+			}
 			if o.CompareUnmatched {
 				u := unmatched[k].dist(mix[i].Name, i)
 				p.Unmatched = &u
@@ -269,26 +276,66 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 	return out, nil
 }
 
-// runs pools each request type's latencies (ms) over repetitions, and
-// keeps each repetition's p50.
-type runs []struct {
-	all  []float64
-	p50s []float64
+// busyWarnPct is how busy the cores may be in the baseline runs before a
+// warning says that the rate is close to saturation.
+const busyWarnPct = 85
+
+// busyWarning is the warning for a baseline whose cores were busyPct busy
+// at rate, or "".
+func busyWarning(busyPct, rate float64) string {
+	if busyPct < busyWarnPct {
+		return ""
+	}
+	return fmt.Sprintf("the cores were %.0f%% busy in the baseline runs at %.0f req/s: this close to saturation, latencies move by tens of per cent with small changes of the machine's speed, so predictions and truths are far less steady; a lower --rate gives steadier answers", busyPct, rate)
 }
 
-func (rs runs) add(lat [][]float64) {
-	for i, xs := range lat {
-		rs[i].all = append(rs[i].all, xs...)
+// runs pools one kind of run's latencies (ms) over repetitions, per
+// request type, and keeps each repetition's p50 and how busy the cores
+// were.
+type runs struct {
+	types []struct {
+		all  []float64
+		p50s []float64
+	}
+	busy []float64 // shares; a run whose share is unknown is left out
+}
+
+func newRuns(requestTypes int) *runs {
+	rs := &runs{}
+	rs.types = make([]struct {
+		all  []float64
+		p50s []float64
+	}, requestTypes)
+	return rs
+}
+
+func (rs *runs) add(m openRun) {
+	for i, xs := range m.lat {
+		rs.types[i].all = append(rs.types[i].all, xs...)
 		s := slices.Clone(xs)
 		slices.Sort(s)
-		rs[i].p50s = append(rs[i].p50s, quantile(s, 0.5))
+		rs.types[i].p50s = append(rs.types[i].p50s, quantile(s, 0.5))
+	}
+	if m.busy > 0 {
+		rs.busy = append(rs.busy, m.busy)
 	}
 }
 
-func (rs runs) dist(request string, i int) report.LatencyDist {
-	d := dist(request, rs[i].all)
-	d.RunsP50MS = rs[i].p50s
+func (rs *runs) all(i int) []float64 { return rs.types[i].all }
+
+func (rs *runs) dist(request string, i int) report.LatencyDist {
+	d := dist(request, rs.types[i].all)
+	d.RunsP50MS = rs.types[i].p50s
 	return d
+}
+
+// busyPct is how busy the cores were in these runs, on average, in per
+// cent; 0 where it could not be read.
+func (rs *runs) busyPct() float64 {
+	if len(rs.busy) == 0 {
+		return 0
+	}
+	return 100 * stats.Mean(rs.busy)
 }
 
 // createStore makes the delay store in shared memory (/dev/shm) where
@@ -442,16 +489,29 @@ func (r *latencyRun) window(rate float64) time.Duration {
 	return max(w, minLatencyWindow)
 }
 
+// openRun is what one open-loop run measured.
+type openRun struct {
+	lat   [][]float64 // each request type's latencies, ms
+	delay float64     // the mean delay inserted per request, ms
+	busy  float64     // the share of the cores' time they were busy, 0 where /proc/stat could not be read
+}
+
 // measure runs the open-loop load and returns each request type's
-// latencies in ms, less each request's inserted delay when predicting, and
-// the mean inserted delay in ms.
-func (r *latencyRun) measure(ctx context.Context, rate float64, window time.Duration, predicting bool) ([][]float64, float64, error) {
-	res, err := load.RunOpen(ctx, r.mix, rate, load.WithWarmup(r.o.Warmup), load.WithDuration(window), load.WithSamples(delayHeader))
+// latencies, less each request's inserted delay when predicting.
+func (r *latencyRun) measure(ctx context.Context, rate float64, window time.Duration, predicting bool) (openRun, error) {
+	cpus := r.d.Placement().OtherCPUs
+	var idle0, idle1 time.Duration
+	res, err := load.RunOpen(ctx, r.mix, rate, load.WithWarmup(r.o.Warmup), load.WithDuration(window), load.WithSamples(delayHeader),
+		load.WithWindowHooks(func() { idle0 = sharedIdle(cpus) }, func() { idle1 = sharedIdle(cpus) }))
 	if err != nil {
-		return nil, 0, err
+		return openRun{}, err
 	}
 	if res.Completed == 0 {
-		return nil, 0, fmt.Errorf("no request succeeded (%d errors, %d non-2xx): check the services' logs", res.Errors, res.Non2xx)
+		return openRun{}, fmt.Errorf("no request succeeded (%d errors, %d non-2xx): check the services' logs", res.Errors, res.Non2xx)
+	}
+	var busy float64
+	if all := res.Window * time.Duration(len(cpus)); idle1 > 0 && all > 0 {
+		busy = min(1, max(0, 1-float64(idle1-idle0)/float64(all)))
 	}
 	if bad := res.Errors + res.Non2xx + res.Dropped; float64(bad) > 0.01*float64(res.Completed) {
 		r.warnings = append(r.warnings, fmt.Sprintf("%d of %d requests failed or were dropped in one run", bad, bad+res.Completed))
@@ -468,10 +528,10 @@ func (r *latencyRun) measure(ctx context.Context, rate float64, window time.Dura
 	}
 	for i, xs := range out {
 		if len(xs) == 0 {
-			return nil, 0, fmt.Errorf("request type %q got no successful response", r.mix[i].Name)
+			return openRun{}, fmt.Errorf("request type %q got no successful response", r.mix[i].Name)
 		}
 	}
-	return out, delay / float64(len(res.Samples)), nil
+	return openRun{lat: out, delay: delay / float64(len(res.Samples)), busy: busy}, nil
 }
 
 // delayHeader reads the delay the entry service reports for a request.
@@ -481,14 +541,13 @@ func delayHeader(h http.Header) int64 {
 }
 
 // truth restarts the target with its work reduced by d and measures.
-func (r *latencyRun) truth(ctx context.Context, rate float64, window, d time.Duration) ([][]float64, error) {
+func (r *latencyRun) truth(ctx context.Context, rate float64, window, d time.Duration) (openRun, error) {
 	svc, _ := r.s.Service(r.o.Target)
 	gt := svc.GroundTruth
 	if err := r.restart(ctx, map[string]string{gt.Env: gt.Value(d.Seconds() * 1e6)}); err != nil {
-		return nil, err
+		return openRun{}, err
 	}
-	lat, _, err := r.measure(ctx, rate, window, false)
-	return lat, err
+	return r.measure(ctx, rate, window, false)
 }
 
 // restart restarts the target with env (nil: as started) and puts it back
@@ -502,9 +561,9 @@ func (r *latencyRun) restart(ctx context.Context, env map[string]string) error {
 
 // point compares one request type's predicted (and true) latencies after
 // one reduction with its baseline.
-func (r *latencyRun) point(request, reduction string, d time.Duration, bases, preds, truths runs, i int, meanDelay float64) report.LatencyPoint {
+func (r *latencyRun) point(request, reduction string, d time.Duration, bases, preds, truths *runs, i int, meanDelay float64) report.LatencyPoint {
 	p := report.LatencyPoint{Request: request, Reduction: reduction, ReductionUS: float64(d) / 1e3, MeanDelayMS: meanDelay}
-	base, pred := bases[i].all, preds[i].all
+	base, pred := bases.all(i), preds.all(i)
 	p.Predicted = preds.dist(request, i)
 	p.PredictedP50MS, p.PredictedP90MS, p.PredictedP99MS = p.Predicted.P50MS, p.Predicted.P90MS, p.Predicted.P99MS
 	p.MannWhitneyP = lowerP(pred, base)
@@ -512,7 +571,7 @@ func (r *latencyRun) point(request, reduction string, d time.Duration, bases, pr
 	if !r.o.Validate {
 		return p
 	}
-	truth := truths[i].all
+	truth := truths.all(i)
 	t := truths.dist(request, i)
 	p.True = &t
 	p.TrueP50MS, p.TrueP90MS, p.TrueP99MS = t.P50MS, t.P90MS, t.P99MS

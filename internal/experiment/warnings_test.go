@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -73,5 +74,45 @@ func TestBaselineP50DriftWarning(t *testing.T) {
 		if !strings.Contains(w, want) {
 			t.Errorf("warning %q lacks %q", w, want)
 		}
+	}
+}
+
+func TestBusyWarning(t *testing.T) {
+	for _, tc := range []struct {
+		busy     float64
+		wantWarn bool
+	}{
+		{0, false}, // not measured
+		{50, false},
+		{84.9, false},
+		{85, true},
+		{97, true},
+	} {
+		got := busyWarning(tc.busy, 1254)
+		if (got != "") != tc.wantWarn {
+			t.Errorf("busyWarning(%g) = %q, want a warning: %v", tc.busy, got, tc.wantWarn)
+		}
+		if tc.wantWarn && (!strings.Contains(got, fmt.Sprintf("%.0f%% busy", tc.busy)) || !strings.Contains(got, "1254 req/s") || !strings.Contains(got, "--rate")) {
+			t.Errorf("warning does not give the share, the rate and the remedy: %s", got)
+		}
+	}
+}
+
+func TestRunsBusy(t *testing.T) {
+	rs := newRuns(1)
+	if got := rs.busyPct(); got != 0 {
+		t.Errorf("no runs: %v%% busy, want 0 (unknown)", got)
+	}
+	rs.add(openRun{lat: [][]float64{{1, 2, 3}}, busy: 0.6})
+	rs.add(openRun{lat: [][]float64{{4}}}) // its share could not be read
+	rs.add(openRun{lat: [][]float64{{5, 6}}, busy: 0.8})
+	if got := rs.busyPct(); math.Abs(got-70) > 1e-9 {
+		t.Errorf("%v%% busy, want 70 (the runs whose share is known)", got)
+	}
+	if got := rs.all(0); len(got) != 6 {
+		t.Errorf("pooled %v, want the 6 latencies", got)
+	}
+	if got := rs.dist("home", 0).RunsP50MS; len(got) != 3 || got[0] != 2 || got[1] != 4 {
+		t.Errorf("each run's p50 %v, want [2 4 5.5]", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -47,6 +48,10 @@ type Latency struct {
 	CPUPerRequestUS       float64 `json:"cpu_per_request_us"`
 	// DurationS is each run's measurement window.
 	DurationS float64 `json:"duration_s"`
+	// BaselineBusyPct is how busy the cores were in the baseline runs,
+	// % of their time (all the CPUs the services run on), averaged over
+	// the repetitions; 0 where /proc/stat could not be read.
+	BaselineBusyPct float64 `json:"baseline_busy_pct,omitzero"`
 	// Baseline has one entry per request type of the workload.
 	Baseline []LatencyDist `json:"baseline"`
 	// Points has one entry per (request type, reduction).
@@ -106,6 +111,11 @@ type LatencyPoint struct {
 	// less the share of the cores' CPU time the reduction would free, so
 	// that the cores are as busy as with the target really faster.
 	RateRPS float64 `json:"rate_rps"`
+	// PredictedBusyPct is how busy the cores were in the prediction runs,
+	// and TrueBusyPct (with validation) in the truth's, as
+	// BaselineBusyPct: the load matching aims to make them equal.
+	PredictedBusyPct float64 `json:"predicted_busy_pct,omitzero"`
+	TrueBusyPct      float64 `json:"true_busy_pct,omitzero"`
 	// MannWhitneyP is the p-value of a one-sided Mann-Whitney U test of
 	// "the predicted latencies are lower than the baseline's"; Faster is
 	// MannWhitneyP < 0.05.
@@ -227,6 +237,9 @@ func WriteLatencyTable(w io.Writer, l *Latency) error {
 		}
 	}
 	tw.Flush()
+	if b := coresBusy(l); b != "" {
+		fmt.Fprintf(ew, "\ncores busy: %s\n", b)
+	}
 	if validated {
 		var in, n int
 		for _, p := range l.Points {
@@ -243,4 +256,27 @@ func WriteLatencyTable(w io.Writer, l *Latency) error {
 		fmt.Fprintf(ew, "warning: %s\n", wn)
 	}
 	return ew.err
+}
+
+// coresBusy says how busy the cores were in the baseline runs and in each
+// reduction's prediction (at its rate) and truth runs, or "" where that was
+// not measured.
+func coresBusy(l *Latency) string {
+	if l.BaselineBusyPct <= 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "baseline %.0f%%", l.BaselineBusyPct)
+	seen := map[string]bool{}
+	for _, p := range l.Points {
+		if seen[p.Reduction] || p.PredictedBusyPct <= 0 {
+			continue
+		}
+		seen[p.Reduction] = true
+		fmt.Fprintf(&b, "; %s: %.0f%% predicting at %s req/s", p.Reduction, p.PredictedBusyPct, trimFloat(math.Round(p.RateRPS)))
+		if p.TrueBusyPct > 0 {
+			fmt.Fprintf(&b, ", %.0f%% in the truth", p.TrueBusyPct)
+		}
+	}
+	return b.String()
 }

@@ -244,6 +244,9 @@ func newLatencyPage(l *Latency) (*htmlPage, error) {
 		{Name: "Requests per type and run", Value: fmt.Sprint(l.Settings.MinRequests)},
 		{Name: "Repetitions", Value: fmt.Sprint(l.Settings.Repetitions)},
 	}
+	if b := coresBusy(l); b != "" {
+		page.Settings = append(page.Settings, htmlSetting{Name: "Cores busy", Value: b})
+	}
 	args := []string{"slowpoke", "latency", "-f", l.Settings.SpecPath, "--target", l.Target, "--reduce", strings.Join(l.Settings.Reductions, ",")}
 	if l.Settings.Validate {
 		args = append(args, "--validate")

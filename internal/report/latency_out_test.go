@@ -22,14 +22,14 @@ func latencyFixture() *Latency {
 	}
 	l := &Latency{App: "shop", Target: "cart", CreatedAt: time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC),
 		Settings:      LatencySettings{SpecPath: "app.yaml", Reductions: []string{"50%"}, RateShare: 0.5, MinRequests: 1500, Repetitions: 2, Validate: true},
-		SaturationRPS: 1000, RateRPS: 500, TargetCostUS: 1200, DurationS: 3,
+		SaturationRPS: 1000, RateRPS: 500, TargetCostUS: 1200, DurationS: 3, BaselineBusyPct: 48,
 		Baseline: []LatencyDist{dist("home", 2.4), dist("checkout/pay", 5)}}
 	for _, b := range l.Baseline {
 		t := dist(b.Request, b.P50MS*0.7)
 		l.Points = append(l.Points, LatencyPoint{Request: b.Request, Reduction: "50%", ReductionUS: 600,
 			Predicted: dist(b.Request, b.P50MS*0.72), PredictedP50MS: b.P50MS * 0.72, PredictedP90MS: b.P90MS * 0.72, PredictedP99MS: b.P99MS * 0.72,
 			MannWhitneyP: 1e-20, Faster: true, True: &t, TrueP50MS: t.P50MS, TrueP90MS: t.P90MS, TrueP99MS: t.P99MS,
-			ErrP50Pct: 2.9, ErrP90Pct: 2.9, ErrP99Pct: 2.9, Within: true})
+			ErrP50Pct: 2.9, ErrP90Pct: 2.9, ErrP99Pct: 2.9, Within: true, RateRPS: 430, PredictedBusyPct: 40.2, TrueBusyPct: 38.6})
 	}
 	return l
 }
@@ -65,7 +65,8 @@ func TestLatencyTable(t *testing.T) {
 	if err := WriteLatencyTable(&b, latencyFixture()); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"home", "checkout/pay", "baseline", "50% (600us)", "yes (p<1e-16)", "+2.9%", "2 of 2 predictions within ±5% at p50 and ±10% at p99"} {
+	for _, want := range []string{"home", "checkout/pay", "baseline", "50% (600us)", "yes (p<1e-16)", "+2.9%", "2 of 2 predictions within ±5% at p50 and ±10% at p99",
+		"cores busy: baseline 48%; 50%: 40% predicting at 430 req/s, 39% in the truth\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
@@ -101,7 +102,8 @@ func TestLatencyPlotsAndHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(html)
-	for _, want := range []string{"Latency of shop if cart were faster", "checkout/pay", "<svg", "2 of 2 predictions", "slowpoke latency -f app.yaml --target cart --reduce 50% --validate --reps 2", "2.9%"} {
+	for _, want := range []string{"Latency of shop if cart were faster", "checkout/pay", "<svg", "2 of 2 predictions", "slowpoke latency -f app.yaml --target cart --reduce 50% --validate --reps 2", "2.9%",
+		"baseline 48%; 50%: 40% predicting at 430 req/s, 39% in the truth"} {
 		if !bytes.Contains(b, []byte(want)) {
 			t.Errorf("report.html lacks %q", want)
 		}

@@ -38,7 +38,7 @@ func unvalidated(l *Latency) *Latency {
 		p := &l.Points[i]
 		p.True, p.TrueP50MS, p.TrueP90MS, p.TrueP99MS = nil, 0, 0, 0
 		p.ErrP50Pct, p.ErrP90Pct, p.ErrP99Pct, p.Within = 0, 0, 0, false
-		p.TrueMannWhitneyP = nil
+		p.TrueMannWhitneyP, p.TrueBusyPct = nil, 0
 	}
 	return l
 }
@@ -57,7 +57,8 @@ func TestLatencyJSONFields(t *testing.T) {
 				l.Settings.Rate = 300
 			},
 			want: []string{`"kind": "latency"`, `"version": 1`, `"target": "cart"`, `"true": {`, `"true_mann_whitney_p": 0`,
-				`"within": true`, `"err_p99_pct": 2.9`, `"duration": 20`, `"rate": 300`, `"quantiles_ms": [`},
+				`"within": true`, `"err_p99_pct": 2.9`, `"duration": 20`, `"rate": 300`, `"quantiles_ms": [`,
+				`"baseline_busy_pct": 48`, `"predicted_busy_pct": 40.2`, `"true_busy_pct": 38.6`},
 			not: []string{`"unmatched"`},
 			checkAfter: func(t *testing.T, l *Latency) {
 				if p := l.Points[0].TrueMannWhitneyP; p == nil || *p != 0 {
@@ -69,7 +70,7 @@ func TestLatencyJSONFields(t *testing.T) {
 			}},
 		{name: "unvalidated", edit: func(l *Latency) { unvalidated(l) },
 			want: []string{`"validate": false`, `"mann_whitney_p": 1e-20`, `"faster": true`},
-			not:  []string{`"true"`, `"true_p50_ms"`, `"err_p50_pct"`, `"within"`, `"true_mann_whitney_p"`, `"duration"`, `"rate"`, `"warnings"`}},
+			not:  []string{`"true"`, `"true_p50_ms"`, `"err_p50_pct"`, `"within"`, `"true_mann_whitney_p"`, `"duration"`, `"rate"`, `"warnings"`, `"true_busy_pct"`}},
 		{name: "compare", edit: func(l *Latency) {
 			u := l.Baseline[0]
 			l.Points[0].Unmatched, l.Points[0].UnmatchedErrP50Pct = &u, -12.5
@@ -146,19 +147,21 @@ func TestLatencyTableWithoutValidation(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{"shop: latency if cart were faster (open loop at 500 req/s, 50% of the saturating 1000 req/s; 3.0s per run)",
-		"25% (300us)", "50% (600us)", "2.40 [2.35, 2.45]", "yes (p<1e-16)"} {
+		"25% (300us)", "50% (600us)", "2.40 [2.35, 2.45]", "yes (p<1e-16)",
+		"cores busy: baseline 48%; 25%: 40% predicting at 430 req/s; 50%: 40% predicting at 430 req/s\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
-	for _, absent := range []string{"true p50", "err p50", "predictions within"} {
+	for _, absent := range []string{"true p50", "err p50", "predictions within", "in the truth"} {
 		if strings.Contains(out, absent) {
 			t.Errorf("unvalidated table has %q:\n%s", absent, out)
 		}
 	}
-	// two request types: header, 2 × (baseline + 2 reductions)
-	if n := strings.Count(out, "\n"); n != 2+1+6 {
-		t.Errorf("%d lines, want 9:\n%s", n, out)
+	// two request types: header, 2 × (baseline + 2 reductions), the
+	// cores' busy share
+	if n := strings.Count(out, "\n"); n != 2+1+6+2 {
+		t.Errorf("%d lines, want 11:\n%s", n, out)
 	}
 }
 
