@@ -286,7 +286,7 @@ func busyWarning(busyPct, rate float64) string {
 	if busyPct < busyWarnPct {
 		return ""
 	}
-	return fmt.Sprintf("the cores were %.0f%% busy in the baseline runs at %.0f req/s: this close to saturation, latencies move by tens of per cent with small changes of the machine's speed, so predictions and truths are far less steady; a lower --rate gives steadier answers", busyPct, rate)
+	return fmt.Sprintf("the cores were %.0f%% busy in the baseline runs at %.0f req/s: this close to saturation, latencies move by tens of per cent with small changes of the machine's speed, so the percentiles of predictions and truths are far less steady; a lower --rate gives steadier medians", busyPct, rate)
 }
 
 // runs pools one kind of run's latencies (ms) over repetitions, per
