@@ -293,21 +293,17 @@ func busyWarning(busyPct, rate float64) string {
 // request type, and keeps each repetition's p50 and how busy the cores
 // were.
 type runs struct {
-	types []struct {
-		all  []float64
-		p50s []float64
-	}
-	busy []float64 // shares; a run whose share is unknown is left out
+	types []pooled
+	busy  []float64 // shares; a run whose share is unknown is left out
 }
 
-func newRuns(requestTypes int) *runs {
-	rs := &runs{}
-	rs.types = make([]struct {
-		all  []float64
-		p50s []float64
-	}, requestTypes)
-	return rs
+// pooled is one request type's latencies over the runs, and each run's p50.
+type pooled struct {
+	all  []float64
+	p50s []float64
 }
+
+func newRuns(requestTypes int) *runs { return &runs{types: make([]pooled, requestTypes)} }
 
 func (rs *runs) add(m openRun) {
 	for i, xs := range m.lat {
