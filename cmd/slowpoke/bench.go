@@ -237,7 +237,7 @@ func benchMethods(args []string) int {
 	fs.IntVar(&c.reps, "reps", 3, "repetitions")
 	fs.DurationVar(&c.duration, "duration", 0, "measurement window (default: the spec's)")
 	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections (default: the spec's)")
-	methods := fs.String("methods", "cores,signal,cgroup", "variants to compare: pause methods, each optionally with a batch size or a cap on the chosen pauses, and no growth correction, as method[/batch|/pause-cap][/nogrowth][/short] (short: never lengthen a shared-bound point's pauses; e.g. cores,cores/short,cores/16,cores/16ms,signal)")
+	methods := fs.String("methods", "cores,signal,cgroup", "variants to compare: pause methods, each optionally with a batch size or a cap on the chosen pauses, and no growth correction, as method[/batch|/pause-cap][/nogrowth][/short|/long=cap] (short: never lengthen a shared-bound point's pauses; long=cap: lengthen them up to cap rather than 64 ms; e.g. cores,cores/short,cores/long=128ms,cores/16,cores/16ms,signal)")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-methods-<time>)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -260,12 +260,17 @@ func benchMethods(args []string) int {
 				v.NoGrowthCorrection = true
 			} else if p == "short" {
 				v.ShortPausesOnly = true
+			} else if l, ok := strings.CutPrefix(p, "long="); ok {
+				if v.LongPauseCap, err = time.ParseDuration(l); err != nil || v.LongPauseCap <= 0 {
+					fmt.Fprintf(os.Stderr, "slowpoke bench methods: --methods: %q: long= wants a positive duration, e.g. long=128ms\n", f)
+					return 2
+				}
 			} else if b, err := strconv.Atoi(p); err == nil && b > 0 {
 				v.Batch = b
 			} else if d, err := time.ParseDuration(p); err == nil && d > 0 {
 				v.PauseCap = d
 			} else {
-				fmt.Fprintf(os.Stderr, "slowpoke bench methods: --methods: %q: want method[/batch|/pause-cap][/nogrowth][/short]\n", f)
+				fmt.Fprintf(os.Stderr, "slowpoke bench methods: --methods: %q: want method[/batch|/pause-cap][/nogrowth][/short|/long=cap]\n", f)
 				return 2
 			}
 		}

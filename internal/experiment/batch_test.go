@@ -12,18 +12,23 @@ func TestChooseBatch(t *testing.T) {
 		d, u1 time.Duration
 		q1    float64
 		conns int
+		cap   time.Duration // 0: the default
 		want  int
 	}{
-		{"no reduction: largest batch", 0, time.Millisecond, 1, 128, maxAutoBatch},
-		{"small reduction: capped at 100", 10 * time.Microsecond, time.Millisecond, 1, 128, maxAutoBatch},
-		{"pause limit: 4ms / 1ms", time.Millisecond, 1250 * time.Microsecond, 1, 1024, 4},
-		{"two cores double the batch", time.Millisecond, 1250 * time.Microsecond, 2, 1024, 8},
-		{"queue limit: 0.25*16*1ms/0.5ms", 500 * time.Microsecond, time.Millisecond, 1, 16, 8},
-		{"never below one", 900 * time.Microsecond, time.Millisecond, 1, 1, 1},
+		{"no reduction: largest batch", 0, time.Millisecond, 1, 128, 0, maxAutoBatch},
+		{"small reduction: capped at 100", 10 * time.Microsecond, time.Millisecond, 1, 128, 0, maxAutoBatch},
+		{"pause limit: 4ms / 1ms", time.Millisecond, 1250 * time.Microsecond, 1, 1024, 0, 4},
+		{"two cores double the batch", time.Millisecond, 1250 * time.Microsecond, 2, 1024, 0, 8},
+		{"queue limit: 0.25*16*1ms/0.5ms", 500 * time.Microsecond, time.Millisecond, 1, 16, 0, 8},
+		{"never below one", 900 * time.Microsecond, time.Millisecond, 1, 1, 0, 1},
+		{"shared-bound cap: 64ms / 1ms", time.Millisecond, time.Millisecond, 1, 256, sharedBoundPause, 64},
+		{"shared-bound cap, queue limit: 0.25*128*1ms/1ms", time.Millisecond, time.Millisecond, 1, 128, sharedBoundPause, 32},
+		{"a cap twice 64ms doubles the queue share: 0.5*256", time.Millisecond, time.Millisecond, 1, 256, 2 * sharedBoundPause, 128},
+		{"and the largest batch", 10 * time.Microsecond, time.Millisecond, 1, 256, 2 * sharedBoundPause, 2 * maxAutoBatch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := chooseBatch(tt.d, tt.u1, tt.q1, tt.conns, 0); got != tt.want {
+			if got := chooseBatch(tt.d, tt.u1, tt.q1, tt.conns, tt.cap); got != tt.want {
 				t.Fatalf("chooseBatch = %d, want %d", got, tt.want)
 			}
 		})

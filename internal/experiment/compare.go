@@ -25,6 +25,8 @@ type Variant struct {
 	// NoGrowthCorrection and ShortPausesOnly as in Options.
 	NoGrowthCorrection bool
 	ShortPausesOnly    bool
+	// LongPauseCap as in Options.
+	LongPauseCap time.Duration
 }
 
 // Comparison is the outcome of Compare: every variant's points against the
@@ -65,7 +67,7 @@ func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Va
 	runners := make([]*Runner, len(variants))
 	for i, v := range variants {
 		o := opts
-		o.PauseMethod, o.Batch, o.NoGrowthCorrection, o.ShortPausesOnly = v.Method, v.Batch, v.NoGrowthCorrection, v.ShortPausesOnly
+		o.PauseMethod, o.Batch, o.NoGrowthCorrection, o.ShortPausesOnly, o.LongPauseCap = v.Method, v.Batch, v.NoGrowthCorrection, v.ShortPausesOnly, v.LongPauseCap
 		r, err := New(d, o)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", v.Name, err)

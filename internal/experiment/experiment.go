@@ -88,6 +88,10 @@ type Options struct {
 	// with, also where the shared cores bound its first run (see
 	// pointRuns). For comparison.
 	ShortPausesOnly bool
+	// LongPauseCap caps the pauses of a point lengthened because the
+	// shared cores bound its first run (0: sharedBoundPause, 64 ms). For
+	// comparison.
+	LongPauseCap time.Duration
 	// NoColocatedExtension turns off extending stops by the CPU time that
 	// the never-paused load generator uses on the paused services' cores
 	// during them (see Runner.colocated). For measuring what it buys.

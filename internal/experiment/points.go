@@ -51,16 +51,22 @@ func (r *Runner) restartTarget(ctx context.Context, d time.Duration) error {
 //     below the ideal slowdown throughput. Pauses are kept to about
 //     maxAutoPause, and chooseConnections keeps enough connections for it
 //     (queueFloor).
+//
+// A cap above sharedBoundPause (a comparison of longer pauses for
+// shared-bound points) raises the queue share and the largest batch in
+// proportion, since with the usual ones no batch reaches it.
 func chooseBatch(d, u1 time.Duration, q1 float64, connections int, pauseCap time.Duration) int {
-	if d <= 0 || u1 <= 0 {
-		return maxAutoBatch
-	}
 	if pauseCap <= 0 {
 		pauseCap = maxAutoPause
 	}
-	b := int(queueShareBatch * float64(connections) * float64(u1) / float64(d))
+	scale := max(1, float64(pauseCap)/float64(sharedBoundPause))
+	most := int(maxAutoBatch * scale)
+	if d <= 0 || u1 <= 0 {
+		return most
+	}
+	b := int(queueShareBatch * scale * float64(connections) * float64(u1) / float64(d))
 	b = min(b, int(float64(pauseCap)*q1/float64(d)))
-	return max(1, min(maxAutoBatch, b))
+	return max(1, min(most, b))
 }
 
 // pointRuns is one reduction's slowdown: how its runs pause, and the runs
@@ -84,7 +90,11 @@ func (r *Runner) lengthen(pr *pointRuns, d time.Duration, s *sample) bool {
 		r.method != pause.MethodCores || !r.sharedBound(r.sharedIdlePct(s), r.targetBusy(s)) {
 		return false
 	}
-	b := chooseBatch(d, r.prof.u1, r.prof.q1, r.opts.Connections, sharedBoundPause)
+	long := sharedBoundPause
+	if r.opts.LongPauseCap > 0 {
+		long = r.opts.LongPauseCap
+	}
+	b := chooseBatch(d, r.prof.u1, r.prof.q1, r.opts.Connections, long)
 	pause := model.PausePerRound(b, d, r.prof.q1)
 	if b <= pr.sd.batch || pause > r.opts.MaxPause {
 		return false
