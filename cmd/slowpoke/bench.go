@@ -228,6 +228,46 @@ func parseMethods(list string) ([]pause.Method, error) {
 	return out, nil
 }
 
+// parseVariants reads bench methods' --methods: comma-separated
+// method[/batch|/pause-cap][/nogrowth][/short|/long=cap].
+func parseVariants(list string) ([]experiment.Variant, error) {
+	const form = "method[/batch|/pause-cap][/nogrowth][/short|/long=cap]"
+	var variants []experiment.Variant
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		parts := strings.Split(f, "/")
+		ms, err := parseMethods(parts[0])
+		if err != nil {
+			return nil, err
+		}
+		v := experiment.Variant{Name: f, Method: ms[0]}
+		for _, p := range parts[1:] {
+			if p == "nogrowth" {
+				v.NoGrowthCorrection = true
+			} else if p == "short" {
+				v.ShortPausesOnly = true
+			} else if l, ok := strings.CutPrefix(p, "long="); ok {
+				if d, err := time.ParseDuration(l); err == nil && d > 0 {
+					v.LongPauseCap = d
+				} else {
+					return nil, fmt.Errorf("%q: long= wants a positive duration, e.g. long=128ms", f)
+				}
+			} else if b, err := strconv.Atoi(p); err == nil && b > 0 {
+				v.Batch = b
+			} else if d, err := time.ParseDuration(p); err == nil && d > 0 {
+				v.PauseCap = d
+			} else {
+				return nil, fmt.Errorf("%q: want %s", f, form)
+			}
+		}
+		if v.ShortPausesOnly && v.LongPauseCap > 0 {
+			return nil, fmt.Errorf("%q: short and long= contradict each other", f)
+		}
+		variants = append(variants, v)
+	}
+	return variants, nil
+}
+
 func benchMethods(args []string) int {
 	fs := flag.NewFlagSet("bench methods", flag.ContinueOnError)
 	c := predictConfig{validate: true, method: defaultMethod()}
@@ -246,35 +286,10 @@ func benchMethods(args []string) int {
 		fmt.Fprintln(os.Stderr, "slowpoke bench methods: -f and --target are required")
 		return 2
 	}
-	var variants []experiment.Variant
-	for _, f := range strings.Split(*methods, ",") {
-		parts := strings.Split(strings.TrimSpace(f), "/")
-		ms, err := parseMethods(parts[0])
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "slowpoke bench methods: --methods:", err)
-			return 2
-		}
-		v := experiment.Variant{Name: strings.TrimSpace(f), Method: ms[0]}
-		for _, p := range parts[1:] {
-			if p == "nogrowth" {
-				v.NoGrowthCorrection = true
-			} else if p == "short" {
-				v.ShortPausesOnly = true
-			} else if l, ok := strings.CutPrefix(p, "long="); ok {
-				if v.LongPauseCap, err = time.ParseDuration(l); err != nil || v.LongPauseCap <= 0 {
-					fmt.Fprintf(os.Stderr, "slowpoke bench methods: --methods: %q: long= wants a positive duration, e.g. long=128ms\n", f)
-					return 2
-				}
-			} else if b, err := strconv.Atoi(p); err == nil && b > 0 {
-				v.Batch = b
-			} else if d, err := time.ParseDuration(p); err == nil && d > 0 {
-				v.PauseCap = d
-			} else {
-				fmt.Fprintf(os.Stderr, "slowpoke bench methods: --methods: %q: want method[/batch|/pause-cap][/nogrowth][/short|/long=cap]\n", f)
-				return 2
-			}
-		}
-		variants = append(variants, v)
+	variants, err := parseVariants(*methods)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "slowpoke bench methods: --methods:", err)
+		return 2
 	}
 	reds, err := model.ParseReductions(c.reduce)
 	if err != nil {

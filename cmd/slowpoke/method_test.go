@@ -3,10 +3,14 @@ package main
 import (
 	"flag"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/experiment"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
 )
 
 func TestMethodFlags(t *testing.T) {
@@ -67,4 +71,42 @@ func TestResearchFlagsOnlyInBenchmarks(t *testing.T) {
 			t.Errorf("predict offers the research knob --%s", f.Name)
 		}
 	})
+}
+
+func TestParseVariants(t *testing.T) {
+	tests := []struct {
+		list string
+		want []experiment.Variant // when valid
+		err  string               // "" when valid
+	}{
+		{"cores,signal", []experiment.Variant{{Name: "cores", Method: pause.MethodCores}, {Name: "signal", Method: pause.MethodSignal}}, ""},
+		{"cores/16", []experiment.Variant{{Name: "cores/16", Method: pause.MethodCores, Batch: 16}}, ""},
+		{"cores/16ms/nogrowth", []experiment.Variant{{Name: "cores/16ms/nogrowth", Method: pause.MethodCores, PauseCap: 16 * time.Millisecond, NoGrowthCorrection: true}}, ""},
+		{" cores/short", []experiment.Variant{{Name: "cores/short", Method: pause.MethodCores, ShortPausesOnly: true}}, ""},
+		{"cores/long=128ms", []experiment.Variant{{Name: "cores/long=128ms", Method: pause.MethodCores, LongPauseCap: 128 * time.Millisecond}}, ""},
+		{"cores/long=0s", nil, `"cores/long=0s": long= wants a positive duration`},
+		{"cores/long=abc", nil, "long= wants a positive duration"},
+		{"cores/short/long=128ms", nil, "short and long= contradict each other"},
+		{"cores/fast", nil, `"cores/fast": want method[/batch|/pause-cap][/nogrowth][/short|/long=cap]`},
+		{"cores/0", nil, "want method"},
+		{"freeze", nil, `"freeze" is not signal, cgroup or cores`},
+		{"auto", nil, "is not signal, cgroup or cores"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.list, func(t *testing.T) {
+			got, err := parseVariants(tt.list)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want one containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
 }
