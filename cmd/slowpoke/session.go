@@ -55,6 +55,8 @@ func startSession(s *spec.Spec, outDir string, opts local.Options) (*session, er
 		if os.IsNotExist(statErr) {
 			// Nothing to keep from a start that failed before writing a
 			// log (a refused run): no empty output directory is left.
+			// Remove fails on a directory that is not empty.
+			os.Remove(opts.LogDir)
 			os.Remove(outDir)
 		}
 		return nil, err

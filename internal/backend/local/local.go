@@ -143,6 +143,9 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 	if err := checkPorts(s.Services); err != nil {
 		return nil, err
 	}
+	if err := d.checkCommands(); err != nil {
+		return nil, err
+	}
 	if w := d.placement.Warning; w != "" {
 		opts.Logf("warning: %s", w)
 	}
