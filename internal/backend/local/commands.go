@@ -22,10 +22,9 @@ func (d *Deployment) checkCommands() error {
 			}
 			continue
 		}
-		switch st, err := os.Stat(p); {
-		case err != nil:
+		if _, err := os.Stat(p); err != nil {
 			bad = append(bad, fmt.Sprintf("service %q: command %s: %v", s.Name, p, err))
-		case st.IsDir() || st.Mode()&0o111 == 0:
+		} else if !executable(p) {
 			bad = append(bad, fmt.Sprintf("service %q: command %s is not an executable file", s.Name, p))
 		}
 	}
@@ -33,4 +32,10 @@ func (d *Deployment) checkCommands() error {
 		return nil
 	}
 	return fmt.Errorf("%s\n(build them first; for slowpoke's own applications and slowpoke-emu: go build -o bin/ ./cmd/... ./apps/... in its repository)", strings.Join(bad, "\n"))
+}
+
+// executable reports whether p is a file that someone may execute.
+func executable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }

@@ -320,10 +320,6 @@ func (d *Deployment) lookPath(command string) string {
 	if strings.ContainsRune(command, '/') {
 		return command
 	}
-	executable := func(p string) bool {
-		st, err := os.Stat(p)
-		return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
-	}
 	for _, dir := range d.opts.ExtraPath {
 		if p := filepath.Join(dir, command); executable(p) {
 			return p
