@@ -21,6 +21,7 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/stale"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
@@ -40,6 +41,10 @@ const (
 	// MaxLease bounds Config.Lease.
 	MaxLease = 5 * time.Minute
 )
+
+// agentDirKind starts the name of the temporary directory that holds a
+// controller's agent socket and bell (see package stale).
+const agentDirKind = "slowpoke-agent"
 
 // Config describes one controlled service.
 type Config struct {
@@ -159,7 +164,10 @@ func Start(cfg Config) (*Controller, error) {
 		agents: map[*agentConn]struct{}{},
 	}
 	var err error
-	if c.sockDir, err = os.MkdirTemp("", "slowpoke-agent-"); err != nil {
+	// The directory is named after this process, so that the next
+	// controller removes it if this one is killed before it can.
+	stale.Sweep(os.TempDir(), agentDirKind)
+	if c.sockDir, err = os.MkdirTemp("", stale.Prefix(agentDirKind)); err != nil {
 		return nil, err
 	}
 	sock := filepath.Join(c.sockDir, "agent.sock")

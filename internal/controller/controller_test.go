@@ -19,6 +19,7 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
+	"github.com/slowpoke-dev/slowpoke/internal/stale"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
@@ -357,6 +358,17 @@ func TestChildResumedWhenControllerKilled(t *testing.T) {
 		s := procState(st.PID)
 		return s != "T" && s != ""
 	})
+	// The killed controller could not remove its socket directory; the
+	// sweep every controller makes as it starts does.
+	mine := filepath.Join(os.TempDir(), fmt.Sprintf("%s-%d-*", agentDirKind, cmd.Process.Pid))
+	left, _ := filepath.Glob(mine)
+	if len(left) != 1 {
+		t.Errorf("the killed controller's socket directories: %q, want one", left)
+	}
+	stale.Sweep(os.TempDir(), agentDirKind)
+	if left, _ := filepath.Glob(mine); len(left) != 0 {
+		t.Errorf("left after a sweep: %q", left)
+	}
 }
 
 func TestSignalForwardedToPausedChild(t *testing.T) {

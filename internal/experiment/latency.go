@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/aclements/go-moremath/stats"
@@ -21,6 +20,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
+	"github.com/slowpoke-dev/slowpoke/internal/stale"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 	"github.com/slowpoke-dev/slowpoke/load"
 	"github.com/slowpoke-dev/slowpoke/model"
@@ -342,26 +342,14 @@ func createStore() (*agent.Store, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		dir = os.TempDir()
 	}
-	removeStaleStores(dir)
+	stale.Sweep(dir, storeKind)
 	b := make([]byte, 8)
 	rand.Read(b)
-	return agent.CreateStore(filepath.Join(dir, fmt.Sprintf("slowpoke-delays-%d-%s", os.Getpid(), hex.EncodeToString(b))))
+	return agent.CreateStore(filepath.Join(dir, stale.Prefix(storeKind)+hex.EncodeToString(b)))
 }
 
-// removeStaleStores removes the delay stores in dir whose creator (the pid
-// in their name) no longer runs.
-func removeStaleStores(dir string) {
-	paths, _ := filepath.Glob(filepath.Join(dir, "slowpoke-delays-*-*"))
-	for _, p := range paths {
-		var pid int
-		if _, err := fmt.Sscanf(filepath.Base(p), "slowpoke-delays-%d-", &pid); err != nil || pid <= 0 {
-			continue
-		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			os.Remove(p)
-		}
-	}
-}
+// storeKind starts the name of a delay store (see package stale).
+const storeKind = "slowpoke-delays"
 
 // end takes every service out of the what-if and removes the store.
 func (r *latencyRun) end() {

@@ -1,38 +1,8 @@
 package experiment
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"testing"
 )
-
-// TestRemoveStaleStores: a store whose creator is gone is removed; one
-// whose creator runs, and other files, are kept.
-func TestRemoveStaleStores(t *testing.T) {
-	dir := t.TempDir()
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Skip("cannot run true:", err)
-	}
-	files := map[string]bool{ // name -> kept
-		"slowpoke-delays-" + strconv.Itoa(dead.Process.Pid) + "-ab12": false,
-		"slowpoke-delays-" + strconv.Itoa(os.Getpid()) + "-cd34":      true,
-		"slowpoke-delays-x-1": true,
-		"other-file":          true,
-	}
-	for name := range files {
-		os.WriteFile(filepath.Join(dir, name), nil, 0o600)
-	}
-	removeStaleStores(dir)
-	for name, kept := range files {
-		_, err := os.Stat(filepath.Join(dir, name))
-		if (err == nil) != kept {
-			t.Errorf("%s: exists %v, want %v", name, err == nil, kept)
-		}
-	}
-}
 
 func TestQuantileCI(t *testing.T) {
 	s := make([]float64, 1000)
