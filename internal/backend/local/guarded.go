@@ -43,6 +43,9 @@ func (d *Deployment) guardRun() error {
 	if err := os.MkdirAll(RunsDir(), 0o700); err != nil {
 		return fmt.Errorf("local: %w", err)
 	}
+	if err := checkRunsDir(); err != nil {
+		return fmt.Errorf("local: run records: %w; remove it, or set XDG_RUNTIME_DIR to a directory of your own", err)
+	}
 	run.Record = filepath.Join(RunsDir(), runID+".json")
 	d.rec = &record{Run: run, Ports: map[string]int{}, Started: time.Now().UTC(), path: run.Record}
 	for _, s := range d.spec.Services {

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/guard"
@@ -36,6 +38,62 @@ func RunsDir() string {
 		return filepath.Join(d, "slowpoke", "runs")
 	}
 	return filepath.Join(os.TempDir(), "slowpoke-"+strconv.Itoa(os.Getuid()), "runs")
+}
+
+// checkRunsDir checks that RunsDir and the directory made for it are this
+// user's and that no one else can write to them.
+func checkRunsDir() error {
+	dir := RunsDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := checkPrivate(d, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPrivate checks that path is a directory (dir) or a regular file,
+// not a symbolic link, owned by this process's user and writable by no one
+// else.
+func checkPrivate(path string, dir bool) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case dir && !fi.IsDir(), !dir && !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a %s", path, map[bool]string{true: "directory", false: "regular file"}[dir])
+	case !ok:
+		return fmt.Errorf("%s: cannot read its owner", path)
+	case int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("%s belongs to another user (uid %d)", path, st.Uid)
+	case fi.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("%s can be written by other users (mode %v)", path, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// confine checks that every cgroup the record names is one a run makes,
+// a directory of a run-* directory under hier's root.
+func (r *record) confine(hier *pause.Hierarchy) error {
+	paths := slices.Clone(r.Run.Cgroups)
+	for _, s := range r.Services {
+		if s.Cgroup != "" {
+			paths = append(paths, s.Cgroup)
+		}
+	}
+	for _, p := range paths {
+		if hier == nil {
+			return fmt.Errorf("it names cgroup %s, and there is no slowpoke cgroup hierarchy here", p)
+		}
+		rel, err := filepath.Rel(hier.Root, p)
+		parts := strings.Split(rel, string(filepath.Separator))
+		if err != nil || !filepath.IsAbs(p) || filepath.Clean(p) != p || len(parts) != 2 || !strings.HasPrefix(parts[0], "run-") {
+			return fmt.Errorf("it names cgroup %s, which is not a run's cgroup under %s", p, hier.Root)
+		}
+	}
+	return nil
 }
 
 // save writes the record atomically.
@@ -81,8 +139,17 @@ func writeFileAtomic(path string, data []byte) error {
 func cleanLeftovers(hier *pause.Hierarchy) []string {
 	var notes []string
 	quiet := func(string, ...any) {}
-	recs, _ := filepath.Glob(filepath.Join(RunsDir(), "*.json"))
+	var recs []string
+	if err := checkRunsDir(); err == nil {
+		recs, _ = filepath.Glob(filepath.Join(RunsDir(), "*.json"))
+	}
 	for _, path := range recs {
+		// A record names processes and cgroups to end: only one this
+		// user wrote, in a directory no one else can write to, is read.
+		if err := checkPrivate(path, false); err != nil {
+			notes = append(notes, fmt.Sprintf("ignored run record %s: %v", path, err))
+			continue
+		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			continue
@@ -90,6 +157,10 @@ func cleanLeftovers(hier *pause.Hierarchy) []string {
 		var r record
 		if err := json.Unmarshal(b, &r); err != nil {
 			os.Remove(path)
+			continue
+		}
+		if err := r.confine(hier); err != nil {
+			notes = append(notes, fmt.Sprintf("ignored run record %s: %v", path, err))
 			continue
 		}
 		r.Record = path
