@@ -186,15 +186,30 @@ func latencyOverhead(extra []string, reps int) error {
 	if err != nil {
 		return err
 	}
-	app, err := startSession(s, filepath.Join(os.TempDir(), fmt.Sprintf("slowpoke-bench-latency-%d", os.Getpid())), local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: extra})
+	// The services' logs go to a directory of its own, kept only when the
+	// run fails.
+	dir, err := os.MkdirTemp("", "slowpoke-bench-latency-")
 	if err != nil {
 		return err
 	}
-	defer app.close()
+	app, err := startSession(s, dir, local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: extra})
+	if err != nil {
+		// A start refused before any log was written leaves nothing.
+		os.Remove(filepath.Join(dir, "logs"))
+		if os.Remove(dir) == nil {
+			return err
+		}
+		return fmt.Errorf("%w (logs in %s)", err, dir)
+	}
 	off, on, rate, err := experiment.LatencyOverhead(app.ctx, app.d, experiment.LatencyOptions{Target: "cart", Duration: 5 * time.Second, Progress: os.Stderr}, reps)
 	if err != nil {
-		return app.d.Explain(err)
+		err = app.d.Explain(err)
 	}
+	app.close()
+	if err != nil {
+		return fmt.Errorf("%w (logs in %s)", err, dir)
+	}
+	os.RemoveAll(dir)
 	fmt.Printf("\ndemo, open loop at %.0f req/s, %d runs each, alternated (p50, ms):\n", rate, reps)
 	fmt.Printf("  out of the what-if: %s (median %.3f)\n", fmtList(off), stats.Sample{Xs: off}.Quantile(0.5))
 	fmt.Printf("  in it, delay 0:     %s (median %.3f)\n", fmtList(on), stats.Sample{Xs: on}.Quantile(0.5))

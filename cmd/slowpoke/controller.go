@@ -51,8 +51,8 @@ func runController(args []string) int {
 		fmt.Fprintln(os.Stderr, "slowpoke controller:", err)
 		return 2
 	}
-	if *maxPause <= 0 || *maxPause > time.Minute {
-		fmt.Fprintln(os.Stderr, "slowpoke controller: --max-pause must be in (0, 1m]")
+	if err := checkMaxPause(*maxPause); err != nil {
+		fmt.Fprintln(os.Stderr, "slowpoke controller:", err)
 		return 2
 	}
 	code, err := controller.Run(context.Background(), controller.Config{
@@ -121,4 +121,15 @@ func runGuard(args []string) int {
 		return 2
 	}
 	return guard.Main(os.Stdin, os.Stderr)
+}
+
+// maxMaxPause bounds --max-pause: a controller refuses a longer cap.
+const maxMaxPause = time.Minute
+
+// checkMaxPause checks a --max-pause flag.
+func checkMaxPause(d time.Duration) error {
+	if d <= 0 || d > maxMaxPause {
+		return fmt.Errorf("--max-pause must be in (0, %v], got %v", maxMaxPause, d)
+	}
+	return nil
 }

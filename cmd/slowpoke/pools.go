@@ -116,8 +116,8 @@ func poolsMain(c poolsConfig) error {
 		return fmt.Errorf("--warmup must be >= 0, got %v", c.warmup)
 	case c.duration < 0:
 		return fmt.Errorf("--duration must be > 0, got %v", c.duration)
-	case c.step <= 0:
-		return fmt.Errorf("--step must be > 0, got %v", c.step)
+	case c.step < 10*experiment.PoolSample:
+		return fmt.Errorf("--step must be at least %v (10 samples of %v), got %v", 10*experiment.PoolSample, experiment.PoolSample, c.step)
 	}
 	if c.outDir == "" {
 		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-pools-%s", s.Name, time.Now().Format("20060102-150405")))

@@ -199,6 +199,7 @@ func TestPoolsBadInput(t *testing.T) {
 		{[]string{"-f", spec, "--sla", "100ms", "--levels", "1,2,2000000"}, 1},
 		{[]string{"-f", spec, "--sla", "100ms", "--connections", "-3"}, 1},
 		{[]string{"-f", spec, "--sla", "100ms", "--step", "-1s"}, 1},
+		{[]string{"-f", spec, "--sla", "100ms", "--step", "500ms"}, 1}, // under 10 samples
 		{[]string{"-f", "nosuch.yaml", "--sla", "100ms"}, 1},
 	} {
 		if got := runPools(tc.args); got != tc.want {

@@ -109,6 +109,9 @@ func predict(c predictConfig) error {
 	if c.reps < 1 {
 		return errors.New("--reps must be at least 1")
 	}
+	if err := checkMaxPause(c.maxPause); err != nil {
+		return err
+	}
 	if err := c.method.check(); err != nil {
 		return err
 	}

@@ -125,6 +125,8 @@ func TestRankRefusesBadInput(t *testing.T) {
 		{[]string{"-f", spec, "--reduce", "150%"}, "--reduce"},
 		{[]string{"-f", spec, "--reps", "0"}, "--reps"},
 		{[]string{"-f", spec, "--pause", "magic"}, "--pause"},
+		{[]string{"-f", spec, "--max-pause", "0s"}, "--max-pause must be in (0, 1m0s], got 0s"},
+		{[]string{"-f", spec, "--max-pause", "2m"}, "--max-pause must be in (0, 1m0s], got 2m0s"},
 	} {
 		cmd := exec.Command(bin, append([]string{"rank"}, tc.args...)...)
 		out, err := cmd.CombinedOutput()

@@ -718,7 +718,7 @@ func runArgs(s Settings) []string {
 	if s.PauseMethod != "" {
 		args = append(args, "--pause", s.PauseMethod)
 	}
-	if s.PlacementMode != "" {
+	if s.PlacementMode != "" && s.PlacementMode != "cluster" { // a cluster's scheduler places the pods
 		args = append(args, "--placement", s.PlacementMode)
 	}
 	return args

@@ -558,3 +558,22 @@ func TestCPUList(t *testing.T) {
 		}
 	}
 }
+
+// A run on a cluster is repeated without --placement: the scheduler placed
+// its pods, and predict has no "cluster" placement to ask for.
+func TestReproduceOnCluster(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		want string // in the command; "" when no --placement
+	}{
+		{"cluster", ""},
+		{"shared", "--placement shared"},
+		{"dedicated", "--placement dedicated"},
+	} {
+		r := &Results{Target: "cart", Settings: Settings{Spec: "app.yaml", PlacementMode: tc.mode}}
+		cmd, _ := reproduceResults("predict", r)
+		if tc.want == "" && strings.Contains(cmd, "--placement") || tc.want != "" && !strings.Contains(cmd, tc.want) {
+			t.Errorf("placement %s: %q, want %q", tc.mode, cmd, tc.want)
+		}
+	}
+}

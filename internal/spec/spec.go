@@ -434,12 +434,13 @@ func (e *fileError) Unwrap() error { return e.err }
 var vocabulary = &yamlerr.Vocabulary{
 	Package: "spec",
 	Types: map[string]yamlerr.Type{
-		"rawSpec":     {Where: "the spec", Go: reflect.TypeFor[rawSpec]()},
-		"rawService":  {Where: "a service", Go: reflect.TypeFor[rawService]()},
-		"rawReady":    {Where: "ready", Go: reflect.TypeFor[rawReady]()},
-		"rawWorkload": {Where: "workload", Go: reflect.TypeFor[rawWorkload]()},
-		"rawRequest":  {Where: "a request", Go: reflect.TypeFor[rawRequest]()},
-		"GroundTruth": {Where: "ground_truth", Go: reflect.TypeFor[GroundTruth]()},
+		"rawSpec":       {Where: "the spec", Go: reflect.TypeFor[rawSpec]()},
+		"rawService":    {Where: "a service", Go: reflect.TypeFor[rawService]()},
+		"rawReady":      {Where: "ready", Go: reflect.TypeFor[rawReady]()},
+		"rawWorkload":   {Where: "workload", Go: reflect.TypeFor[rawWorkload]()},
+		"rawRequest":    {Where: "a request", Go: reflect.TypeFor[rawRequest]()},
+		"GroundTruth":   {Where: "ground_truth", Go: reflect.TypeFor[GroundTruth]()},
+		"rawKubernetes": {Where: "kubernetes", Go: reflect.TypeFor[rawKubernetes]()},
 	},
 	// "cannot unmarshal !!str `x` into spec.rawSpec" and the like.
 	Replace: []string{"[]spec.rawService", "a list of services", "[]spec.rawRequest", "a list of requests", "spec.Duration", "a duration"},

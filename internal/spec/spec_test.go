@@ -267,6 +267,7 @@ workload:
 			[]string{`line 6: unknown field "cpu" in a service`, "cpus"}},
 		{"unknown ground_truth field", strings.Replace(base, "    port: 9000", "    port: 9000\n    ground_truth: {env: X, base: 1}", 1),
 			[]string{`line 6: unknown field "base" in ground_truth`, "base_us"}},
+		{"unknown kubernetes field", base + "kubernetes: {image: x, namespce: y}\n", []string{`line 9: unknown field "namespce" in kubernetes`, "namespace"}},
 		{"explicit zero cpus", strings.Replace(base, "    port: 9000", "    port: 9000\n    cpus: 0", 1), []string{`services[0] "a": cpus must be > 0, got 0`}},
 		{"explicit zero pool", strings.Replace(base, "    port: 9000", "    port: 9000\n    pool: 0", 1), []string{`services[0] "a": pool must be in 1..1048576, got 0 (leave it out for no limit)`}},
 		{"explicit zero weight", strings.Replace(base, "path: /}", "path: /, weight: 0}", 1), []string{"weight must be > 0, got 0"}},
