@@ -20,6 +20,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
 	"github.com/slowpoke-dev/slowpoke/internal/stale"
+	"github.com/slowpoke-dev/slowpoke/internal/testroot"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
@@ -30,8 +31,12 @@ const roleEnv = "SLOWPOKE_TEST_ROLE"
 // TestMain lets the test binary play the child service or a controller
 // process, so every test runs real processes.
 func TestMain(m *testing.M) {
+	if os.Getenv(roleEnv) != "" {
+		testroot.Follow() // a helper: end with the test binary
+	}
 	switch os.Getenv(roleEnv) {
 	case "":
+		testroot.Mark()
 		os.Exit(m.Run())
 	case "spin": // burn CPU until SIGTERM, then exit 3
 		term := make(chan os.Signal, 1)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
+	"github.com/slowpoke-dev/slowpoke/internal/testroot"
 )
 
 const roleEnv = "SLOWPOKE_EXPERIMENT_TEST_ROLE"
@@ -18,8 +19,12 @@ const roleEnv = "SLOWPOKE_EXPERIMENT_TEST_ROLE"
 // TestMain lets the test binary play a CPU-bound service: "spin1" on one
 // thread, "spin2" on two.
 func TestMain(m *testing.M) {
+	if os.Getenv(roleEnv) != "" {
+		testroot.Follow() // a helper: end with the test binary
+	}
 	switch os.Getenv(roleEnv) {
 	case "":
+		testroot.Mark()
 		os.Exit(m.Run())
 	case "spin1", "spin2":
 		if os.Getenv(roleEnv) == "spin2" {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/testroot"
 )
 
 const roleEnv = "SLOWPOKE_GUARD_TEST_ROLE"
@@ -29,8 +30,12 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "guard" {
 		os.Exit(Main(os.Stdin, os.Stderr))
 	}
+	if os.Getenv(roleEnv) != "" {
+		testroot.Follow() // a helper: end with the test binary
+	}
 	switch os.Getenv(roleEnv) {
 	case "":
+		testroot.Mark()
 		os.Exit(m.Run())
 	case "service":
 		for {

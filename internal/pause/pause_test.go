@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
+	"github.com/slowpoke-dev/slowpoke/internal/testroot"
 )
 
 const roleEnv = "SLOWPOKE_PAUSE_TEST_ROLE"
@@ -23,8 +24,12 @@ const roleEnv = "SLOWPOKE_PAUSE_TEST_ROLE"
 // TestMain lets the test binary play the processes the tests pause, so that
 // every test pauses real processes.
 func TestMain(m *testing.M) {
+	if os.Getenv(roleEnv) != "" {
+		testroot.Follow() // a helper: end with the test binary
+	}
 	switch os.Getenv(roleEnv) {
 	case "":
+		testroot.Mark()
 		os.Exit(m.Run())
 	case "spin": // burn CPU until killed
 		for {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/apps/internal/svc"
+	"github.com/slowpoke-dev/slowpoke/internal/testroot"
 )
 
 // EnvRunMain, set to 1, makes a command's test binary run the command's
@@ -25,9 +26,11 @@ const EnvRunMain = "SLOWPOKE_APPS_RUN_MAIN"
 // main when re-executed by CheckProcess, its tests otherwise.
 func RunMain(m *testing.M, main func()) {
 	if os.Getenv(EnvRunMain) == "1" {
+		testroot.Follow() // a service: end with the test binary
 		main()
 		os.Exit(0)
 	}
+	testroot.Mark()
 	os.Exit(m.Run())
 }
 
