@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -332,6 +334,14 @@ func (c *Controller) watchChild() {
 	unix.Kill(-c.pgid, unix.SIGCONT) // other group members must not stay stopped
 	c.dead = true
 	c.sigMu.Unlock()
+	if c.cgroup == nil {
+		// Without a cgroup, what the service left in its process group
+		// ends now, while the unreaped leader keeps the group's id from
+		// being reused.
+		if left := endGroup(c.pgid, 2*time.Second); len(left) > 0 {
+			c.log.Info("ended the processes the service left", "pids", left)
+		}
+	}
 	err := c.cmd.Wait()
 	c.exitCode = exitCode(c.cmd.ProcessState, err)
 	c.log.Info("service exited", "status", c.exitCode)
@@ -343,6 +353,55 @@ func (c *Controller) watchChild() {
 		}
 	}
 	close(c.exited)
+}
+
+// endGroup ends the processes of group pgid other than its leader, which
+// must have exited and not been reaped: SIGTERM, and SIGKILL for those
+// still running after grace. It returns the PIDs it found running.
+func endGroup(pgid int, grace time.Duration) []int {
+	left := groupMembers(pgid)
+	if len(left) == 0 || pgid <= 1 || pgid == unix.Getpgrp() {
+		return nil
+	}
+	unix.Kill(-pgid, unix.SIGTERM)
+	unix.Kill(-pgid, unix.SIGCONT)
+	deadline := time.Now().Add(grace)
+	for len(groupMembers(pgid)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(groupMembers(pgid)) > 0 {
+		unix.Kill(-pgid, unix.SIGKILL)
+		for deadline := time.Now().Add(time.Second); len(groupMembers(pgid)) > 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return left
+}
+
+// groupMembers lists the processes of group pgid, from /proc, other than
+// its leader and those that have ended (zombies).
+func groupMembers(pgid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == pgid {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:])) // state, ppid, pgrp, ...
+		if len(f) > 2 && f[0] != "Z" && f[0] != "X" && f[2] == strconv.Itoa(pgid) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 func exitCode(ps *os.ProcessState, err error) int {

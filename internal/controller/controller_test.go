@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -52,6 +54,19 @@ func TestMain(m *testing.M) {
 	case "exit":
 		code, _ := strconv.Atoi(os.Getenv("EXIT_CODE"))
 		os.Exit(code)
+	case "orphaner": // leave a child that ignores SIGTERM in the group, its PID in CHILD_FILE, and exit
+		w := exec.Command(os.Args[0])
+		w.Env = append(os.Environ(), roleEnv+"=stubborn")
+		if err := w.Start(); err != nil {
+			os.Exit(8)
+		}
+		os.WriteFile(os.Getenv("CHILD_FILE"), []byte(strconv.Itoa(w.Process.Pid)), 0o644)
+		os.Exit(0)
+	case "stubborn": // ignore SIGTERM, idle until killed
+		signal.Ignore(syscall.SIGTERM)
+		for {
+			time.Sleep(time.Second)
+		}
 	case "prefork": // a pre-fork server: workers in sessions of their own, their PIDs in WORKERS_FILE, then wait for SIGTERM
 		var pids []string
 		for i := 0; i < 3; i++ {
@@ -831,5 +846,41 @@ func TestNeighbourRestartedAtSameAddress(t *testing.T) {
 	}
 	if st, got := a.Stats(), b.Stats(); st.ForwardErrors != 0 || got.RoundsReceived != st.RoundsStarted {
 		t.Errorf("the restarted neighbour got %d of %d rounds; %d forward errors", got.RoundsReceived, st.RoundsStarted, st.ForwardErrors)
+	}
+}
+
+// Without a cgroup, what a service leaves in its process group when it
+// exits is ended too, SIGKILL for what ignores SIGTERM.
+func TestLeftInGroupEndedWithoutCgroup(t *testing.T) {
+	childFile := filepath.Join(t.TempDir(), "child")
+	c, err := Start(Config{
+		Name: "orphaner", Command: []string{os.Args[0]}, Env: append(childEnv("orphaner"), "CHILD_FILE="+childFile), Secret: testSecret,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit status %d, want 0", code)
+		}
+	case <-time.After(20 * time.Second):
+		c.Signal(syscall.SIGKILL)
+		t.Fatal("the controller did not end 20 s after its service exited")
+	}
+	b, err := os.ReadFile(childFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(string(b))
+	if pid <= 0 {
+		t.Fatalf("child pid %q", b)
+	}
+	if s := procState(pid); s != "" && s != "Z" {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the child the service left is %s, want it ended", s)
 	}
 }
