@@ -50,6 +50,15 @@ func explainAPI(err error, verb, resource, ns, name string) error {
 }
 
 // describeRun words a Deployment's AnnotationRun for an error.
+// runOf is the id of the run an annotation records ("" if none).
+func runOf(annotation string) string {
+	var r runRecord
+	if json.Unmarshal([]byte(annotation), &r) != nil {
+		return ""
+	}
+	return r.ID
+}
+
 func describeRun(annotation string) string {
 	var r runRecord
 	if json.Unmarshal([]byte(annotation), &r) != nil || r.ID == "" {

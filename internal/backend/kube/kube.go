@@ -241,15 +241,19 @@ func (d *Deployment) patch(ctx context.Context, sv *spec.Service, i int, dep *ap
 		cur.Annotations[AnnotationOriginal] = enc
 		cur.Annotations[AnnotationRun] = string(rec)
 		cur.Spec.Template = *tpl
+		// Recorded before the update: an update that fails on the way
+		// back (a timeout) may still have been applied, and the restore
+		// must then put it back (it acts only where this run's annotation
+		// is found).
+		d.mu.Lock()
+		d.originals[sv.Name] = orig
+		d.mu.Unlock()
 		if _, err := d.client.AppsV1().Deployments(ns).Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
 			if apierrors.IsConflict(err) {
 				return err
 			}
 			return serviceErr(sv.Name, explainAPI(err, "update", "deployments", ns, name))
 		}
-		d.mu.Lock()
-		d.originals[sv.Name] = orig
-		d.mu.Unlock()
 		return nil
 	})
 }
@@ -450,7 +454,7 @@ func (d *Deployment) restoreAll() error {
 	d.mu.Unlock()
 	ns := d.k.Namespace
 	for svc, name := range names {
-		if _, err := restoreDeployment(ctx, d.client, ns, name); err != nil {
+		if _, err := restoreDeployment(ctx, d.client, ns, name, d.run.ID); err != nil {
 			errs = append(errs, serviceErr(svc, err))
 		}
 	}

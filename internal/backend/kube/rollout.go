@@ -112,9 +112,9 @@ func stuckReason(p *corev1.Pod) string {
 }
 
 // restoreDeployment puts back ns/name's original template, if slowpoke
-// changed it, and removes slowpoke's annotations; it reports whether there
-// was anything to restore.
-func restoreDeployment(ctx context.Context, c kubernetes.Interface, ns, name string) (bool, error) {
+// changed it (run runID only, unless runID is ""), and removes slowpoke's
+// annotations; it reports whether there was anything to restore.
+func restoreDeployment(ctx context.Context, c kubernetes.Interface, ns, name, runID string) (bool, error) {
 	restored := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := c.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
@@ -124,6 +124,9 @@ func restoreDeployment(ctx context.Context, c kubernetes.Interface, ns, name str
 		enc, ok := cur.Annotations[AnnotationOriginal]
 		if !ok {
 			return nil
+		}
+		if runID != "" && runOf(cur.Annotations[AnnotationRun]) != runID {
+			return nil // another run's
 		}
 		orig, err := decodeTemplate(enc)
 		if err != nil {
@@ -164,7 +167,7 @@ func Restore(ctx context.Context, s *spec.Spec, c kubernetes.Interface, logf fun
 		sv := &s.Services[i]
 		name := deploymentName(sv)
 		start := time.Now()
-		ok, err := restoreDeployment(ctx, c, ns, name)
+		ok, err := restoreDeployment(ctx, c, ns, name, "")
 		if err != nil {
 			errs = append(errs, serviceErr(sv.Name, err))
 			continue

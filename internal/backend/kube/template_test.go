@@ -129,3 +129,16 @@ func TestInject(t *testing.T) {
 		})
 	}
 }
+
+func TestRunOf(t *testing.T) {
+	for _, tc := range []struct{ annotation, want string }{
+		{`{"id":"a1b2","host":"h","pid":3,"started":"2026-11-25T10:00:00Z"}`, "a1b2"},
+		{`{"host":"h"}`, ""},
+		{"", ""},
+		{"not json", ""},
+	} {
+		if got := runOf(tc.annotation); got != tc.want {
+			t.Errorf("runOf(%q) = %q, want %q", tc.annotation, got, tc.want)
+		}
+	}
+}
