@@ -31,6 +31,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,6 +77,35 @@ func StartTime(pid int) string {
 		return ""
 	}
 	return f[19]
+}
+
+// childGroup finds the process that ctl started as the leader of a
+// process group of its own (a controller's service).
+func childGroup(ctl int) (Proc, bool) {
+	ents, _ := os.ReadDir("/proc")
+	want := strconv.Itoa(ctl)
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:]) // state, ppid, pgrp, ...
+		if len(f) > 2 && f[1] == want && f[2] == e.Name() {
+			if p, ok := Identify(pid); ok {
+				return p, true
+			}
+		}
+	}
+	return Proc{}, false
 }
 
 // Service is what the guard knows of one service.
@@ -325,6 +355,17 @@ func (g *guard) cleanup() {
 // run record. It returns what it ended, in words.
 func End(run Run, svcs []Service, kill func(Service), logf func(string, ...any)) []string {
 	var ended []string
+	// A service whose group was not known yet (a run killed while it
+	// started it) is found as its live controller's child, before the
+	// controller dies and the service is orphaned out of reach.
+	svcs = slices.Clone(svcs)
+	for i, s := range svcs {
+		if s.Cgroup == "" && s.Group.PID == 0 && s.Controller.Alive() {
+			if g, ok := childGroup(s.Controller.PID); ok {
+				svcs[i].Group = g
+			}
+		}
+	}
 	for _, s := range svcs {
 		if kill != nil {
 			kill(s)

@@ -108,7 +108,8 @@ func fakeOrchestrator() {
 	run := Run{Orchestrator: me, Record: filepath.Join(dir, "run.json")}
 	os.WriteFile(run.Record, []byte("{}"), 0o600)
 	var cgs []pause.Cgroup
-	if h, err := pause.FindHierarchy(); err == nil {
+	noGroups := os.Getenv("NO_GROUPS") == "1" // as before a run knows its services' groups, without cgroups
+	if h, err := pause.FindHierarchy(); err == nil && !noGroups {
 		run.V2 = h.V2
 		for i := 0; i < 2; i++ {
 			cg, err := h.Create(fmt.Sprintf("run-test-%d/s%d", os.Getpid(), i))
@@ -142,6 +143,9 @@ func fakeOrchestrator() {
 		ctl, _ := Identify(cmd.Process.Pid)
 		group, _ := Identify(svc)
 		s := Service{Name: fmt.Sprintf("s%d", i), Controller: ctl, Group: group}
+		if noGroups {
+			s.Group = Proc{}
+		}
 		if i < len(cgs) {
 			s.Cgroup, s.V2 = cgs[i].Path, cgs[i].V2
 		}
@@ -169,11 +173,11 @@ func fakeOrchestrator() {
 }
 
 // startRun starts the fake orchestrator and reads what it started.
-func startRun(t *testing.T) (*exec.Cmd, io.WriteCloser, runInfo) {
+func startRun(t *testing.T, env ...string) (*exec.Cmd, io.WriteCloser, runInfo) {
 	t.Helper()
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), roleEnv+"=orchestrator", "DIR="+dir)
+	cmd.Env = append(append(os.Environ(), roleEnv+"=orchestrator", "DIR="+dir), env...)
 	stdin, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
@@ -266,6 +270,21 @@ func TestOrchestratorKilled(t *testing.T) {
 			t.Error("run record left")
 		}
 	}
+}
+
+// The orchestrator killed while it started the run, before it knew its
+// services' process groups, on a machine without cgroups: the guard finds
+// each service as its controller's child before it kills the controller,
+// and ends it.
+func TestOrchestratorKilledBeforeGroupsKnown(t *testing.T) {
+	orch, _, info := startRun(t, "NO_GROUPS=1")
+	if len(info.Cgroups) != 0 {
+		t.Fatalf("cgroups %v in a run without them", info.Cgroups)
+	}
+	all := append(append([]int{info.Guard}, info.Controllers...), info.Services...)
+	orch.Process.Kill()
+	orch.Wait()
+	waitGone(t, "the run's processes", 10*time.Second, all...)
 }
 
 // A controller killed with SIGKILL: its service (its child too) ends, the
