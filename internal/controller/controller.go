@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/stale"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
@@ -378,27 +377,13 @@ func endGroup(pgid int, grace time.Duration) []int {
 	return left
 }
 
-// groupMembers lists the processes of group pgid, from /proc, other than
-// its leader and those that have ended (zombies).
+// groupMembers lists the processes of group pgid, other than its leader
+// and those that have ended (zombies).
 func groupMembers(pgid int) []int {
-	ents, _ := os.ReadDir("/proc")
 	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == pgid {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:])) // state, ppid, pgrp, ...
-		if len(f) > 2 && f[0] != "Z" && f[0] != "X" && f[2] == strconv.Itoa(pgid) {
-			out = append(out, pid)
+	for _, s := range proc.All() {
+		if s.PGRP == pgid && s.PID != pgid && !s.Ended() {
+			out = append(out, s.PID)
 		}
 	}
 	return out

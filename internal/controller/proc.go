@@ -1,63 +1,30 @@
 package controller
 
 import (
-	"bytes"
-	"os"
-	"strconv"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-)
 
-// clockTick is the kernel's USER_HZ, fixed at 100 on Linux for /proc.
-const clockTick = 100
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
+)
 
 // groupCPU returns the CPU time (ns) of every live process in process group
 // pgid, from the kernel's per-process accounting in /proc/PID/stat.
 func groupCPU(pgid int) int64 {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0
-	}
 	var total int64
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		pg, cpu, ok := statCPU(pid)
-		if ok && pg == pgid {
-			total += cpu
+	for _, s := range proc.All() {
+		if s.PGRP == pgid {
+			total += int64(s.CPU)
 		}
 	}
 	return total
 }
 
-// statCPU parses /proc/PID/stat: process group and utime+stime in ns.
+// statCPU reads pid's process group and CPU time (ns).
 func statCPU(pid int) (pgrp int, cpuNS int64, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, false
-	}
-	// The command name may contain spaces and parentheses: fields start
-	// after the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	f := bytes.Fields(b[i+1:])
-	// f[0] is field 3 (state); pgrp is field 5, utime 14, stime 15.
-	if len(f) < 13 {
-		return 0, 0, false
-	}
-	pg, err1 := strconv.Atoi(string(f[2]))
-	ut, err2 := strconv.ParseInt(string(f[11]), 10, 64)
-	st, err3 := strconv.ParseInt(string(f[12]), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
-		return 0, 0, false
-	}
-	return pg, (ut + st) * (1e9 / clockTick), true
+	s, ok := proc.Read(pid)
+	return s.PGRP, int64(s.CPU), ok
 }
 
 // processCPU returns the CPU time of every thread of pid, live ones and

@@ -32,14 +32,13 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
 )
 
 // Proc identifies a process by its PID and its start time (field 22 of
@@ -63,44 +62,19 @@ func (p Proc) Alive() bool {
 // StartTime returns field 22 of /proc/PID/stat (start time in clock ticks
 // since boot), or "" if the process is gone or a zombie.
 func StartTime(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	s, ok := proc.Read(pid)
+	if !ok || s.State == 'Z' {
 		return ""
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 || f[0] == "Z" {
-		return ""
-	}
-	return f[19]
+	return s.Start
 }
 
 // childGroup finds the process that ctl started as the leader of a
 // process group of its own (a controller's service).
 func childGroup(ctl int) (Proc, bool) {
-	ents, _ := os.ReadDir("/proc")
-	want := strconv.Itoa(ctl)
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:]) // state, ppid, pgrp, ...
-		if len(f) > 2 && f[1] == want && f[2] == e.Name() {
-			if p, ok := Identify(pid); ok {
+	for _, s := range proc.All() {
+		if s.PPID == ctl && s.PGRP == s.PID {
+			if p, ok := Identify(s.PID); ok {
 				return p, true
 			}
 		}

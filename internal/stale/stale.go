@@ -1,7 +1,6 @@
 package stale
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
 )
 
 // Prefix is the start of the name of a file or directory of kind made by
@@ -71,19 +72,10 @@ func running(pid int) bool {
 }
 
 // ended says whether /proc shows pid as a process that has ended and not
-// been reaped (state Z or X). It is false where /proc cannot be read.
+// been reaped. It is false where /proc cannot be read.
 func ended(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// The state follows the command's name in parentheses, which may
-	// itself hold parentheses and spaces.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return false
-	}
-	return b[i+2] == 'Z' || b[i+2] == 'X'
+	s, ok := proc.Read(pid)
+	return ok && s.Ended()
 }
 
 func ownedByMe(fi os.FileInfo) bool {

@@ -1,12 +1,13 @@
 package testroot
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
 )
 
 // Env names the variable that carries the test binary's identity to the
@@ -53,29 +54,14 @@ func parse(v string) (pid int, start string, ok bool) {
 // alive says whether the process pid that started at start runs: not
 // gone, not a zombie, not another process that took its pid.
 func alive(pid int, start string) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	f := fields(b)
-	return len(f) > 19 && f[0] != "Z" && f[0] != "X" && f[19] == start
+	s, ok := proc.Read(pid)
+	return ok && !s.Ended() && s.Start == start
 }
 
-// startTime is the start time of pid in /proc ("" when unknown).
+// startTime is the start time of pid in /proc ("?" when unknown).
 func startTime(pid int) string {
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if f := fields(b); len(f) > 19 {
-		return f[19]
+	if s, ok := proc.Read(pid); ok {
+		return s.Start
 	}
 	return "?"
-}
-
-// fields are the fields of a /proc stat line after the command's name
-// (the state first; the start time is the 20th).
-func fields(b []byte) []string {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return nil
-	}
-	return strings.Fields(string(b[i+1:]))
 }

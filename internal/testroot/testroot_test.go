@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
 )
 
 const roleEnv = "TESTROOT_ROLE"
@@ -54,8 +56,8 @@ func TestHelperEndsWithItsRoot(t *testing.T) {
 		t.Fatalf("the root's output %q", buf[:n])
 	}
 	helperAlive := func() bool {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		return err == nil && len(fields(b)) > 0 && fields(b)[0] != "Z"
+		s, ok := proc.Read(pid)
+		return ok && !s.Ended()
 	}
 	defer func() {
 		if helperAlive() {

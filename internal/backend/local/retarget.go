@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
 )
 
 // Retarget makes another service the target of the running deployment
@@ -82,28 +82,13 @@ func (d *Deployment) processesOf(s *Service) ([]int, error) {
 
 // processGroup lists the processes of process group pgid.
 func processGroup(pgid int) ([]int, error) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		return nil, err
 	}
 	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) {
-			out = append(out, pid)
+	for _, s := range proc.All() {
+		if s.PGRP == pgid {
+			out = append(out, s.PID)
 		}
 	}
 	return out, nil

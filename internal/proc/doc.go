@@ -1,0 +1,6 @@
+// Package proc reads what slowpoke needs of a process from Linux's
+// /proc/PID/stat: its state, parent, process group, CPU time and start
+// time. The controller, the guard and the local backend use it to find a
+// service's processes, to tell a live process from one that ended or from
+// a later one that reuses its PID, and to measure a group's CPU time.
+package proc

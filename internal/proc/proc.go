@@ -1,0 +1,74 @@
+package proc
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"time"
+)
+
+// clockTick is the kernel's USER_HZ, fixed at 100 on Linux for /proc.
+const clockTick = 100
+
+// Stat is what slowpoke reads of a process.
+type Stat struct {
+	PID   int
+	State byte // R, S, D, T, Z, X, ...
+	PPID  int
+	PGRP  int
+	CPU   time.Duration // user and system time
+	Start string        // start time in clock ticks after boot, as /proc writes it
+}
+
+// Ended says whether the process has exited and waits to be reaped.
+func (s Stat) Ended() bool { return s.State == 'Z' || s.State == 'X' }
+
+// Read reads pid's stat; false if there is no such process (or /proc
+// cannot be read).
+func Read(pid int) (Stat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Stat{}, false
+	}
+	return parse(pid, b)
+}
+
+// All reads every process's stat.
+func All() []Stat {
+	ents, _ := os.ReadDir("/proc")
+	out := make([]Stat, 0, len(ents))
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if s, ok := Read(pid); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// parse parses a stat line. The command's name, in parentheses, may hold
+// spaces and parentheses itself: the fields start after the last ')'.
+func parse(pid int, b []byte) (Stat, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return Stat{}, false
+	}
+	f := bytes.Fields(b[i+1:])
+	// f[0] is field 3 (state); ppid 4, pgrp 5, utime 14, stime 15,
+	// starttime 22.
+	if len(f) < 20 || len(f[0]) != 1 {
+		return Stat{}, false
+	}
+	ppid, err1 := strconv.Atoi(string(f[1]))
+	pgrp, err2 := strconv.Atoi(string(f[2]))
+	ut, err3 := strconv.ParseInt(string(f[11]), 10, 64)
+	st, err4 := strconv.ParseInt(string(f[12]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+		return Stat{}, false
+	}
+	return Stat{PID: pid, State: f[0][0], PPID: ppid, PGRP: pgrp,
+		CPU: time.Duration(ut+st) * (time.Second / clockTick), Start: string(f[19])}, true
+}

@@ -1,0 +1,67 @@
+package proc
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		line string
+		want Stat
+		ok   bool
+	}{
+		{"plain", "42 (sleep) S 7 42 42 0 -1 4194304 100 0 0 0 150 50 0 0 20 0 1 0 12345 1000 10",
+			Stat{PID: 42, State: 'S', PPID: 7, PGRP: 42, CPU: 2 * time.Second, Start: "12345"}, true},
+		{"name with spaces and parentheses", "42 (a) b (c)) Z 1 40 40 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 99 0 0",
+			Stat{PID: 42, State: 'Z', PPID: 1, PGRP: 40, CPU: 30 * time.Millisecond, Start: "99"}, true},
+		{"no parenthesis", "42 sleep S 7 42", Stat{}, false},
+		{"too short", "42 (x) S 7 42 42", Stat{}, false},
+		{"not a number", "42 (x) S x 42 42 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 99 0 0", Stat{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := parse(42, []byte(tc.line))
+			if ok != tc.ok || got != tc.want {
+				t.Errorf("parse = %+v, %v; want %+v, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+// A real child: running, in this process's group, then ended and
+// unreaped, then gone.
+func TestReadRealProcess(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skip("cannot run sleep:", err)
+	}
+	pid := cmd.Process.Pid
+	s, ok := Read(pid)
+	if !ok || s.PPID != os.Getpid() || s.PGRP != syscall.Getpgrp() || s.Ended() || s.Start == "" {
+		t.Fatalf("running child: %+v, %v", s, ok)
+	}
+	if !slices.ContainsFunc(All(), func(a Stat) bool { return a.PID == pid && a.Start == s.Start }) {
+		t.Error("All misses the child")
+	}
+	cmd.Process.Kill()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if z, _ := Read(pid); z.Ended() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed child never showed as ended")
+		}
+	}
+	cmd.Wait()
+	if _, ok := Read(pid); ok {
+		t.Error("a reaped child is still read")
+	}
+	if me, ok := Read(os.Getpid()); !ok || me.PID != os.Getpid() || me.Ended() {
+		t.Errorf("this process: %+v, %v", me, ok)
+	}
+}
