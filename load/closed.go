@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"sync"
-	"time"
 )
 
 // maxClosedRecorders bounds the number of recorders (and thus histograms) in
@@ -66,10 +65,10 @@ func (e *engine) closedWorker(runCtx context.Context, id uint64, tr http.RoundTr
 	rng := newRNG(e.cfg.seed, id)
 	for runCtx.Err() == nil {
 		typ := e.picker.pick(rng)
-		t0 := time.Now()
+		t0 := e.since()
 		code, val, err := s.do(typ)
-		done := int64(time.Since(e.base))
-		if !e.record(runCtx, rec, typ, code, val, err, done, done-int64(t0.Sub(e.base)), 0) {
+		done := e.since()
+		if !e.record(runCtx, rec, typ, code, val, err, done, done-t0, 0) {
 			return
 		}
 	}

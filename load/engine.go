@@ -16,6 +16,7 @@ type engine struct {
 	mix    []Request
 	picker picker
 	base   time.Time
+	paused time.Duration // WithPausedTime's reading at base
 	win    *window
 
 	track           bool // progress reporting enabled
@@ -32,8 +33,29 @@ func newEngine(cfg *config, mix []Request) *engine {
 	}
 }
 
-// since returns the offset of now from the run's base time, in ns.
-func (e *engine) since() int64 { return int64(time.Since(e.base)) }
+// since returns the offset of now from the run's base time, in ns, on the
+// run's clock (WithPausedTime).
+func (e *engine) since() int64 {
+	t := time.Since(e.base)
+	if e.cfg.paused != nil {
+		t -= e.cfg.paused() - e.paused
+	}
+	return int64(t)
+}
+
+// sleepTo waits until the run's clock reads at least until (ns from base);
+// false if ctx ends first.
+func (e *engine) sleepTo(ctx context.Context, until int64) bool {
+	for {
+		left := time.Duration(until - e.since())
+		if left <= 0 {
+			return ctx.Err() == nil
+		}
+		if !sleepUntil(ctx, time.Now().Add(left)) {
+			return false
+		}
+	}
+}
 
 // record classifies the result of one request and hands it to rec. It returns
 // false if the request failed because the run is being stopped; such
@@ -78,6 +100,9 @@ func (e *engine) run(ctx context.Context, res *Result, launch launchFunc) (*Resu
 	defer cancel()
 
 	e.base = time.Now()
+	if e.cfg.paused != nil {
+		e.paused = e.cfg.paused()
+	}
 	stop := launch(runCtx)
 
 	progDone := make(chan struct{})
@@ -87,15 +112,15 @@ func (e *engine) run(ctx context.Context, res *Result, launch launchFunc) (*Resu
 	}
 
 	var winLen time.Duration
-	interrupted := !sleepUntil(ctx, e.base.Add(e.cfg.warmup))
+	interrupted := !e.sleepTo(ctx, int64(e.cfg.warmup))
 	if !interrupted {
 		if e.cfg.onStart != nil {
 			e.cfg.onStart()
 		}
-		ws := time.Since(e.base)
+		ws := time.Duration(e.since())
 		e.win.open(int64(ws))
-		interrupted = !sleepUntil(ctx, e.base.Add(ws+e.cfg.duration))
-		we := time.Since(e.base)
+		interrupted = !e.sleepTo(ctx, int64(ws+e.cfg.duration))
+		we := time.Duration(e.since())
 		if interrupted {
 			we = min(we, ws+e.cfg.duration)
 		}
@@ -134,7 +159,7 @@ func (e *engine) reportProgress(done <-chan struct{}) {
 			phase = PhaseMeasure
 		}
 		e.cfg.progFn(Progress{
-			Elapsed:   time.Since(e.base),
+			Elapsed:   time.Duration(e.since()),
 			Phase:     phase,
 			Completed: e.progOK.Load(),
 			Errors:    e.progErr.Load(),

@@ -33,6 +33,7 @@ type config struct {
 	progFn      func(Progress)
 	maxInFlight int
 	sampleValue func(http.Header) int64 // non-nil: keep Result.Samples
+	paused      func() time.Duration    // non-nil: WithPausedTime
 	errs        []error
 }
 
@@ -174,6 +175,25 @@ func WithSamples(value func(http.Header) int64) Option {
 			return
 		}
 		c.sampleValue = value
+	}
+}
+
+// WithPausedTime runs the load on a clock that leaves out the time the
+// load generator was kept from running: paused returns that time so far
+// (it only grows), and the run's clock is real time less what it added
+// since the run began. The send schedule, every latency, the warm-up and
+// the measurement window are on that clock; throughput is per second of
+// it. A latency what-if whose load generator is stopped together with the
+// services (virtual speedup by holding their cores) sees only the time they
+// ran. paused runs on the sending goroutines, often: it must be quick (an
+// atomic load).
+func WithPausedTime(paused func() time.Duration) Option {
+	return func(c *config) {
+		if paused == nil {
+			c.fail("WithPausedTime: paused must not be nil")
+			return
+		}
+		c.paused = paused
 	}
 }
 

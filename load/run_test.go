@@ -427,3 +427,35 @@ func TestNoGoroutineLeak(t *testing.T) {
 		t.Errorf("%d goroutines before, %d after the runs:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// With WithPausedTime, time the load generator is said to have been kept
+// from running is not on the run's clock: a server that takes 30 ms, of
+// which it reports 25 ms as paused, answers in about 5 ms on that clock,
+// the window lasts a second of it, and the schedule sends at the rate on
+// it.
+func TestOpenPausedTime(t *testing.T) {
+	var paused atomic.Int64
+	srv := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(30 * time.Millisecond)
+		paused.Add(int64(25 * time.Millisecond))
+		w.Write([]byte("ok"))
+	})
+	start := time.Now()
+	res, err := load.RunOpen(context.Background(), one(srv.URL), 20,
+		load.WithWarmup(100*time.Millisecond), load.WithDuration(time.Second),
+		load.WithPausedTime(func() time.Duration { return time.Duration(paused.Load()) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	l := res.Latency
+	t.Logf("completed %d in %v (paused %v), latency %+v", res.Completed, took, time.Duration(paused.Load()), l)
+	if l.P50 < time.Millisecond || l.P50 > 20*time.Millisecond {
+		t.Errorf("p50 %v on the run's clock, want about 5 ms (30 ms real, 25 ms paused)", l.P50)
+	}
+	// 20 requests/s for a second of the run's clock, each pausing 25 ms:
+	// about half a second more of real time.
+	if res.Completed < 12 || res.Completed > 30 || took < 1300*time.Millisecond {
+		t.Errorf("completed %d in %v; want about 20 in about 1.6 s", res.Completed, took)
+	}
+}
