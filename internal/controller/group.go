@@ -66,6 +66,7 @@ type holdGroup struct {
 	h    *pause.Holder
 	bell int    // the FIFO, opened for reading and writing, or -1
 	path string // where the FIFO is, "" for none
+	held *pause.HeldFile
 }
 
 func (g holdGroup) Pause(d time.Duration) { g.h.Pause(d) }
@@ -85,7 +86,11 @@ func (g holdGroup) close() pauseStats {
 		unix.Close(g.bell)
 		os.Remove(g.path)
 	}
-	return g.stats()
+	st := g.stats()
+	if g.held != nil {
+		g.held.Close() // after the threads that add to it have ended
+	}
+	return st
 }
 
 // openBell makes the FIFO a run's rounds are rung on, readable by its
@@ -141,15 +146,27 @@ func (c *Controller) startGroup(cf wire.Configure) (group, error) {
 		// The holder measures the target's CPU over every hold (it is
 		// never held): whether it starves while its callers are stopped.
 		pgid := c.pgid
-		h, err := pause.NewHolder(cf.HoldCores, c.cfg.MaxPause,
-			pause.WithBell(bell, time.Duration(cf.PausePerRoundNS)),
-			pause.WithBusyClock(func() time.Duration { return processCPU(pgid) }))
+		opts := []pause.HolderOption{pause.WithBell(bell, time.Duration(cf.PausePerRoundNS)),
+			pause.WithBusyClock(func() time.Duration { return processCPU(pgid) })}
+		var held *pause.HeldFile
+		if cf.HeldFile != "" {
+			if held, err = pause.OpenHeldFile(cf.HeldFile); err != nil {
+				unix.Close(bell)
+				os.Remove(path)
+				return nil, err
+			}
+			opts = append(opts, pause.WithHeldTotal(held.Total()))
+		}
+		h, err := pause.NewHolder(cf.HoldCores, c.cfg.MaxPause, opts...)
 		if err != nil {
 			unix.Close(bell)
 			os.Remove(path)
+			if held != nil {
+				held.Close()
+			}
 			return nil, err
 		}
-		return holdGroup{h: h, bell: bell, path: path}, nil
+		return holdGroup{h: h, bell: bell, path: path, held: held}, nil
 	}
 	return nil, nil
 }
@@ -173,6 +190,10 @@ func (c *Controller) checkMethod(cf wire.Configure) error {
 		return errors.New("the cgroup method needs the cgroups to freeze")
 	case cf.Target && m == pause.MethodCores && len(cf.HoldCores) == 0:
 		return errors.New("the cores method needs the cores to hold")
+	case cf.HeldFile != "" && len(cf.HoldCores) == 0:
+		return errors.New("a held-time file goes with cores to hold")
+	case cf.HeldFile != "" && !heldFileName(cf.HeldFile):
+		return fmt.Errorf("held-time file %.100q: want an absolute path of at most %d bytes to a file named %s-*", cf.HeldFile, maxHeldPath, HeldFileKind)
 	case cf.Local && m != pause.MethodSignal:
 		return errors.New("local pausing is made with signals")
 	}
@@ -217,7 +238,17 @@ func (c *Controller) serviceCPUs() []int {
 const (
 	maxHoldCores = 1024
 	maxCPU       = 4096
+	maxHeldPath  = 4096
 )
+
+// HeldFileKind starts the name of a held-time file (wire.Configure.HeldFile).
+const HeldFileKind = "slowpoke-held"
+
+// heldFileName checks the form of a held-time file's path; OpenHeldFile
+// checks the file.
+func heldFileName(p string) bool {
+	return filepath.IsAbs(p) && filepath.Clean(p) == p && len(p) <= maxHeldPath && strings.HasPrefix(filepath.Base(p), HeldFileKind+"-")
+}
 
 // cgroupVersion checks that path is a cgroup slowpoke made (a directory on
 // a cgroup file system, under a "slowpoke" directory) and says whether it

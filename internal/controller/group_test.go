@@ -116,6 +116,15 @@ func TestGroupMethodsPauseTheOthers(t *testing.T) {
 			} else {
 				cf.HoldCores = []int{last}
 			}
+			var held *pause.HeldFile
+			if m == pause.MethodCores {
+				var err error
+				if held, err = pause.CreateHeldFile(filepath.Join(t.TempDir(), HeldFileKind+"-test")); err != nil {
+					t.Fatal(err)
+				}
+				defer held.Close()
+				cf.HeldFile = held.Path()
+			}
 			other := startSpinner(t, last, cg)
 			c := startTarget(t, []int{first}, time.Second)
 			if err := c.Configure(cf); err != nil {
@@ -147,6 +156,10 @@ func TestGroupMethodsPauseTheOthers(t *testing.T) {
 				t.Errorf("the other service got %.2f of its core after the run, %.2f before", after, free)
 			}
 			if m == pause.MethodCores {
+				// Every hold's time was added to the held-time file.
+				if got := held.Total().Load(); got < st.PauseActualNS*9/10 || got > st.PauseActualNS*11/10 {
+					t.Errorf("held-time file %v, the holds %v", time.Duration(got), time.Duration(st.PauseActualNS))
+				}
 				if st.PauseHeldCPUNS < st.PauseActualNS/2 {
 					t.Errorf("the holding thread got %v of CPU in %v held", time.Duration(st.PauseHeldCPUNS), time.Duration(st.PauseActualNS))
 				}
@@ -222,6 +235,9 @@ func TestConfigureMethodChecks(t *testing.T) {
 		{"a bad core", wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{-1}}, "bad core"},
 		{"cores on a non-target", wire.Configure{Method: "cores", HoldCores: []int{1}}, "only the target"},
 		{"cgroups with the cores method", wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{1}, Freeze: []string{"/sys/fs/cgroup/freezer/slowpoke/x"}}, "do not go with"},
+		{"a held-time file without cores", wire.Configure{Target: true, Batch: 1, Method: "cgroup", Freeze: []string{"/sys/fs/cgroup/freezer/slowpoke/x"}, HeldFile: "/dev/shm/slowpoke-held-1-ab"}, "goes with cores to hold"},
+		{"a held-time file elsewhere", wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{1}, HeldFile: "/etc/passwd"}, "held-time file"},
+		{"a relative held-time file", wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{1}, HeldFile: "slowpoke-held-1-ab"}, "held-time file"},
 		{"cgroup without cgroups", wire.Configure{Target: true, Batch: 1, Method: "cgroup"}, "cgroups to freeze"},
 		{"a path outside slowpoke's", wire.Configure{Target: true, Batch: 1, Method: "cgroup", Freeze: []string{"/sys/fs/cgroup/freezer"}}, "not a cgroup of slowpoke's"},
 		{"a relative path", wire.Configure{Target: true, Batch: 1, Method: "cgroup", Freeze: []string{"slowpoke/x"}}, "not a cgroup of slowpoke's"},

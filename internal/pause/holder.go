@@ -66,9 +66,10 @@ type Holder struct {
 	base     time.Time // the atomics count nanoseconds from here (monotonic)
 	spinners []*spinner
 
-	bell     int           // read end of the bell, or -1
-	perRound time.Duration // pause per round rung on the bell
-	busy     func() time.Duration
+	bell      int           // read end of the bell, or -1
+	perRound  time.Duration // pause per round rung on the bell
+	busy      func() time.Duration
+	heldTotal *atomic.Int64 // WithHeldTotal, or nil
 
 	until   atomic.Int64 // the hold lasts until then (ns since base)
 	closing atomic.Bool
@@ -114,6 +115,17 @@ func WithBell(fd int, perRound time.Duration) HolderOption {
 // the cores were held, over HoldStats.BusyOver of holds.
 func WithBusyClock(clock func() time.Duration) HolderOption {
 	return func(h *Holder) { h.busy = clock }
+}
+
+// WithHeldTotal has the Holder add the length of every hold, in
+// nanoseconds, to total as the hold ends, before the first holding thread
+// lets its core go: a process that runs only on the held cores, reading
+// total, sees every hold that kept it from running and no other. The
+// counter may live in memory shared with that process (a latency what-if's
+// load generator keeps its clock in the held cores' time: real time less
+// the holds).
+func WithHeldTotal(total *atomic.Int64) HolderOption {
+	return func(h *Holder) { h.heldTotal = total }
 }
 
 // NewHolder starts one real-time thread per core, idle until the first
@@ -259,6 +271,9 @@ func (h *Holder) spin(s *spinner, first bool, ready chan<- error, start <-chan s
 		}
 		end := h.now()
 		took := end - begin
+		if first && h.heldTotal != nil {
+			h.heldTotal.Add(took)
+		}
 		if busy {
 			h.busyIn.Add(int64(h.busy() - busy0))
 			h.busyOver.Add(took)

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -274,7 +275,8 @@ func TestHolderBell(t *testing.T) {
 	// The busy clock is the spinning child's: on the held core, it hardly
 	// advances while the core is held.
 	pid := child.Process.Pid
-	h := newHolderOrSkip(t, []int{core}, time.Second, WithBell(p[0], 4*time.Millisecond), WithBusyClock(func() time.Duration { return processCPU(pid) }))
+	var total atomic.Int64
+	h := newHolderOrSkip(t, []int{core}, time.Second, WithBell(p[0], 4*time.Millisecond), WithBusyClock(func() time.Duration { return processCPU(pid) }), WithHeldTotal(&total))
 	offCore(t, core)
 	for i := 0; i < 20; i++ {
 		n := 1 + i%3 // rounds rung at once add up
@@ -294,6 +296,10 @@ func TestHolderBell(t *testing.T) {
 	}
 	if st.BusyOver < st.Held/2 || st.BusyIn > st.BusyOver/4 {
 		t.Errorf("the child on the held core ran %v of %v held", st.BusyIn, st.BusyOver)
+	}
+	// The published total is the holds' time, as the counters have it.
+	if got := time.Duration(total.Load()); got < st.Held-time.Millisecond || got > st.Held+time.Millisecond {
+		t.Errorf("published %v held, the counters %v", got, st.Held)
 	}
 	// A bell with a negative pause per round is refused.
 	if _, err := NewHolder([]int{core}, time.Second, WithBell(p[0], -time.Millisecond)); err == nil {

@@ -52,6 +52,10 @@ type Configure struct {
 	// round (method "cores"): those the other services run on, never the
 	// target's.
 	HoldCores []int `json:"hold_cores,omitempty"`
+	// HeldFile, with HoldCores, is a file the orchestrator made (see
+	// pause.HeldFile) to which the holds' time is added as they end: a
+	// load generator on the held cores keeps its clock in their time.
+	HeldFile string `json:"held_file,omitempty"`
 }
 
 // Pool sets the service's admission limit and good-call threshold (TPool),
