@@ -38,6 +38,7 @@ func benchLatency(args []string) int {
 	runs := fs.Int("runs", 3, "repetitions of every run within a case, interleaved and pooled")
 	overhead := fs.Bool("overhead", false, "measure the cost of the what-if's metadata at delay 0 on the demo instead: p50 in and out of the what-if, alternated")
 	compare := fs.Bool("compare", false, "also predict at the baseline's rate, without matching the cores' load, and print both errors")
+	holds := fs.Bool("holds", false, "place each target on cores of its own, and also predict by holding the other services' cores (the load generator's too) at every call of the target, on a clock that leaves the holds out; print both errors")
 	reps := fs.Int("reps", 5, "with --overhead: runs in and out of the what-if")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-latency-<time>)")
 	if err := fs.Parse(args); err != nil {
@@ -95,7 +96,7 @@ func benchLatency(args []string) int {
 		start := time.Now()
 		dir := filepath.Join(*out, fmt.Sprintf("%02d-%s", i+1, filepath.Base(filepath.Dir(k.spec))))
 		r.err = latencyMain(latencyConfig{specPath: k.spec, target: k.target, reduce: *reduce, validate: true, requests: *requests, reps: *runs,
-			outDir: dir, extraPath: extra, compare: *compare, onResult: func(l *report.Latency) { r.res = l }})
+			outDir: dir, extraPath: extra, compare: *compare, holds: *holds, onResult: func(l *report.Latency) { r.res = l }})
 		r.elapsed = time.Since(start)
 		rows = append(rows, r)
 		if errors.Is(r.err, context.Canceled) {
@@ -108,8 +109,12 @@ func benchLatency(args []string) int {
 	if *compare {
 		head += "\tunmatched err p50\tunmatched err p99"
 	}
+	if *holds {
+		head += "\tholds p50\tholds err p50\tholds p99\tholds err p99\tbusy pred/holds/true\ttarget in holds"
+	}
 	fmt.Fprintln(tw, head)
-	var u50, u99 []float64
+	var u50, u99, h50, h99 []float64
+	var hin int
 	var in, n int
 	var e50, e99 []float64
 	failed := false
@@ -143,6 +148,14 @@ func benchLatency(args []string) int {
 				line += fmt.Sprintf("\t%+.1f%%\t%+.1f%%", p.UnmatchedErrP50Pct, p.UnmatchedErrP99Pct)
 				u50, u99 = append(u50, p.UnmatchedErrP50Pct), append(u99, p.UnmatchedErrP99Pct)
 			}
+			if p.Holds != nil {
+				line += fmt.Sprintf("\t%.2f\t%+.1f%%\t%.2f\t%+.1f%%\t%.0f/%.0f/%.0f%%\t%.0f%%", p.Holds.P50MS, p.HoldsErrP50Pct, p.Holds.P99MS, p.HoldsErrP99Pct,
+					p.PredictedBusyPct, p.HoldsBusyPct, p.TrueBusyPct, p.HoldsTargetBusyPct)
+				h50, h99 = append(h50, p.HoldsErrP50Pct), append(h99, p.HoldsErrP99Pct)
+				if math.Abs(p.HoldsErrP50Pct) <= report.LatencyP50BoundPct && math.Abs(p.HoldsErrP99Pct) <= report.LatencyP99BoundPct {
+					hin++
+				}
+			}
 			fmt.Fprintln(tw, line)
 		}
 	}
@@ -150,6 +163,9 @@ func benchLatency(args []string) int {
 	if n > 0 {
 		fmt.Printf("\n%d of %d pairs within ±%d%% at p50 and ±%d%% at p99 (%.0f%%; target 90%%)\n", in, n, report.LatencyP50BoundPct, report.LatencyP99BoundPct, float64(in)/float64(n)*100)
 		fmt.Printf("p50 error: mean |err| %.1f%%, worst %+.1f%%; p99 error: mean |err| %.1f%%, worst %+.1f%%\n", meanAbs(e50), worst(e50), meanAbs(e99), worst(e99))
+		if len(h50) > 0 {
+			fmt.Printf("holds: %d of %d pairs within the bounds; p50 mean |err| %.1f%%, worst %+.1f%%; p99 mean |err| %.1f%%, worst %+.1f%%\n", hin, len(h50), meanAbs(h50), worst(h50), meanAbs(h99), worst(h99))
+		}
 		if len(u50) > 0 {
 			fmt.Printf("unmatched (at the baseline's rate): p50 mean |err| %.1f%%, worst %+.1f%%; p99 mean |err| %.1f%%, worst %+.1f%%\n", meanAbs(u50), worst(u50), meanAbs(u99), worst(u99))
 		}

@@ -34,6 +34,9 @@ type latencyConfig struct {
 	onResult func(*report.Latency)
 	// compare also predicts at the baseline's rate (bench latency).
 	compare bool
+	// holds places the target on cores of its own and also predicts by
+	// holding the other services' cores (bench latency --holds).
+	holds bool
 }
 
 func runLatency(args []string) int {
@@ -109,7 +112,11 @@ func latencyMain(c latencyConfig) error {
 	if s.Kubernetes != nil {
 		return fmt.Errorf("slowpoke latency runs on local processes only, not yet on Kubernetes (its delay store is shared memory on the machine that runs every service); predict, validate, rank and pools run there")
 	}
-	app, err := startSession(s, c.outDir, local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: c.extraPath})
+	opts := local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: c.extraPath}
+	if c.holds {
+		opts.Target, opts.Placement = c.target, local.ModeShared
+	}
+	app, err := startSession(s, c.outDir, opts)
 	if err != nil {
 		return err
 	}
@@ -117,7 +124,7 @@ func latencyMain(c latencyConfig) error {
 	out, err := experiment.PredictLatency(app.ctx, app.d, experiment.LatencyOptions{
 		Target: c.target, Reductions: reds, ReductionsText: texts, Rate: c.rate, Connections: c.conns,
 		Warmup: c.warmup, Duration: c.duration, MinRequests: c.requests, Repetitions: c.reps, Validate: c.validate, CompareUnmatched: c.compare,
-		Progress: os.Stderr, SpecPath: c.specPath,
+		CompareHolds: c.holds, Progress: os.Stderr, SpecPath: c.specPath,
 	})
 	if err != nil {
 		return app.explain(err)

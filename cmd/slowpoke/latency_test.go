@@ -143,3 +143,81 @@ func TestLatencyBadInput(t *testing.T) {
 		}
 	}
 }
+
+// bench latency --holds predicts by holding the other services' cores, on
+// real processes: the prediction is there, near the truth, and the
+// held-time file is gone afterwards.
+func TestLatencyHolds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an emulated application")
+	}
+	bin := buildSlowpoke(t)
+	if err := os.Symlink(bin, filepath.Join(filepath.Dir(bin), emuName)); err != nil {
+		t.Fatal(err)
+	}
+	cfgs, err := suite.Latency(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	var spec string
+	for _, c := range cfgs {
+		if c.Name == "lat-sequential" {
+			if spec, err = suite.Write(work, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out := filepath.Join(work, "out")
+	marker := filepath.Join(work, "marker")
+	cmd := exec.Command(bin, "bench", "latency", "--cases", spec+"=target", "--holds", "--runs", "1", "--requests", "300", "--out", out)
+	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = runWithTimeout(cmd, 3*time.Minute)
+	checkNoLeftovers(t, marker)
+	if err != nil && strings.Contains(stdout.String()+stderr.String(), "real-time scheduling") {
+		t.Skip("no real-time scheduling here: the cores cannot be held")
+	}
+	if err != nil {
+		t.Fatalf("bench latency --holds: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if left, _ := filepath.Glob("/dev/shm/slowpoke-held-" + strconv.Itoa(cmd.Process.Pid) + "-*"); len(left) > 0 {
+		t.Errorf("held-time file left behind: %v", left)
+	}
+	results, _ := filepath.Glob(filepath.Join(out, "01-*", "results.json"))
+	if len(results) != 1 {
+		t.Fatalf("results: %v", results)
+	}
+	b, err := os.ReadFile(results[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Points []struct {
+			TrueP50MS float64 `json:"true_p50_ms"`
+			Holds     *struct {
+				P50MS float64 `json:"p50_ms"`
+				N     int     `json:"n"`
+			} `json:"holds"`
+			HoldsBusyPct   float64 `json:"holds_busy_pct"`
+			HoldsErrP50Pct float64 `json:"holds_err_p50_pct"`
+		} `json:"points"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Points) != 1 || res.Points[0].Holds == nil {
+		t.Fatalf("no prediction by holds in results.json: %s", b)
+	}
+	p := res.Points[0]
+	if p.Holds.N < 200 || p.Holds.P50MS <= 0 || p.HoldsBusyPct <= 0 || p.HoldsBusyPct > 100 {
+		t.Errorf("prediction by holds: %+v, busy %v%%", *p.Holds, p.HoldsBusyPct)
+	}
+	if math.Abs(p.HoldsErrP50Pct) > 40 {
+		t.Errorf("predicted p50 by holds %.2fms, true %.2fms: off by %+.0f%%\nstdout:\n%s", p.Holds.P50MS, p.TrueP50MS, p.HoldsErrP50Pct, stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "holds: ") {
+		t.Errorf("no summary of the holds on stdout:\n%s", stdout.String())
+	}
+}

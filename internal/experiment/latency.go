@@ -18,6 +18,8 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/internal/stale"
@@ -49,8 +51,17 @@ type LatencyOptions struct {
 	// (LatencyPoint.Unmatched), to measure what matching the cores' load
 	// buys; slowpoke bench latency --compare sets it.
 	CompareUnmatched bool
-	Progress         io.Writer
-	SpecPath         string
+	// CompareHolds also predicts every reduction by holds
+	// (LatencyPoint.Holds): the cores of every other service, the load
+	// generator's included, are held for the reduction at every call of
+	// the target, on a clock that leaves the holds out (Coz's virtual
+	// speedup), instead of delaying requests; no delay is inserted or
+	// subtracted and the rate is the baseline's. It needs the target on
+	// cores of its own (placement shared or dedicated) and the cores
+	// method. A research mechanism: slowpoke bench latency --holds.
+	CompareHolds bool
+	Progress     io.Writer
+	SpecPath     string
 }
 
 // Defaults of a latency what-if.
@@ -74,6 +85,7 @@ const (
 
 type latencyRun struct {
 	stepper
+	epoch    uint64 // of the last holding run
 	d        backend.Backend
 	s        *spec.Spec
 	o        LatencyOptions
@@ -129,6 +141,9 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 			return nil, fmt.Errorf("service %q runs without a controller: a latency what-if needs every service instrumented", svc.Name)
 		}
 	}
+	if o.CompareHolds && (len(d.Placement().TargetCPUs) == 0 || len(d.Placement().HoldCores()) == 0 || sharesCPU(d.Placement().TargetCPUs, d.Placement().HoldCores())) {
+		return nil, fmt.Errorf("holding the other services' cores needs %q on cores of its own (placement shared or dedicated), got target CPUs %v and others' %v", o.Target, d.Placement().TargetCPUs, d.Placement().HoldCores())
+	}
 	r := &latencyRun{d: d, s: s, o: o, mix: mix, stepper: stepper{w: o.Progress, start: time.Now()}}
 	if r.store, err = createStore(); err != nil {
 		return nil, err
@@ -145,6 +160,9 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 	}}
 	perRep := 1 + len(o.Reductions)
 	if o.CompareUnmatched {
+		perRep += len(o.Reductions)
+	}
+	if o.CompareHolds {
 		perRep += len(o.Reductions)
 	}
 	if o.Validate {
@@ -184,12 +202,13 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 	base := newRuns(len(mix))
 	preds := make([]*runs, len(ds))
 	unmatched := make([]*runs, len(ds))
+	holds := make([]*runs, len(ds))
 	truths := make([]*runs, len(ds))
 	meanDelay := make([]float64, len(ds))
 	rates := make([]float64, len(ds))
 	for k, dd := range ds {
 		rates[k] = sat.predictionRate(out.RateRPS, dd)
-		preds[k], unmatched[k], truths[k] = newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix))
+		preds[k], unmatched[k], truths[k], holds[k] = newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix))
 	}
 	for rep := 1; rep <= o.Repetitions; rep++ {
 		of := ""
@@ -225,6 +244,14 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 			}
 			if err := r.setTarget(0); err != nil {
 				return nil, err
+			}
+			if o.CompareHolds {
+				r.step++
+				r.progress("%s: by holding the other services' cores at every call of %s, at %.0f req/s%s", o.ReductionsText[k], o.Target, out.RateRPS, of)
+				if m, err = r.measureHolding(ctx, out.RateRPS, window, dd); err != nil {
+					return nil, fmt.Errorf("%s: holds: %w", o.ReductionsText[k], err)
+				}
+				holds[k].add(m)
 			}
 		}
 		if !o.Validate {
@@ -268,6 +295,16 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 					p.UnmatchedErrP50Pct, p.UnmatchedErrP99Pct = errPct(u.P50MS, p.TrueP50MS), errPct(u.P99MS, p.TrueP99MS)
 				}
 			}
+			if o.CompareHolds {
+				h := holds[k].dist(mix[i].Name, i)
+				p.Holds, p.HoldsBusyPct = &h, holds[k].busyPct()
+				if tb := holds[k].targetBusy; len(tb) > 0 {
+					p.HoldsTargetBusyPct = 100 * stats.Mean(tb)
+				}
+				if p.True != nil {
+					p.HoldsErrP50Pct, p.HoldsErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
+				}
+			}
 			out.Points = append(out.Points, p)
 		}
 	}
@@ -293,8 +330,9 @@ func busyWarning(busyPct, rate float64) string {
 // request type, and keeps each repetition's p50 and how busy the cores
 // were.
 type runs struct {
-	types []pooled
-	busy  []float64 // shares; a run whose share is unknown is left out
+	types      []pooled
+	busy       []float64 // shares; a run whose share is unknown is left out
+	targetBusy []float64 // runs by holds: the target's share of the holds
 }
 
 // pooled is one request type's latencies over the runs, and each run's p50.
@@ -314,6 +352,9 @@ func (rs *runs) add(m openRun) {
 	}
 	if m.busy > 0 {
 		rs.busy = append(rs.busy, m.busy)
+	}
+	if m.targetBusy > 0 {
+		rs.targetBusy = append(rs.targetBusy, m.targetBusy)
 	}
 }
 
@@ -478,15 +519,18 @@ type openRun struct {
 	lat   [][]float64 // each request type's latencies, ms
 	delay float64     // the mean delay inserted per request, ms
 	busy  float64     // the share of the cores' time they were busy, 0 where /proc/stat could not be read
+	// targetBusy is, in a run by holds, the share of the holds' time the
+	// target ran.
+	targetBusy float64
 }
 
 // measure runs the open-loop load and returns each request type's
 // latencies, less each request's inserted delay when predicting.
-func (r *latencyRun) measure(ctx context.Context, rate float64, window time.Duration, predicting bool) (openRun, error) {
+func (r *latencyRun) measure(ctx context.Context, rate float64, window time.Duration, predicting bool, opts ...load.Option) (openRun, error) {
 	cpus := r.d.Placement().OtherCPUs
 	var idle0, idle1 time.Duration
-	res, err := load.RunOpen(ctx, r.mix, rate, load.WithWarmup(r.o.Warmup), load.WithDuration(window), load.WithSamples(delayHeader),
-		load.WithWindowHooks(func() { idle0 = sharedIdle(cpus) }, func() { idle1 = sharedIdle(cpus) }))
+	res, err := load.RunOpen(ctx, r.mix, rate, append([]load.Option{load.WithWarmup(r.o.Warmup), load.WithDuration(window), load.WithSamples(delayHeader),
+		load.WithWindowHooks(func() { idle0 = sharedIdle(cpus) }, func() { idle1 = sharedIdle(cpus) })}, opts...)...)
 	if err != nil {
 		return openRun{}, err
 	}
@@ -516,6 +560,51 @@ func (r *latencyRun) measure(ctx context.Context, rate float64, window time.Dura
 		}
 	}
 	return openRun{lat: out, delay: delay / float64(len(res.Samples)), busy: busy}, nil
+}
+
+// measureHolding measures a prediction by holds: the target's controller
+// holds every other service's cores (the load generator's too) for d at
+// the start of each of the target's calls, and the load generator's clock
+// leaves the holds out (load.WithPausedTime), so that every latency and the
+// send schedule are in the time the held cores ran.
+func (r *latencyRun) measureHolding(ctx context.Context, rate float64, window, d time.Duration) (openRun, error) {
+	dir := "/dev/shm"
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		dir = os.TempDir()
+	}
+	stale.Sweep(dir, controller.HeldFileKind)
+	b := make([]byte, 8)
+	rand.Read(b)
+	held, err := pause.CreateHeldFile(filepath.Join(dir, stale.Prefix(controller.HeldFileKind)+hex.EncodeToString(b)))
+	if err != nil {
+		return openRun{}, err
+	}
+	defer func() {
+		held.Close()
+		os.Remove(held.Path())
+	}()
+	ctl := r.d.Service(r.o.Target).Control
+	r.epoch++
+	cf := wire.Configure{Epoch: r.epoch, Target: true, Batch: 1, PausePerRoundNS: int64(d), Method: string(pause.MethodCores),
+		HoldCores: r.d.Placement().HoldCores(), HeldFile: held.Path()}
+	if err := ctl.Configure(cf); err != nil {
+		return openRun{}, fmt.Errorf("configure %s to hold the other services' cores: %w", r.o.Target, err)
+	}
+	if err := ctl.Start(); err != nil {
+		return openRun{}, fmt.Errorf("start holding: %w", err)
+	}
+	total := held.Total()
+	m, err := r.measure(ctx, rate, window, false, load.WithPausedTime(func() time.Duration { return time.Duration(total.Load()) }))
+	if serr := ctl.Stop(); err == nil && serr != nil {
+		err = fmt.Errorf("stop holding: %w", serr)
+	}
+	// How much of the holds the target spent working: the virtual speedup
+	// it got is that share of d per call.
+	if st, serr := ctl.Stats(); err == nil && serr == nil && st.PauseWindowNS > 0 {
+		m.targetBusy = float64(st.PauseBusyNS) / float64(st.PauseWindowNS)
+		r.progress("%s ran %.0f%% of the holds (%v held in all)", r.o.Target, 100*m.targetBusy, time.Duration(st.PauseActualNS).Round(time.Millisecond))
+	}
+	return m, err
 }
 
 // delayHeader reads the delay the entry service reports for a request.

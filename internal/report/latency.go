@@ -139,6 +139,16 @@ type LatencyPoint struct {
 	Unmatched          *LatencyDist `json:"unmatched,omitempty"`
 	UnmatchedErrP50Pct float64      `json:"unmatched_err_p50_pct,omitzero"`
 	UnmatchedErrP99Pct float64      `json:"unmatched_err_p99_pct,omitzero"`
+	// Holds, from slowpoke bench latency --holds only: the prediction by
+	// holding the other services' cores at every call of the target, on
+	// a clock that leaves the holds out, and its errors against the truth.
+	Holds        *LatencyDist `json:"holds,omitempty"`
+	HoldsBusyPct float64      `json:"holds_busy_pct,omitzero"`
+	// HoldsTargetBusyPct is the share of the holds' time the target ran:
+	// the virtual speedup it got is that share of the reduction.
+	HoldsTargetBusyPct float64 `json:"holds_target_busy_pct,omitzero"`
+	HoldsErrP50Pct     float64 `json:"holds_err_p50_pct,omitzero"`
+	HoldsErrP99Pct     float64 `json:"holds_err_p99_pct,omitzero"`
 	// TrueMannWhitneyP tests "the true latencies are lower than the
 	// baseline's", to compare with the prediction's verdict (with
 	// validation only).
