@@ -24,23 +24,7 @@ func TestLatencyFanout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an emulated application")
 	}
-	bin := buildSlowpoke(t)
-	if err := os.Symlink(bin, filepath.Join(filepath.Dir(bin), emuName)); err != nil {
-		t.Fatal(err)
-	}
-	cfgs, err := suite.Latency(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	work := t.TempDir()
-	var spec string
-	for _, c := range cfgs {
-		if c.Name == "lat-fanout" {
-			if spec, err = suite.Write(work, c); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	bin, work, spec := latencyCase(t, "lat-fanout")
 	out := filepath.Join(work, "out")
 	marker := filepath.Join(work, "marker")
 	cmd := exec.Command(bin, "latency", "-f", spec, "--target", "target", "--reduce", "50%", "--validate",
@@ -151,30 +135,14 @@ func TestLatencyHolds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an emulated application")
 	}
-	bin := buildSlowpoke(t)
-	if err := os.Symlink(bin, filepath.Join(filepath.Dir(bin), emuName)); err != nil {
-		t.Fatal(err)
-	}
-	cfgs, err := suite.Latency(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	work := t.TempDir()
-	var spec string
-	for _, c := range cfgs {
-		if c.Name == "lat-sequential" {
-			if spec, err = suite.Write(work, c); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	bin, work, spec := latencyCase(t, "lat-sequential")
 	out := filepath.Join(work, "out")
 	marker := filepath.Join(work, "marker")
 	cmd := exec.Command(bin, "bench", "latency", "--cases", spec+"=target", "--holds", "--runs", "1", "--requests", "300", "--out", out)
 	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = runWithTimeout(cmd, 3*time.Minute)
+	err := runWithTimeout(cmd, 3*time.Minute)
 	checkNoLeftovers(t, marker)
 	if err != nil && strings.Contains(stdout.String()+stderr.String(), "real-time scheduling") {
 		t.Skip("no real-time scheduling here: the cores cannot be held")
@@ -220,4 +188,30 @@ func TestLatencyHolds(t *testing.T) {
 	if !strings.Contains(stdout.String(), "holds: ") {
 		t.Errorf("no summary of the holds on stdout:\n%s", stdout.String())
 	}
+}
+
+// latencyCase builds slowpoke (with the emulator beside it) and writes the
+// latency suite's configuration name to a temporary directory: the binary,
+// the directory and the spec's path.
+func latencyCase(t *testing.T, name string) (bin, work, spec string) {
+	t.Helper()
+	bin = buildSlowpoke(t)
+	if err := os.Symlink(bin, filepath.Join(filepath.Dir(bin), emuName)); err != nil {
+		t.Fatal(err)
+	}
+	cfgs, err := suite.Latency(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work = t.TempDir()
+	for _, c := range cfgs {
+		if c.Name == name {
+			if spec, err = suite.Write(work, c); err != nil {
+				t.Fatal(err)
+			}
+			return bin, work, spec
+		}
+	}
+	t.Fatalf("no latency configuration %q", name)
+	return
 }

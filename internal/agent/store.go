@@ -3,10 +3,10 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync/atomic"
-	"syscall"
 	"unsafe"
+
+	"github.com/slowpoke-dev/slowpoke/internal/shm"
 )
 
 // The delay store holds, for every request of a latency what-if, its
@@ -42,48 +42,26 @@ type Store struct {
 // CreateStore creates the delay store file at path (which must not exist),
 // readable and writable by its owner only, and maps it.
 func CreateStore(path string) (*Store, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	mem, err := shm.Create(path, StoreSize)
 	if err != nil {
-		return nil, fmt.Errorf("create delay store: %w", err)
-	}
-	defer f.Close()
-	if err := f.Truncate(StoreSize); err != nil {
-		os.Remove(path)
 		return nil, fmt.Errorf("create delay store %s: %w", path, err)
 	}
-	s, err := mapStore(f, path)
-	if err != nil {
-		os.Remove(path)
-		return nil, err
-	}
-	return s, nil
+	return storeOf(path, mem), nil
 }
 
 // OpenStore maps the delay store file at path, which must have been made by
 // CreateStore.
 func OpenStore(path string) (*Store, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	mem, err := shm.Open(path, StoreSize)
 	if err != nil {
 		return nil, fmt.Errorf("open delay store: %w", err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("open delay store: %w", err)
-	}
-	if !fi.Mode().IsRegular() || fi.Size() != StoreSize {
-		return nil, fmt.Errorf("open delay store %s: not a delay store (%v, %d bytes)", path, fi.Mode().Type(), fi.Size())
-	}
-	return mapStore(f, path)
+	return storeOf(path, mem), nil
 }
 
-func mapStore(f *os.File, path string) (*Store, error) {
-	mem, err := syscall.Mmap(int(f.Fd()), 0, StoreSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	if err != nil {
-		return nil, fmt.Errorf("map delay store %s: %w", path, err)
-	}
+func storeOf(path string, mem []byte) *Store {
 	words := unsafe.Slice((*atomic.Uint64)(unsafe.Pointer(&mem[0])), StoreSlots)
-	return &Store{path: path, mem: mem, words: words}, nil
+	return &Store{path: path, mem: mem, words: words}
 }
 
 // Path is the store's file.
@@ -95,7 +73,7 @@ func (s *Store) Close() error {
 	if s.mem == nil {
 		return errors.New("delay store already closed")
 	}
-	err := syscall.Munmap(s.mem)
+	err := shm.Unmap(s.mem)
 	s.mem, s.words = nil, nil
 	return err
 }

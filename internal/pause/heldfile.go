@@ -3,10 +3,10 @@ package pause
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync/atomic"
-	"syscall"
 	"unsafe"
+
+	"github.com/slowpoke-dev/slowpoke/internal/shm"
 )
 
 // heldFileSize is a held-time file's size: one page, of which the first
@@ -25,43 +25,18 @@ type HeldFile struct {
 // CreateHeldFile creates the file at path (which must not exist), readable
 // and writable by its owner only, and maps it.
 func CreateHeldFile(path string) (*HeldFile, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	mem, err := shm.Create(path, heldFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("held-time file: %w", err)
 	}
-	defer f.Close()
-	if err := f.Truncate(heldFileSize); err != nil {
-		os.Remove(path)
-		return nil, fmt.Errorf("held-time file: %w", err)
-	}
-	h, err := mapHeldFile(f, path)
-	if err != nil {
-		os.Remove(path)
-	}
-	return h, err
+	return &HeldFile{path: path, mem: mem}, nil
 }
 
 // OpenHeldFile maps the file at path, which CreateHeldFile made.
 func OpenHeldFile(path string) (*HeldFile, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	mem, err := shm.Open(path, heldFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("held-time file: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("held-time file: %w", err)
-	}
-	if !fi.Mode().IsRegular() || fi.Size() != heldFileSize {
-		return nil, fmt.Errorf("held-time file %s: not one (%v, %d bytes)", path, fi.Mode().Type(), fi.Size())
-	}
-	return mapHeldFile(f, path)
-}
-
-func mapHeldFile(f *os.File, path string) (*HeldFile, error) {
-	mem, err := syscall.Mmap(int(f.Fd()), 0, heldFileSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	if err != nil {
-		return nil, fmt.Errorf("held-time file %s: %w", path, err)
 	}
 	return &HeldFile{path: path, mem: mem}, nil
 }
@@ -78,7 +53,7 @@ func (h *HeldFile) Close() error {
 	if h.mem == nil {
 		return errors.New("held-time file already closed")
 	}
-	err := syscall.Munmap(h.mem)
+	err := shm.Unmap(h.mem)
 	h.mem = nil
 	return err
 }
