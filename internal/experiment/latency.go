@@ -379,14 +379,22 @@ func (rs *runs) busyPct() float64 {
 // there is one, in the temporary directory otherwise. Stores left there by
 // a slowpoke that was killed (its process is gone) are removed first.
 func createStore() (*agent.Store, error) {
+	return agent.CreateStore(sharedPath(storeKind))
+}
+
+// sharedPath is a new path for a shared file of kind: in shared memory
+// (/dev/shm) where there is one, in the temporary directory otherwise,
+// named after this process (package stale), the files of that kind that
+// killed processes left there removed first.
+func sharedPath(kind string) string {
 	dir := "/dev/shm"
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		dir = os.TempDir()
 	}
-	stale.Sweep(dir, storeKind)
+	stale.Sweep(dir, kind)
 	b := make([]byte, 8)
 	rand.Read(b)
-	return agent.CreateStore(filepath.Join(dir, stale.Prefix(storeKind)+hex.EncodeToString(b)))
+	return filepath.Join(dir, stale.Prefix(kind)+hex.EncodeToString(b))
 }
 
 // storeKind starts the name of a delay store (see package stale).
@@ -568,14 +576,7 @@ func (r *latencyRun) measure(ctx context.Context, rate float64, window time.Dura
 // leaves the holds out (load.WithPausedTime), so that every latency and the
 // send schedule are in the time the held cores ran.
 func (r *latencyRun) measureHolding(ctx context.Context, rate float64, window, d time.Duration) (openRun, error) {
-	dir := "/dev/shm"
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		dir = os.TempDir()
-	}
-	stale.Sweep(dir, controller.HeldFileKind)
-	b := make([]byte, 8)
-	rand.Read(b)
-	held, err := pause.CreateHeldFile(filepath.Join(dir, stale.Prefix(controller.HeldFileKind)+hex.EncodeToString(b)))
+	held, err := pause.CreateHeldFile(sharedPath(controller.HeldFileKind))
 	if err != nil {
 		return openRun{}, err
 	}
