@@ -381,8 +381,8 @@ func endGroup(pgid int, grace time.Duration) []int {
 // and those that have ended (zombies).
 func groupMembers(pgid int) []int {
 	var out []int
-	for _, s := range proc.All() {
-		if s.PGRP == pgid && s.PID != pgid && !s.Ended() {
+	for _, s := range proc.Group(pgid) {
+		if s.PID != pgid && !s.Ended() {
 			out = append(out, s.PID)
 		}
 	}

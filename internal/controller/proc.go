@@ -13,10 +13,8 @@ import (
 // pgid, from the kernel's per-process accounting in /proc/PID/stat.
 func groupCPU(pgid int) int64 {
 	var total int64
-	for _, s := range proc.All() {
-		if s.PGRP == pgid {
-			total += int64(s.CPU)
-		}
+	for _, s := range proc.Group(pgid) {
+		total += int64(s.CPU)
 	}
 	return total
 }

@@ -63,7 +63,7 @@ func (p Proc) Alive() bool {
 // since boot), or "" if the process is gone or a zombie.
 func StartTime(pid int) string {
 	s, ok := proc.Read(pid)
-	if !ok || s.State == 'Z' {
+	if !ok || s.Ended() {
 		return ""
 	}
 	return s.Start

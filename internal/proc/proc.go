@@ -49,6 +49,18 @@ func All() []Stat {
 	return out
 }
 
+// Group reads the stat of every process of process group pgid, its
+// leader's included.
+func Group(pgid int) []Stat {
+	var out []Stat
+	for _, s := range All() {
+		if s.PGRP == pgid {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // parse parses a stat line. The command's name, in parentheses, may hold
 // spaces and parentheses itself: the fields start after the last ')'.
 func parse(pid int, b []byte) (Stat, bool) {

@@ -48,6 +48,12 @@ func TestReadRealProcess(t *testing.T) {
 	if !slices.ContainsFunc(All(), func(a Stat) bool { return a.PID == pid && a.Start == s.Start }) {
 		t.Error("All misses the child")
 	}
+	if !slices.ContainsFunc(Group(syscall.Getpgrp()), func(a Stat) bool { return a.PID == pid }) {
+		t.Error("Group misses the child, in this process's group")
+	}
+	if slices.ContainsFunc(Group(pid), func(a Stat) bool { return a.PID == pid }) {
+		t.Error("Group puts the child in a group of its own")
+	}
 	cmd.Process.Kill()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if z, _ := Read(pid); z.Ended() {

@@ -86,10 +86,8 @@ func processGroup(pgid int) ([]int, error) {
 		return nil, err
 	}
 	var out []int
-	for _, s := range proc.All() {
-		if s.PGRP == pgid {
-			out = append(out, s.PID)
-		}
+	for _, s := range proc.Group(pgid) {
+		out = append(out, s.PID)
 	}
 	return out, nil
 }
