@@ -17,6 +17,12 @@ const (
 	EnvService = "SLOWPOKE_SERVICE"
 )
 
+// SocketDirKind starts the name of the directory that holds a controller's
+// agent socket (EnvSocket) and bell: the directory is named after the
+// controller's process id (see package stale), so that the service's
+// environment says which controller started it.
+const SocketDirKind = "slowpoke-agent"
+
 // Limits that keep reports bounded whatever the service does.
 const (
 	MaxKeys       = 256     // distinct endpoints / downstream peers tracked; the rest fold into OtherKey

@@ -43,10 +43,6 @@ const (
 	MaxLease = 5 * time.Minute
 )
 
-// agentDirKind starts the name of the temporary directory that holds a
-// controller's agent socket and bell (see package stale).
-const agentDirKind = "slowpoke-agent"
-
 // Config describes one controlled service.
 type Config struct {
 	Name        string
@@ -167,8 +163,8 @@ func Start(cfg Config) (*Controller, error) {
 	var err error
 	// The directory is named after this process, so that the next
 	// controller removes it if this one is killed before it can.
-	stale.Sweep(os.TempDir(), agentDirKind)
-	if c.sockDir, err = os.MkdirTemp("", stale.Prefix(agentDirKind)); err != nil {
+	stale.Sweep(os.TempDir(), agent.SocketDirKind)
+	if c.sockDir, err = os.MkdirTemp("", stale.Prefix(agent.SocketDirKind)); err != nil {
 		return nil, err
 	}
 	sock := filepath.Join(c.sockDir, "agent.sock")

@@ -380,12 +380,12 @@ func TestChildResumedWhenControllerKilled(t *testing.T) {
 	})
 	// The killed controller could not remove its socket directory; the
 	// sweep every controller makes as it starts does.
-	mine := filepath.Join(os.TempDir(), fmt.Sprintf("%s-%d-*", agentDirKind, cmd.Process.Pid))
+	mine := filepath.Join(os.TempDir(), fmt.Sprintf("%s-%d-*", agent.SocketDirKind, cmd.Process.Pid))
 	left, _ := filepath.Glob(mine)
 	if len(left) != 1 {
 		t.Errorf("the killed controller's socket directories: %q, want one", left)
 	}
-	stale.Sweep(os.TempDir(), agentDirKind)
+	stale.Sweep(os.TempDir(), agent.SocketDirKind)
 	if left, _ := filepath.Glob(mine); len(left) != 0 {
 		t.Errorf("left after a sweep: %q", left)
 	}

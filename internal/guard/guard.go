@@ -18,8 +18,9 @@
 //
 // Processes are signalled through pidfds, or after checking their start
 // time, so a recycled PID is never signalled; a service's processes are
-// found through its cgroup where it has one, and through its process group
-// otherwise.
+// found through its cgroup where it has one, through its process group
+// otherwise, and through their environment where the controller died
+// before anyone learned the group.
 package guard
 
 import (
@@ -31,14 +32,18 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
+	"github.com/slowpoke-dev/slowpoke/internal/stale"
 )
 
 // Proc identifies a process by its PID and its start time (field 22 of
@@ -394,7 +399,9 @@ func thaw(run Run, logf func(string, ...any)) {
 }
 
 // EndService continues and ends every process of a service: those in its
-// cgroup where it has one, its process group otherwise. It says what it
+// cgroup where it has one, its process group otherwise, and where nobody
+// learned its group before its controller died, the processes that carry
+// the controller's marks in their environment (strays). It says what it
 // ended ("" for nothing).
 func EndService(s Service, logf func(string, ...any)) string {
 	if s.Cgroup != "" {
@@ -404,6 +411,9 @@ func EndService(s Service, logf func(string, ...any)) string {
 		}
 		logf("ended %s: processes %v", s.Name, pids)
 		return fmt.Sprintf("%s (PIDs %v)", s.Name, pids)
+	}
+	if s.Group.PID == 0 {
+		return endStrays(s, logf)
 	}
 	if !s.Group.Alive() {
 		return ""
@@ -420,4 +430,85 @@ func EndService(s Service, logf func(string, ...any)) string {
 	}
 	logf("ended %s: process group %d", s.Name, s.Group.PID)
 	return fmt.Sprintf("%s (process group %d)", s.Name, s.Group.PID)
+}
+
+// strays finds the processes of service s that its controller started
+// without anyone learning their process group: the service's name and a
+// socket in the controller's own directory (agent.SocketDirKind, named
+// after the controller's pid) are in their environment, and they began no
+// earlier than the controller. Their parent may be gone: they are found
+// wherever they were reparented.
+func strays(s Service) []proc.Stat {
+	since, err := strconv.ParseUint(s.Controller.Start, 10, 64)
+	if err != nil || s.Controller.PID <= 0 {
+		return nil
+	}
+	var out []proc.Stat
+	for _, st := range proc.All() {
+		start, err := strconv.ParseUint(st.Start, 10, 64)
+		if err != nil || start < since || st.Ended() || st.PID == os.Getpid() {
+			continue
+		}
+		if name, _ := proc.Getenv(st.PID, agent.EnvService); name != s.Name {
+			continue
+		}
+		sock, _ := proc.Getenv(st.PID, agent.EnvSocket)
+		if pid, ok := stale.Creator(filepath.Base(filepath.Dir(sock)), agent.SocketDirKind); !ok || pid != s.Controller.PID {
+			continue
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// endStrays continues and ends a service's strays, their process groups
+// too where they lead one: SIGTERM, then SIGKILL after Grace. It looks
+// again until none is left (a stray may fork while it ends), for at most
+// Grace and a second more.
+func endStrays(s Service, logf func(string, ...any)) string {
+	var ended []int
+	deadline := time.Now().Add(Grace)
+	for stop := deadline.Add(time.Second); time.Now().Before(stop); time.Sleep(20 * time.Millisecond) {
+		ps := strays(s)
+		if len(ps) == 0 {
+			break
+		}
+		late := time.Now().After(deadline)
+		for _, st := range ps {
+			first := !slices.Contains(ended, st.PID)
+			if first {
+				ended = append(ended, st.PID)
+			}
+			switch {
+			case late:
+				signalStray(st, unix.SIGKILL)
+			case first:
+				signalStray(st, unix.SIGCONT)
+				signalStray(st, unix.SIGTERM)
+			}
+		}
+	}
+	if len(ended) == 0 {
+		return ""
+	}
+	logf("ended %s, found by its environment after its controller (PID %d) died: processes %v", s.Name, s.Controller.PID, ended)
+	return fmt.Sprintf("%s (PIDs %v)", s.Name, ended)
+}
+
+// signalStray signals st through a pidfd, once it is sure that the pid is
+// still st's (a recycled pid is never signalled), and st's process group
+// where st leads it (a group id is not reused while its leader lives).
+func signalStray(st proc.Stat, sig unix.Signal) {
+	fd, err := unix.PidfdOpen(st.PID, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	if !(Proc{PID: st.PID, Start: st.Start}).Alive() {
+		return
+	}
+	unix.PidfdSendSignal(fd, sig, nil, 0)
+	if st.PGRP == st.PID {
+		unix.Kill(-st.PID, sig)
+	}
 }

@@ -16,8 +16,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/stale"
 	"github.com/slowpoke-dev/slowpoke/internal/testroot"
 )
 
@@ -60,14 +62,20 @@ func TestMain(m *testing.M) {
 
 // fakeController starts its service as the real controller does (a
 // process group of its own, SIGCONT when the controller dies, in the
-// service's cgroup when there is one), prints the service's PID and its
-// child's, and waits.
+// service's cgroup when there is one, the service's name and a socket in a
+// directory named after the controller in its environment), prints the
+// service's PID and its child's, and waits.
 func fakeController() {
+	dir, err := os.MkdirTemp("", stale.Prefix(agent.SocketDirKind))
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(4)
+	}
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), roleEnv+"=wrapper")
+	cmd.Env = append(os.Environ(), roleEnv+"=wrapper",
+		agent.EnvSocket+"="+filepath.Join(dir, "agent.sock"), agent.EnvService+"="+os.Getenv("NAME"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGCONT}
 	out, _ := cmd.StdoutPipe()
-	var err error
 	if p := os.Getenv("CGROUP"); p != "" {
 		err = pause.Cgroup{Path: p, V2: os.Getenv("CGROUP_V2") == "1"}.Start(cmd)
 	} else {
@@ -112,7 +120,10 @@ func fakeOrchestrator() {
 	if h, err := pause.FindHierarchy(); err == nil && !noGroups {
 		run.V2 = h.V2
 		for i := 0; i < 2; i++ {
-			cg, err := h.Create(fmt.Sprintf("run-test-%d/s%d", os.Getpid(), i))
+			// Named as a run's (run-PID-START of the orchestrator), so
+			// that a real run started meanwhile leaves them alone, and
+			// the next one removes them if this test is killed.
+			cg, err := h.Create(fmt.Sprintf("run-%d-%s/s%d", me.PID, me.Start, i))
 			if err != nil {
 				break
 			}
@@ -128,7 +139,7 @@ func fakeOrchestrator() {
 	var ctls []*exec.Cmd
 	for i := 0; i < 2; i++ {
 		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), roleEnv+"=controller")
+		cmd.Env = append(os.Environ(), roleEnv+"=controller", fmt.Sprintf("NAME=s%d", i))
 		if i < len(cgs) {
 			cmd.Env = append(cmd.Env, "CGROUP="+cgs[i].Path, "CGROUP_V2="+map[bool]string{true: "1", false: "0"}[cgs[i].V2])
 		}
@@ -212,6 +223,7 @@ func startRun(t *testing.T, env ...string) (*exec.Cmd, io.WriteCloser, runInfo) 
 		}
 		cmd.Process.Kill()
 		cmd.Wait()
+		stale.Sweep(os.TempDir(), agent.SocketDirKind) // the killed controllers'
 	})
 	return cmd, stdin, info
 }
@@ -285,6 +297,28 @@ func TestOrchestratorKilledBeforeGroupsKnown(t *testing.T) {
 	orch.Process.Kill()
 	orch.Wait()
 	waitGone(t, "the run's processes", 10*time.Second, all...)
+}
+
+// A controller killed with SIGKILL before the orchestrator learned its
+// service's process group, on a machine without cgroups: its service is
+// no longer its child, and the guard finds it (its child too) by its
+// environment and ends it; the other service runs on.
+func TestControllerKilledBeforeGroupsKnown(t *testing.T) {
+	orch, stdin, info := startRun(t, "NO_GROUPS=1")
+	if gone(append(info.Controllers, info.Services...)...) {
+		t.Fatal("the run's processes ended before the test began")
+	}
+	unix.Kill(info.Services[0], unix.SIGSTOP) // as a round would leave it
+	unix.Kill(info.Controllers[0], unix.SIGKILL)
+	waitGone(t, "the killed controller's service", 10*time.Second, info.Services[0], info.Services[1])
+	if gone(info.Controllers[1]) || gone(info.Services[2]) || gone(info.Services[3]) {
+		t.Error("the other service or its controller ended too")
+	}
+	stdin.Close()
+	if err := orch.Wait(); err != nil {
+		t.Fatalf("orchestrator: %v", err)
+	}
+	waitGone(t, "the guard after a clean end", 5*time.Second, info.Guard)
 }
 
 // A controller killed with SIGKILL: its service (its child too) ends, the

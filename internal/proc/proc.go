@@ -61,6 +61,24 @@ func Group(pgid int) []Stat {
 	return out
 }
 
+// Getenv returns the value of key in the environment pid was started with
+// (/proc/PID/environ), and whether it was there. A process's environment
+// can be read by its own user and by root only: for others it is not
+// there. For a moment after exec begins, it is empty.
+func Getenv(pid int, key string) (string, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return "", false
+	}
+	prefix := []byte(key + "=")
+	for kv := range bytes.SplitSeq(b, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, prefix); ok {
+			return string(v), true
+		}
+	}
+	return "", false
+}
+
 // parse parses a stat line. The command's name, in parentheses, may hold
 // spaces and parentheses itself: the fields start after the last ')'.
 func parse(pid int, b []byte) (Stat, bool) {

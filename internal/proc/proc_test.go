@@ -71,3 +71,37 @@ func TestReadRealProcess(t *testing.T) {
 		t.Errorf("this process: %+v, %v", me, ok)
 	}
 }
+
+// A real child's environment, as it was started with: a variable set, an
+// empty one, one missing, and a name that is only a prefix of another.
+func TestGetenvRealProcess(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	cmd.Env = []string{"SLOWPOKE_X=a=b", "SLOWPOKE_EMPTY=", "SLOWPOKE_XY=other"}
+	if err := cmd.Start(); err != nil {
+		t.Skip("cannot run sleep:", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// The kernel sets the new environment a moment after exec has begun,
+	// when Start has returned already.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if _, ok := Getenv(cmd.Process.Pid, "SLOWPOKE_X"); ok {
+			break
+		}
+	}
+	for _, tc := range []struct {
+		key, want string
+		ok        bool
+	}{
+		{"SLOWPOKE_X", "a=b", true},
+		{"SLOWPOKE_EMPTY", "", true},
+		{"SLOWPOKE_MISSING", "", false},
+		{"SLOWPOKE", "", false},
+	} {
+		if v, ok := Getenv(cmd.Process.Pid, tc.key); v != tc.want || ok != tc.ok {
+			t.Errorf("Getenv(%s) = %q, %v; want %q, %v", tc.key, v, ok, tc.want, tc.ok)
+		}
+	}
+	if _, ok := Getenv(1<<22, "PATH"); ok {
+		t.Error("a missing process has an environment")
+	}
+}

@@ -29,7 +29,7 @@ func Sweep(dir, kind string) []string {
 	}
 	var removed []string
 	for _, e := range ents {
-		pid, ok := creator(e.Name(), kind)
+		pid, ok := Creator(e.Name(), kind)
 		if !ok || running(pid) {
 			continue
 		}
@@ -45,8 +45,9 @@ func Sweep(dir, kind string) []string {
 	return removed
 }
 
-// creator parses the pid out of a name kind-PID-suffix.
-func creator(name, kind string) (int, bool) {
+// Creator parses the pid of the process that made the entry named name,
+// of the form kind-PID-suffix (see Prefix).
+func Creator(name, kind string) (int, bool) {
 	rest, ok := strings.CutPrefix(name, kind+"-")
 	if !ok {
 		return 0, false

@@ -87,9 +87,9 @@ func TestPrefixRoundTrip(t *testing.T) {
 	if got := Sweep(dir, "slowpoke-x"); len(got) != 0 {
 		t.Fatalf("a live process's directory was swept: %q", got)
 	}
-	pid, ok := creator(filepath.Base(d), "slowpoke-x")
+	pid, ok := Creator(filepath.Base(d), "slowpoke-x")
 	if !ok || pid != os.Getpid() {
-		t.Errorf("creator(%q) = %d, %v", filepath.Base(d), pid, ok)
+		t.Errorf("Creator(%q) = %d, %v", filepath.Base(d), pid, ok)
 	}
 	if !strings.HasPrefix(filepath.Base(d), p) {
 		t.Errorf("%s does not start with %s", d, p)
