@@ -23,7 +23,8 @@ func runRestore(args []string) int {
 			"Puts back every Deployment of an application on Kubernetes that a slowpoke run\n"+
 			"changed and did not restore (its orchestrator was killed), deletes the Secrets\n"+
 			"such runs made, and waits for the rollouts. Safe to run at any time: a\n"+
-			"Deployment slowpoke did not change is left alone.\n\n")
+			"Deployment slowpoke did not change is left alone, and so is a run that still\n"+
+			"runs (its Secret is renewed every 2 s; restore watches it for up to 5 s).\n\n")
 		fs.PrintDefaults()
 	}
 	file := fs.String("f", "", "application spec with a kubernetes section (required)")

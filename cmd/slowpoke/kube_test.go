@@ -210,6 +210,22 @@ func isReady(p *corev1.Pod) bool {
 	return false
 }
 
+// checkUnderRun asserts that every Deployment is under slowpoke and that
+// the run's Secret is there.
+func (e *kubeEnv) checkUnderRun(t *testing.T) {
+	t.Helper()
+	ns := e.spec.Kubernetes.Namespace
+	for _, sv := range e.spec.Services {
+		if _, ok := e.deployment(t, sv.Name).Annotations[kube.AnnotationOriginal]; !ok {
+			t.Errorf("Deployment %s is no longer under slowpoke", sv.Name)
+		}
+	}
+	secrets, err := e.client.CoreV1().Secrets(ns).List(context.Background(), metav1.ListOptions{LabelSelector: kube.LabelRun})
+	if err != nil || len(secrets.Items) != 1 {
+		t.Errorf("the run's Secret: %v (%d found)", err, len(secrets.Items))
+	}
+}
+
 // checkRestored asserts that every Deployment has its original template
 // and none of slowpoke's annotations, that no Secret of slowpoke's is
 // left, and that the application answers.
@@ -425,7 +441,17 @@ func TestKubeFaults(t *testing.T) {
 		e.checkRestored(t)
 	})
 	t.Run("interrupt", func(t *testing.T) {
-		cmd, stderr, _ := e.startPredict(t)
+		cmd, stderr, ctls := e.startPredict(t)
+		// `slowpoke restore` beside a live run leaves it alone and says
+		// so; the run goes on.
+		out, err := e.command("restore", "-f", demoKubeSpec).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "still runs") {
+			t.Errorf("restore beside a live run: %v\n%s", err, out)
+		}
+		e.checkUnderRun(t)
+		if _, err := ctls[0].Stats(); err != nil {
+			t.Errorf("the run's controller after restore beside it: %v\n%s", err, stderr.String())
+		}
 		cmd.Process.Signal(os.Interrupt)
 		start := time.Now()
 		if err := waitExit(cmd, 3*time.Minute); err == nil || !strings.Contains(stderr.String(), "restored 4 Deployments") {

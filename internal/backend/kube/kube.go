@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
@@ -77,7 +78,12 @@ type Deployment struct {
 
 	stopRenew chan struct{}
 	renewDone chan struct{}
-	failure   backend.Failure
+	// stopBeat ends the Secret's renewals (heartbeat), once, before the
+	// Secret is deleted.
+	stopBeat     chan struct{}
+	stopBeatOnce sync.Once
+	beatDone     chan struct{}
+	failure      backend.Failure
 }
 
 // service is one service's Deployment and current pod.
@@ -130,6 +136,7 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 		originals: map[string]*corev1.PodTemplateSpec{}, services: map[string]*service{}, target: opts.Target,
 		restarts: map[string]int{}, replacing: map[string]bool{},
 		stopRenew: make(chan struct{}), renewDone: make(chan struct{}),
+		stopBeat: make(chan struct{}), beatDone: make(chan struct{}),
 	}
 	if err := d.start(ctx); err != nil {
 		if rerr := d.restoreAll(); rerr != nil {
@@ -168,13 +175,21 @@ func (d *Deployment) start(ctx context.Context) error {
 		found[sv.Name] = dep
 	}
 	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: d.secretName(), Labels: map[string]string{LabelRun: d.run.ID}},
-		Data:       map[string][]byte{secretKey: []byte(hex.EncodeToString(d.secret))},
+		ObjectMeta: metav1.ObjectMeta{Name: d.secretName(), Labels: map[string]string{LabelRun: d.run.ID},
+			Annotations: map[string]string{AnnotationRenewEvery: RenewSecretEvery.String()}},
+		Data: map[string][]byte{secretKey: []byte(hex.EncodeToString(d.secret))},
 	}
 	if _, err := d.client.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
 		return explainAPI(err, "create", "secrets", ns, sec.Name)
 	}
 	d.secretMade = true
+	// The first renewal before anything changes: without the right to
+	// patch Secrets, the run stops here.
+	if err := d.renewSecret(ctx); err != nil {
+		close(d.beatDone)
+		return explainAPI(err, "patch", "secrets", ns, sec.Name)
+	}
+	go d.heartbeat()
 	d.opts.Logf("putting %d Deployments in namespace %q under slowpoke controllers (run %s)", len(found), ns, d.run.ID)
 	for i := range d.spec.Services {
 		sv := &d.spec.Services[i]
@@ -459,6 +474,8 @@ func (d *Deployment) restoreAll() error {
 		}
 	}
 	if d.secretMade {
+		d.stopBeatOnce.Do(func() { close(d.stopBeat) })
+		<-d.beatDone
 		if err := d.client.CoreV1().Secrets(ns).Delete(ctx, d.secretName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, explainAPI(err, "delete", "secrets", ns, d.secretName()))
 		}
@@ -472,6 +489,39 @@ func (d *Deployment) restoreAll() error {
 		d.opts.Logf("restored %d Deployments in namespace %q", len(names), ns)
 	}
 	return errors.Join(errs...)
+}
+
+// RenewSecretEvery is how often a run renews its Secret (AnnotationRenewed).
+const RenewSecretEvery = 2 * time.Second
+
+// renewSecret renews the run's Secret, to say that the run lives.
+func (d *Deployment) renewSecret(ctx context.Context) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, AnnotationRenewed, time.Now().UTC().Format(time.RFC3339Nano))
+	_, err := d.client.CoreV1().Secrets(d.k.Namespace).Patch(ctx, d.secretName(), types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
+}
+
+// heartbeat renews the run's Secret every RenewSecretEvery until stopBeat
+// is closed, so that `slowpoke restore` can tell that the run lives.
+func (d *Deployment) heartbeat() {
+	defer close(d.beatDone)
+	t := time.NewTicker(RenewSecretEvery)
+	defer t.Stop()
+	warned := false
+	for {
+		select {
+		case <-d.stopBeat:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), RenewSecretEvery)
+		err := d.renewSecret(ctx)
+		cancel()
+		if err != nil && !warned {
+			warned = true
+			d.opts.Logf("warning: renewing the run's Secret %s/%s (which tells `slowpoke restore` that this run lives): %v", d.k.Namespace, d.secretName(), err)
+		}
+	}
 }
 
 // renew renews every controller's lease a few times per lease.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -149,7 +150,10 @@ func restoreDeployment(ctx context.Context, c kubernetes.Interface, ns, name, ru
 
 // Restore puts back every Deployment of s that a slowpoke run changed and
 // left (its orchestrator killed), deletes the Secrets such runs made, and
-// waits for the rollouts. It reports what it restored with logf.
+// waits for the rollouts. A run that still lives (its Secret is renewed
+// while Restore looks) is left alone, its Deployments and its Secret, and
+// Restore then returns an error that names it. It reports what it does
+// with logf.
 func Restore(ctx context.Context, s *spec.Spec, c kubernetes.Interface, logf func(string, ...any)) error {
 	if s.Kubernetes == nil {
 		return errors.New("the spec has no kubernetes section: there is nothing on a cluster to restore")
@@ -161,13 +165,38 @@ func Restore(ctx context.Context, s *spec.Spec, c kubernetes.Interface, logf fun
 		}
 	}
 	ns := s.Kubernetes.Namespace
+	// Which runs live is known before anything changes: without it, a
+	// live run's Deployments and Secret would go from under it.
+	secrets, err := c.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelRun})
+	if err != nil {
+		return explainAPI(err, "list", "secrets", ns, "")
+	}
+	live, err := liveRuns(ctx, c, ns, secrets.Items, logf)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	var rolled []string
+	kept := map[string][]string{} // a live run's description: its Deployments
 	for i := range s.Services {
 		sv := &s.Services[i]
 		name := deploymentName(sv)
+		dep, err := c.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			errs = append(errs, serviceErr(sv.Name, explainAPI(err, "get", "deployments", ns, name)))
+			continue
+		}
+		if _, ok := dep.Annotations[AnnotationOriginal]; !ok {
+			continue
+		}
+		id := runOf(dep.Annotations[AnnotationRun])
+		if id != "" && live[id] {
+			run := describeRun(dep.Annotations[AnnotationRun])
+			kept[run] = append(kept[run], name)
+			continue
+		}
 		start := time.Now()
-		ok, err := restoreDeployment(ctx, c, ns, name, "")
+		ok, err := restoreDeployment(ctx, c, ns, name, id)
 		if err != nil {
 			errs = append(errs, serviceErr(sv.Name, err))
 			continue
@@ -177,16 +206,14 @@ func Restore(ctx context.Context, s *spec.Spec, c kubernetes.Interface, logf fun
 			logf("restored Deployment %s/%s (%s)", ns, name, time.Since(start).Round(time.Millisecond))
 		}
 	}
-	secrets, err := c.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelRun})
-	if err != nil {
-		errs = append(errs, explainAPI(err, "list", "secrets", ns, ""))
-	} else {
-		for _, sec := range secrets.Items {
-			if err := c.CoreV1().Secrets(ns).Delete(ctx, sec.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, explainAPI(err, "delete", "secrets", ns, sec.Name))
-			} else {
-				logf("deleted Secret %s/%s", ns, sec.Name)
-			}
+	for _, sec := range secrets.Items {
+		if live[sec.Labels[LabelRun]] {
+			continue
+		}
+		if err := c.CoreV1().Secrets(ns).Delete(ctx, sec.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, explainAPI(err, "delete", "secrets", ns, sec.Name))
+		} else {
+			logf("deleted Secret %s/%s", ns, sec.Name)
 		}
 	}
 	for _, name := range rolled {
@@ -194,8 +221,59 @@ func Restore(ctx context.Context, s *spec.Spec, c kubernetes.Interface, logf fun
 			errs = append(errs, err)
 		}
 	}
+	for _, run := range slices.Sorted(maps.Keys(kept)) {
+		names := kept[run]
+		errs = append(errs, fmt.Errorf("left Deployments %s in namespace %q under slowpoke: %s still runs (its Secret was renewed meanwhile) and puts them back when it ends; stop that run, or run `slowpoke restore` again once it is gone",
+			strings.Join(names, ", "), ns, run))
+	}
 	if len(rolled) == 0 && len(errs) == 0 {
 		logf("nothing to restore in namespace %q: no Deployment of %q is under slowpoke", ns, s.Name)
 	}
 	return errors.Join(errs...)
+}
+
+// maxLiveWait bounds how long Restore watches for renewals.
+const maxLiveWait = 30 * time.Second
+
+// liveRuns says which of the runs whose Secrets are given still live, by
+// their ids: a run renews its Secret every AnnotationRenewEvery while its
+// orchestrator lives, so a Secret that changes within twice that and a
+// second more is a live run's. A Secret without the annotation (made by an
+// older slowpoke) is taken to be renewed every RenewSecretEvery.
+func liveRuns(ctx context.Context, c kubernetes.Interface, ns string, secrets []corev1.Secret, logf func(string, ...any)) (map[string]bool, error) {
+	live := map[string]bool{}
+	if len(secrets) == 0 {
+		return live, nil
+	}
+	seen := map[string]string{} // name: resourceVersion
+	var wait time.Duration
+	for _, sec := range secrets {
+		every, err := time.ParseDuration(sec.Annotations[AnnotationRenewEvery])
+		if err != nil || every <= 0 {
+			every = RenewSecretEvery
+		}
+		wait = max(wait, 2*every+time.Second)
+		seen[sec.Name] = sec.ResourceVersion
+	}
+	wait = min(wait, maxLiveWait)
+	logf("looking whether the runs of %d slowpoke Secrets in namespace %q still run (up to %v)", len(secrets), ns, wait)
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline) && len(live) < len(seen); {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		list, err := c.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelRun})
+		if err != nil {
+			return nil, explainAPI(err, "list", "secrets", ns, "")
+		}
+		for _, sec := range list.Items {
+			if rv, ok := seen[sec.Name]; ok && rv != sec.ResourceVersion {
+				live[sec.Labels[LabelRun]] = true
+			}
+		}
+	}
+	return live, nil
 }

@@ -28,8 +28,14 @@ const (
 	// the service (ground truths), so that the new pod can be told from
 	// the old.
 	AnnotationRestart = "slowpoke.dev/restart"
-	// LabelRun marks the run's Secret.
+	// LabelRun marks the run's Secret; its value is the run's id.
 	LabelRun = "slowpoke.dev/run"
+	// AnnotationRenewed, on a run's Secret, changes every
+	// AnnotationRenewEvery while the run's orchestrator lives (its value
+	// is the orchestrator's clock; that it changes is what counts), so
+	// that `slowpoke restore` leaves a live run alone.
+	AnnotationRenewed    = "slowpoke.dev/renewed"
+	AnnotationRenewEvery = "slowpoke.dev/renew-every"
 
 	binVolume   = "slowpoke-bin"
 	binDir      = "/opt/slowpoke"
