@@ -39,9 +39,14 @@ func benchLatency(args []string) int {
 	overhead := fs.Bool("overhead", false, "measure the cost of the what-if's metadata at delay 0 on the demo instead: p50 in and out of the what-if, alternated")
 	compare := fs.Bool("compare", false, "also predict at the baseline's rate, without matching the cores' load, and print both errors")
 	holds := fs.Bool("holds", false, "place each target on cores of its own, and also predict by holding the other services' cores (the load generator's too) at every call of the target, on a clock that leaves the holds out; print both errors")
+	holdsBatch := fs.Int("holds-batch", 1, "with --holds, above 1: also predict by holds of this many times the reduction every this many calls of the target (fewer, longer holds), and print its errors")
 	reps := fs.Int("reps", 5, "with --overhead: runs in and out of the what-if")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-latency-<time>)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *holdsBatch < 1 || *holdsBatch > 1 && !*holds {
+		fmt.Fprintf(os.Stderr, "slowpoke bench latency: --holds-batch %d: it must be at least 1, and above 1 only with --holds\n", *holdsBatch)
 		return 2
 	}
 	extra, err := benchSetup(out, "latency")
@@ -96,7 +101,7 @@ func benchLatency(args []string) int {
 		start := time.Now()
 		dir := filepath.Join(*out, fmt.Sprintf("%02d-%s", i+1, filepath.Base(filepath.Dir(k.spec))))
 		r.err = latencyMain(latencyConfig{specPath: k.spec, target: k.target, reduce: *reduce, validate: true, requests: *requests, reps: *runs,
-			outDir: dir, extraPath: extra, compare: *compare, holds: *holds, onResult: func(l *report.Latency) { r.res = l }})
+			outDir: dir, extraPath: extra, compare: *compare, holds: *holds, holdsBatch: *holdsBatch, onResult: func(l *report.Latency) { r.res = l }})
 		r.elapsed = time.Since(start)
 		rows = append(rows, r)
 		if errors.Is(r.err, context.Canceled) {
@@ -112,9 +117,12 @@ func benchLatency(args []string) int {
 	if *holds {
 		head += "\tholds p50\tholds err p50\tholds p99\tholds err p99\tbusy pred/holds/true\ttarget in holds"
 	}
+	if *holdsBatch > 1 {
+		head += fmt.Sprintf("\tbatch %d err p50\tbatch %d err p99\tbatch %d busy\ttarget in batch %d holds", *holdsBatch, *holdsBatch, *holdsBatch, *holdsBatch)
+	}
 	fmt.Fprintln(tw, head)
-	var u50, u99, h50, h99 []float64
-	var hin int
+	var u50, u99, h50, h99, b50, b99 []float64
+	var hin, bin int
 	var in, n int
 	var e50, e99 []float64
 	failed := false
@@ -156,6 +164,13 @@ func benchLatency(args []string) int {
 					hin++
 				}
 			}
+			if p.HoldsBatched != nil {
+				line += fmt.Sprintf("\t%+.1f%%\t%+.1f%%\t%.0f%%\t%.0f%%", p.HoldsBatchedErrP50Pct, p.HoldsBatchedErrP99Pct, p.HoldsBatchedBusyPct, p.HoldsBatchedTargetBusyPct)
+				b50, b99 = append(b50, p.HoldsBatchedErrP50Pct), append(b99, p.HoldsBatchedErrP99Pct)
+				if math.Abs(p.HoldsBatchedErrP50Pct) <= report.LatencyP50BoundPct && math.Abs(p.HoldsBatchedErrP99Pct) <= report.LatencyP99BoundPct {
+					bin++
+				}
+			}
 			fmt.Fprintln(tw, line)
 		}
 	}
@@ -165,6 +180,9 @@ func benchLatency(args []string) int {
 		fmt.Printf("p50 error: mean |err| %.1f%%, worst %+.1f%%; p99 error: mean |err| %.1f%%, worst %+.1f%%\n", meanAbs(e50), worst(e50), meanAbs(e99), worst(e99))
 		if len(h50) > 0 {
 			fmt.Printf("holds: %d of %d pairs within the bounds; p50 mean |err| %.1f%%, worst %+.1f%%; p99 mean |err| %.1f%%, worst %+.1f%%\n", hin, len(h50), meanAbs(h50), worst(h50), meanAbs(h99), worst(h99))
+		}
+		if len(b50) > 0 {
+			fmt.Printf("holds of %d times the reduction every %d calls: %d of %d pairs within the bounds; p50 mean |err| %.1f%%, worst %+.1f%%; p99 mean |err| %.1f%%, worst %+.1f%%\n", *holdsBatch, *holdsBatch, bin, len(b50), meanAbs(b50), worst(b50), meanAbs(b99), worst(b99))
 		}
 		if len(u50) > 0 {
 			fmt.Printf("unmatched (at the baseline's rate): p50 mean |err| %.1f%%, worst %+.1f%%; p99 mean |err| %.1f%%, worst %+.1f%%\n", meanAbs(u50), worst(u50), meanAbs(u99), worst(u99))

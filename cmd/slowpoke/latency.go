@@ -37,6 +37,9 @@ type latencyConfig struct {
 	// holds places the target on cores of its own and also predicts by
 	// holding the other services' cores (bench latency --holds).
 	holds bool
+	// holdsBatch, above 1, also predicts by holds of that many times the
+	// reduction every that many calls (bench latency --holds-batch).
+	holdsBatch int
 }
 
 func runLatency(args []string) int {
@@ -124,7 +127,7 @@ func latencyMain(c latencyConfig) error {
 	out, err := experiment.PredictLatency(app.ctx, app.d, experiment.LatencyOptions{
 		Target: c.target, Reductions: reds, ReductionsText: texts, Rate: c.rate, Connections: c.conns,
 		Warmup: c.warmup, Duration: c.duration, MinRequests: c.requests, Repetitions: c.reps, Validate: c.validate, CompareUnmatched: c.compare,
-		CompareHolds: c.holds, Progress: os.Stderr, SpecPath: c.specPath,
+		CompareHolds: c.holds, HoldsBatch: c.holdsBatch, Progress: os.Stderr, SpecPath: c.specPath,
 	})
 	if err != nil {
 		return app.explain(err)

@@ -126,6 +126,14 @@ func TestLatencyBadInput(t *testing.T) {
 			t.Errorf("latency %v: exit %d, want %d", tc.args, got, tc.want)
 		}
 	}
+	for _, args := range [][]string{
+		{"--holds-batch", "0", "--holds"},
+		{"--holds-batch", "4"}, // without --holds
+	} {
+		if got := benchLatency(args); got != 2 {
+			t.Errorf("bench latency %v: exit %d, want 2", args, got)
+		}
+	}
 }
 
 // bench latency --holds predicts by holding the other services' cores, on
@@ -138,7 +146,7 @@ func TestLatencyHolds(t *testing.T) {
 	bin, work, spec := latencyCase(t, "lat-sequential")
 	out := filepath.Join(work, "out")
 	marker := filepath.Join(work, "marker")
-	cmd := exec.Command(bin, "bench", "latency", "--cases", spec+"=target", "--holds", "--runs", "1", "--requests", "300", "--out", out)
+	cmd := exec.Command(bin, "bench", "latency", "--cases", spec+"=target", "--holds", "--holds-batch", "4", "--runs", "1", "--requests", "300", "--out", out)
 	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -170,6 +178,12 @@ func TestLatencyHolds(t *testing.T) {
 			} `json:"holds"`
 			HoldsBusyPct   float64 `json:"holds_busy_pct"`
 			HoldsErrP50Pct float64 `json:"holds_err_p50_pct"`
+			HoldsBatch     int     `json:"holds_batch"`
+			HoldsBatched   *struct {
+				P50MS float64 `json:"p50_ms"`
+				N     int     `json:"n"`
+			} `json:"holds_batched"`
+			HoldsBatchedErrP50Pct float64 `json:"holds_batched_err_p50_pct"`
 		} `json:"points"`
 	}
 	if err := json.Unmarshal(b, &res); err != nil {
@@ -187,6 +201,13 @@ func TestLatencyHolds(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "holds: ") {
 		t.Errorf("no summary of the holds on stdout:\n%s", stdout.String())
+	}
+	// The batched holds, measured beside.
+	if p.HoldsBatch != 4 || p.HoldsBatched == nil || p.HoldsBatched.N < 200 || math.Abs(p.HoldsBatchedErrP50Pct) > 40 {
+		t.Errorf("batched holds: batch %d, %+v, p50 off by %+.0f%%\nstdout:\n%s", p.HoldsBatch, p.HoldsBatched, p.HoldsBatchedErrP50Pct, stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "holds of 4 times the reduction every 4 calls: ") {
+		t.Errorf("no summary of the batched holds on stdout:\n%s", stdout.String())
 	}
 }
 

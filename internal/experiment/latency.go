@@ -60,8 +60,13 @@ type LatencyOptions struct {
 	// cores of its own (placement shared or dedicated) and the cores
 	// method. A research mechanism: slowpoke bench latency --holds.
 	CompareHolds bool
-	Progress     io.Writer
-	SpecPath     string
+	// HoldsBatch, above 1 and with CompareHolds, also predicts every
+	// reduction by holds of HoldsBatch times the reduction every
+	// HoldsBatch calls of the target (LatencyPoint.HoldsBatched): fewer,
+	// longer holds. Research: slowpoke bench latency --holds-batch.
+	HoldsBatch int
+	Progress   io.Writer
+	SpecPath   string
 }
 
 // Defaults of a latency what-if.
@@ -164,6 +169,9 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 	}
 	if o.CompareHolds {
 		perRep += len(o.Reductions)
+		if o.HoldsBatch > 1 {
+			perRep += len(o.Reductions)
+		}
 	}
 	if o.Validate {
 		perRep += len(o.Reductions)
@@ -203,12 +211,13 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 	preds := make([]*runs, len(ds))
 	unmatched := make([]*runs, len(ds))
 	holds := make([]*runs, len(ds))
+	batched := make([]*runs, len(ds))
 	truths := make([]*runs, len(ds))
 	meanDelay := make([]float64, len(ds))
 	rates := make([]float64, len(ds))
 	for k, dd := range ds {
 		rates[k] = sat.predictionRate(out.RateRPS, dd)
-		preds[k], unmatched[k], truths[k], holds[k] = newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix))
+		preds[k], unmatched[k], truths[k], holds[k], batched[k] = newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix))
 	}
 	for rep := 1; rep <= o.Repetitions; rep++ {
 		of := ""
@@ -248,10 +257,18 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 			if o.CompareHolds {
 				r.step++
 				r.progress("%s: by holding the other services' cores at every call of %s, at %.0f req/s%s", o.ReductionsText[k], o.Target, out.RateRPS, of)
-				if m, err = r.measureHolding(ctx, out.RateRPS, window, dd); err != nil {
+				if m, err = r.measureHolding(ctx, out.RateRPS, window, dd, 1); err != nil {
 					return nil, fmt.Errorf("%s: holds: %w", o.ReductionsText[k], err)
 				}
 				holds[k].add(m)
+				if o.HoldsBatch > 1 {
+					r.step++
+					r.progress("%s: by holds of %d times the reduction every %d calls of %s, at %.0f req/s%s", o.ReductionsText[k], o.HoldsBatch, o.HoldsBatch, o.Target, out.RateRPS, of)
+					if m, err = r.measureHolding(ctx, out.RateRPS, window, dd, o.HoldsBatch); err != nil {
+						return nil, fmt.Errorf("%s: batched holds: %w", o.ReductionsText[k], err)
+					}
+					batched[k].add(m)
+				}
 			}
 		}
 		if !o.Validate {
@@ -303,6 +320,16 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 				}
 				if p.True != nil {
 					p.HoldsErrP50Pct, p.HoldsErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
+				}
+			}
+			if o.CompareHolds && o.HoldsBatch > 1 {
+				h := batched[k].dist(mix[i].Name, i)
+				p.HoldsBatch, p.HoldsBatched, p.HoldsBatchedBusyPct = o.HoldsBatch, &h, batched[k].busyPct()
+				if tb := batched[k].targetBusy; len(tb) > 0 {
+					p.HoldsBatchedTargetBusyPct = 100 * stats.Mean(tb)
+				}
+				if p.True != nil {
+					p.HoldsBatchedErrP50Pct, p.HoldsBatchedErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
 				}
 			}
 			out.Points = append(out.Points, p)
@@ -571,11 +598,12 @@ func (r *latencyRun) measure(ctx context.Context, rate float64, window time.Dura
 }
 
 // measureHolding measures a prediction by holds: the target's controller
-// holds every other service's cores (the load generator's too) for d at
-// the start of each of the target's calls, and the load generator's clock
+// holds every other service's cores (the load generator's too) for batch
+// times d at the start of every batch-th call of the target (batch 1: d
+// at each), and the load generator's clock
 // leaves the holds out (load.WithPausedTime), so that every latency and the
 // send schedule are in the time the held cores ran.
-func (r *latencyRun) measureHolding(ctx context.Context, rate float64, window, d time.Duration) (openRun, error) {
+func (r *latencyRun) measureHolding(ctx context.Context, rate float64, window, d time.Duration, batch int) (openRun, error) {
 	held, err := pause.CreateHeldFile(sharedPath(controller.HeldFileKind))
 	if err != nil {
 		return openRun{}, err
@@ -586,7 +614,7 @@ func (r *latencyRun) measureHolding(ctx context.Context, rate float64, window, d
 	}()
 	ctl := r.d.Service(r.o.Target).Control
 	r.epoch++
-	cf := wire.Configure{Epoch: r.epoch, Target: true, Batch: 1, PausePerRoundNS: int64(d), Method: string(pause.MethodCores),
+	cf := wire.Configure{Epoch: r.epoch, Target: true, Batch: batch, PausePerRoundNS: int64(batch) * int64(d), Method: string(pause.MethodCores),
 		HoldCores: r.d.Placement().HoldCores(), HeldFile: held.Path()}
 	if err := ctl.Configure(cf); err != nil {
 		return openRun{}, fmt.Errorf("configure %s to hold the other services' cores: %w", r.o.Target, err)

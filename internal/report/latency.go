@@ -149,6 +149,15 @@ type LatencyPoint struct {
 	HoldsTargetBusyPct float64 `json:"holds_target_busy_pct,omitzero"`
 	HoldsErrP50Pct     float64 `json:"holds_err_p50_pct,omitzero"`
 	HoldsErrP99Pct     float64 `json:"holds_err_p99_pct,omitzero"`
+	// HoldsBatched, from slowpoke bench latency --holds --holds-batch B
+	// only: the same prediction by holds of B times the reduction every B
+	// calls of the target.
+	HoldsBatch                int          `json:"holds_batch,omitzero"`
+	HoldsBatched              *LatencyDist `json:"holds_batched,omitempty"`
+	HoldsBatchedBusyPct       float64      `json:"holds_batched_busy_pct,omitzero"`
+	HoldsBatchedTargetBusyPct float64      `json:"holds_batched_target_busy_pct,omitzero"`
+	HoldsBatchedErrP50Pct     float64      `json:"holds_batched_err_p50_pct,omitzero"`
+	HoldsBatchedErrP99Pct     float64      `json:"holds_batched_err_p99_pct,omitzero"`
 	// TrueMannWhitneyP tests "the true latencies are lower than the
 	// baseline's", to compare with the prediction's verdict (with
 	// validation only).
