@@ -443,6 +443,12 @@ func strays(s Service) []proc.Stat {
 	if err != nil || s.Controller.PID <= 0 {
 		return nil
 	}
+	// The controller's pid, reused by another process, may name another
+	// controller's directory now (a later run's cleanup of an old
+	// record): the strays would be that one's.
+	if now := StartTime(s.Controller.PID); now != "" && now != s.Controller.Start {
+		return nil
+	}
 	var out []proc.Stat
 	for _, st := range proc.All() {
 		start, err := strconv.ParseUint(st.Start, 10, 64)

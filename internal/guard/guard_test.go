@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/stale"
 	"github.com/slowpoke-dev/slowpoke/internal/testroot"
 )
@@ -407,5 +409,43 @@ func TestLateMessageEnded(t *testing.T) {
 	}
 	if c.Alive() {
 		t.Errorf("the late service's controller (PID %d) outlived the run:\n%s", c.PID, logb.String())
+	}
+}
+
+// strays finds a service's processes by their environment, and only for
+// the controller that started them: not for another service's name, not
+// for a controller whose pid now runs another process (a reused pid).
+func TestStrays(t *testing.T) {
+	me, ok := Identify(os.Getpid())
+	if !ok {
+		t.Skip("cannot read start times from /proc")
+	}
+	sock := filepath.Join(os.TempDir(), fmt.Sprintf("%s-%d-test", agent.SocketDirKind, me.PID), "agent.sock")
+	cmd := exec.Command("sleep", "60")
+	cmd.Env = []string{agent.EnvService + "=svc", agent.EnvSocket + "=" + sock}
+	if err := cmd.Start(); err != nil {
+		t.Skip("cannot run sleep:", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if _, ok := proc.Getenv(cmd.Process.Pid, agent.EnvService); ok {
+			break // the environment is set a moment after exec begins
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		s     Service
+		found bool
+	}{
+		{"its controller", Service{Name: "svc", Controller: me}, true},
+		{"another service", Service{Name: "other", Controller: me}, false},
+		{"a reused pid", Service{Name: "svc", Controller: Proc{PID: me.PID, Start: "0"}}, false},
+		{"another controller", Service{Name: "svc", Controller: Proc{PID: me.PID + 1, Start: me.Start}}, false},
+	} {
+		ps := strays(tc.s)
+		found := slices.ContainsFunc(ps, func(s proc.Stat) bool { return s.PID == cmd.Process.Pid })
+		if found != tc.found || len(ps) > 1 {
+			t.Errorf("%s: strays %v, want the child (PID %d) %v", tc.name, ps, cmd.Process.Pid, tc.found)
+		}
 	}
 }
