@@ -131,6 +131,18 @@ func writeFileAtomic(path string, data []byte) error {
 	return os.Rename(tmp, path)
 }
 
+// runOrchestrator is the orchestrator that a run's id (run-PID-START, the
+// name of its record and of its cgroups' directory) names; a PID of 0 if
+// id is not of that form.
+func runOrchestrator(id string) guard.Proc {
+	pid, start, ok := strings.Cut(strings.TrimPrefix(id, "run-"), "-")
+	n, err := strconv.Atoi(pid)
+	if !ok || err != nil || !strings.HasPrefix(id, "run-") {
+		return guard.Proc{}
+	}
+	return guard.Proc{PID: n, Start: start}
+}
+
 // cleanLeftovers ends what earlier runs left: the services and controllers
 // of every recorded run whose orchestrator and guard are both gone, and
 // every slowpoke cgroup of a run that is gone. It returns one line per
@@ -142,6 +154,16 @@ func cleanLeftovers(hier *pause.Hierarchy) []string {
 	var recs []string
 	if err := checkRunsDir(); err == nil {
 		recs, _ = filepath.Glob(filepath.Join(RunsDir(), "*.json"))
+	}
+	// A record half written when its run was killed: removed once that
+	// run's orchestrator is gone.
+	if err := checkRunsDir(); err == nil {
+		tmps, _ := filepath.Glob(filepath.Join(RunsDir(), "run-*.json.tmp"))
+		for _, path := range tmps {
+			if !runOrchestrator(strings.TrimSuffix(filepath.Base(path), ".json.tmp")).Alive() && checkPrivate(path, false) == nil {
+				os.Remove(path)
+			}
+		}
 	}
 	for _, path := range recs {
 		// A record names processes and cgroups to end: only one this
@@ -184,16 +206,11 @@ func cleanLeftovers(hier *pause.Hierarchy) []string {
 	// orchestrator.
 	dirs, _ := filepath.Glob(filepath.Join(hier.Root, "run-*"))
 	for _, dir := range dirs {
-		var pid int
-		var start string
-		parts := strings.SplitN(strings.TrimPrefix(filepath.Base(dir), "run-"), "-", 2)
-		if len(parts) == 2 {
-			pid, _ = strconv.Atoi(parts[0])
-			start = parts[1]
-		}
-		if (guard.Proc{PID: pid, Start: start}).Alive() {
+		orch := runOrchestrator(filepath.Base(dir))
+		if orch.Alive() {
 			continue
 		}
+		pid := orch.PID
 		leaves, _ := filepath.Glob(filepath.Join(dir, "*"))
 		var cgs []string
 		for _, l := range leaves {

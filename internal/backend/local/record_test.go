@@ -2,6 +2,7 @@ package local
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,5 +161,49 @@ func TestCleanLeftoversTrustsOnlyPrivateRecords(t *testing.T) {
 	}
 	if len(notes) != 1 || !strings.Contains(notes[0], "the controller of planted") {
 		t.Errorf("notes for a private record: %q", notes)
+	}
+}
+
+func TestRunOrchestrator(t *testing.T) {
+	for _, tc := range []struct {
+		id   string
+		want guard.Proc
+	}{
+		{"run-42-12345", guard.Proc{PID: 42, Start: "12345"}},
+		{"run-42", guard.Proc{}},
+		{"run-x-1", guard.Proc{}},
+		{"42-12345", guard.Proc{}},
+		{"", guard.Proc{}},
+	} {
+		if got := runOrchestrator(tc.id); got != tc.want {
+			t.Errorf("runOrchestrator(%q) = %+v, want %+v", tc.id, got, tc.want)
+		}
+	}
+}
+
+// A record half written by a run killed mid-write is removed once its
+// orchestrator is gone, and kept while it runs.
+func TestCleanLeftoversRemovesDeadRunsTempRecords(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	if err := os.MkdirAll(RunsDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	me, ok := guard.Identify(os.Getpid())
+	if !ok {
+		t.Skip("cannot read start times from /proc")
+	}
+	live := filepath.Join(RunsDir(), fmt.Sprintf("run-%d-%s.json.tmp", me.PID, me.Start))
+	dead := filepath.Join(RunsDir(), fmt.Sprintf("run-%d-%s1.json.tmp", me.PID, me.Start)) // another start: gone
+	for _, p := range []string{live, dead} {
+		if err := os.WriteFile(p, []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cleanLeftovers(nil)
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("a dead run's half-written record is still there: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live run's half-written record was removed: %v", err)
 	}
 }
