@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -107,7 +108,7 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 		}
 		cmd.Wait()
 		checkNoLeftovers(t, out)
-		checkNoFrozenCgroups(t)
+		checkNoFrozenCgroups(t, cmd.Process.Pid)
 	}
 	// A controller that starts (its command ends at once) removes the
 	// socket directories of every controller that was killed, once the
@@ -134,11 +135,13 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 	}
 }
 
-// checkNoFrozenCgroups fails if a cgroup under a slowpoke directory is
-// frozen.
-func checkNoFrozenCgroups(t *testing.T) {
+// checkNoFrozenCgroups fails if a cgroup of the run whose orchestrator
+// was orch (run-ORCH-START) is frozen. Other tests' cgroups, which package
+// tests running beside this one freeze on purpose, are not looked at.
+func checkNoFrozenCgroups(t *testing.T, orch int) {
 	t.Helper()
-	for _, pattern := range []string{"/sys/fs/cgroup/freezer/slowpoke/*/*/freezer.state", "/sys/fs/cgroup/unified/slowpoke/*/*/cgroup.freeze", "/sys/fs/cgroup/slowpoke/*/*/cgroup.freeze"} {
+	run := fmt.Sprintf("run-%d-*", orch)
+	for _, pattern := range []string{"/sys/fs/cgroup/freezer/slowpoke/" + run + "/*/freezer.state", "/sys/fs/cgroup/unified/slowpoke/" + run + "/*/cgroup.freeze", "/sys/fs/cgroup/slowpoke/" + run + "/*/cgroup.freeze"} {
 		files, _ := filepath.Glob(pattern)
 		for _, f := range files {
 			b, _ := os.ReadFile(f)
