@@ -40,6 +40,7 @@ func benchLatency(args []string) int {
 	compare := fs.Bool("compare", false, "also predict at the baseline's rate, without matching the cores' load, and print both errors")
 	holds := fs.Bool("holds", false, "place each target on cores of its own, and also predict by holding the other services' cores (the load generator's too) at every call of the target, on a clock that leaves the holds out; print both errors")
 	holdsBatch := fs.Int("holds-batch", 1, "with --holds, above 1: also predict by holds of this many times the reduction every this many calls of the target (fewer, longer holds), and print its errors")
+	stretch := fs.Bool("stretch", false, "also predict with the target's delay per call stretched by how long its threads waited for a core in the prediction run (1 + wait / run), at the same rate, and print its errors")
 	reps := fs.Int("reps", 5, "with --overhead: runs in and out of the what-if")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-latency-<time>)")
 	if err := fs.Parse(args); err != nil {
@@ -101,7 +102,7 @@ func benchLatency(args []string) int {
 		start := time.Now()
 		dir := filepath.Join(*out, fmt.Sprintf("%02d-%s", i+1, filepath.Base(filepath.Dir(k.spec))))
 		r.err = latencyMain(latencyConfig{specPath: k.spec, target: k.target, reduce: *reduce, validate: true, requests: *requests, reps: *runs,
-			outDir: dir, extraPath: extra, compare: *compare, holds: *holds, holdsBatch: *holdsBatch, onResult: func(l *report.Latency) { r.res = l }})
+			outDir: dir, extraPath: extra, compare: *compare, holds: *holds, holdsBatch: *holdsBatch, stretch: *stretch, onResult: func(l *report.Latency) { r.res = l }})
 		r.elapsed = time.Since(start)
 		rows = append(rows, r)
 		if errors.Is(r.err, context.Canceled) {
@@ -117,12 +118,15 @@ func benchLatency(args []string) int {
 	if *holds {
 		head += "\tholds p50\tholds err p50\tholds p99\tholds err p99\tbusy pred/holds/true\ttarget in holds"
 	}
+	if *stretch {
+		head += "\tstretch\tstretched err p50\tstretched err p99"
+	}
 	if *holdsBatch > 1 {
 		head += fmt.Sprintf("\tbatch %d err p50\tbatch %d err p99\tbatch %d busy\ttarget in batch %d holds", *holdsBatch, *holdsBatch, *holdsBatch, *holdsBatch)
 	}
 	fmt.Fprintln(tw, head)
-	var u50, u99, h50, h99, b50, b99 []float64
-	var hin, bin int
+	var u50, u99, h50, h99, b50, b99, s50, s99 []float64
+	var hin, bin, sin int
 	var in, n int
 	var e50, e99 []float64
 	failed := false
@@ -164,6 +168,13 @@ func benchLatency(args []string) int {
 					hin++
 				}
 			}
+			if p.Stretched != nil {
+				line += fmt.Sprintf("\t%.2f\t%+.1f%%\t%+.1f%%", p.Stretch, p.StretchedErrP50Pct, p.StretchedErrP99Pct)
+				s50, s99 = append(s50, p.StretchedErrP50Pct), append(s99, p.StretchedErrP99Pct)
+				if math.Abs(p.StretchedErrP50Pct) <= report.LatencyP50BoundPct && math.Abs(p.StretchedErrP99Pct) <= report.LatencyP99BoundPct {
+					sin++
+				}
+			}
 			if p.HoldsBatched != nil {
 				line += fmt.Sprintf("\t%+.1f%%\t%+.1f%%\t%.0f%%\t%.0f%%", p.HoldsBatchedErrP50Pct, p.HoldsBatchedErrP99Pct, p.HoldsBatchedBusyPct, p.HoldsBatchedTargetBusyPct)
 				b50, b99 = append(b50, p.HoldsBatchedErrP50Pct), append(b99, p.HoldsBatchedErrP99Pct)
@@ -180,6 +191,9 @@ func benchLatency(args []string) int {
 		fmt.Printf("p50 error: mean |err| %.1f%%, worst %+.1f%%; p99 error: mean |err| %.1f%%, worst %+.1f%%\n", meanAbs(e50), worst(e50), meanAbs(e99), worst(e99))
 		if len(h50) > 0 {
 			fmt.Printf("holds: %d of %d pairs within the bounds; p50 mean |err| %.1f%%, worst %+.1f%%; p99 mean |err| %.1f%%, worst %+.1f%%\n", hin, len(h50), meanAbs(h50), worst(h50), meanAbs(h99), worst(h99))
+		}
+		if len(s50) > 0 {
+			fmt.Printf("stretched: %d of %d pairs within the bounds; p50 mean |err| %.1f%%, worst %+.1f%%; p99 mean |err| %.1f%%, worst %+.1f%%\n", sin, len(s50), meanAbs(s50), worst(s50), meanAbs(s99), worst(s99))
 		}
 		if len(b50) > 0 {
 			fmt.Printf("holds of %d times the reduction every %d calls: %d of %d pairs within the bounds; p50 mean |err| %.1f%%, worst %+.1f%%; p99 mean |err| %.1f%%, worst %+.1f%%\n", *holdsBatch, *holdsBatch, bin, len(b50), meanAbs(b50), worst(b50), meanAbs(b99), worst(b99))

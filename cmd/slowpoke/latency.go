@@ -40,6 +40,9 @@ type latencyConfig struct {
 	// holdsBatch, above 1, also predicts by holds of that many times the
 	// reduction every that many calls (bench latency --holds-batch).
 	holdsBatch int
+	// stretch also predicts with the delay per call stretched by the
+	// target's wait for a core (bench latency --stretch).
+	stretch bool
 }
 
 func runLatency(args []string) int {
@@ -127,7 +130,7 @@ func latencyMain(c latencyConfig) error {
 	out, err := experiment.PredictLatency(app.ctx, app.d, experiment.LatencyOptions{
 		Target: c.target, Reductions: reds, ReductionsText: texts, Rate: c.rate, Connections: c.conns,
 		Warmup: c.warmup, Duration: c.duration, MinRequests: c.requests, Repetitions: c.reps, Validate: c.validate, CompareUnmatched: c.compare,
-		CompareHolds: c.holds, HoldsBatch: c.holdsBatch, Progress: os.Stderr, SpecPath: c.specPath,
+		CompareHolds: c.holds, HoldsBatch: c.holdsBatch, CompareStretch: c.stretch, Progress: os.Stderr, SpecPath: c.specPath,
 	})
 	if err != nil {
 		return app.explain(err)

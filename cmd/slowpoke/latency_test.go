@@ -236,3 +236,56 @@ func latencyCase(t *testing.T, name string) (bin, work, spec string) {
 	t.Fatalf("no latency configuration %q", name)
 	return
 }
+
+// bench latency --stretch predicts again with the delay per call
+// stretched by the target's wait for a core, on real processes: the
+// stretch is measured (at least 1), and the prediction is there and near
+// the truth.
+func TestLatencyStretch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an emulated application")
+	}
+	bin, work, spec := latencyCase(t, "lat-sequential")
+	out := filepath.Join(work, "out")
+	marker := filepath.Join(work, "marker")
+	cmd := exec.Command(bin, "bench", "latency", "--cases", spec+"=target", "--stretch", "--runs", "1", "--requests", "300", "--out", out)
+	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := runWithTimeout(cmd, 3*time.Minute)
+	checkNoLeftovers(t, marker)
+	if err != nil {
+		t.Fatalf("bench latency --stretch: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	results, _ := filepath.Glob(filepath.Join(out, "01-*", "results.json"))
+	if len(results) != 1 {
+		t.Fatalf("results: %v", results)
+	}
+	b, err := os.ReadFile(results[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Points []struct {
+			Stretch   float64 `json:"stretch"`
+			Stretched *struct {
+				P50MS float64 `json:"p50_ms"`
+				N     int     `json:"n"`
+			} `json:"stretched"`
+			StretchedErrP50Pct float64 `json:"stretched_err_p50_pct"`
+		} `json:"points"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Points) != 1 || res.Points[0].Stretched == nil {
+		t.Fatalf("no stretched prediction in results.json: %s", b)
+	}
+	p := res.Points[0]
+	if p.Stretch < 1 || p.Stretch > 10 || p.Stretched.N < 200 || math.Abs(p.StretchedErrP50Pct) > 40 {
+		t.Errorf("stretched prediction: stretch %.2f, %+v, p50 off by %+.0f%%\nstdout:\n%s", p.Stretch, *p.Stretched, p.StretchedErrP50Pct, stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "stretched: ") {
+		t.Errorf("no summary of the stretched prediction on stdout:\n%s", stdout.String())
+	}
+}

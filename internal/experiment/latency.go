@@ -20,6 +20,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/internal/stale"
@@ -65,8 +66,14 @@ type LatencyOptions struct {
 	// HoldsBatch calls of the target (LatencyPoint.HoldsBatched): fewer,
 	// longer holds. Research: slowpoke bench latency --holds-batch.
 	HoldsBatch int
-	Progress   io.Writer
-	SpecPath   string
+	// CompareStretch also predicts every reduction with the target's delay
+	// per call stretched by how much the target's work was stretched by
+	// others on its cores in the prediction run (1 + its threads' time
+	// waiting for a core / their time running; LatencyPoint.Stretched), at
+	// the same rate. Research: slowpoke bench latency --stretch.
+	CompareStretch bool
+	Progress       io.Writer
+	SpecPath       string
 }
 
 // Defaults of a latency what-if.
@@ -167,6 +174,9 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 	if o.CompareUnmatched {
 		perRep += len(o.Reductions)
 	}
+	if o.CompareStretch {
+		perRep += len(o.Reductions)
+	}
 	if o.CompareHolds {
 		perRep += len(o.Reductions)
 		if o.HoldsBatch > 1 {
@@ -212,12 +222,14 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 	unmatched := make([]*runs, len(ds))
 	holds := make([]*runs, len(ds))
 	batched := make([]*runs, len(ds))
+	stretched := make([]*runs, len(ds))
+	stretches := make([][]float64, len(ds))
 	truths := make([]*runs, len(ds))
 	meanDelay := make([]float64, len(ds))
 	rates := make([]float64, len(ds))
 	for k, dd := range ds {
 		rates[k] = sat.predictionRate(out.RateRPS, dd)
-		preds[k], unmatched[k], truths[k], holds[k], batched[k] = newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix))
+		preds[k], unmatched[k], truths[k], holds[k], batched[k], stretched[k] = newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix))
 	}
 	for rep := 1; rep <= o.Repetitions; rep++ {
 		of := ""
@@ -243,6 +255,22 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 			}
 			preds[k].add(m)
 			meanDelay[k] += m.delay / float64(o.Repetitions)
+			if o.CompareStretch {
+				sigma := max(1, m.stretch)
+				stretches[k] = append(stretches[k], sigma)
+				r.step++
+				r.progress("%s: with the delay per call stretched %.2f times (%s's wait for a core in that run), %v, at %.0f req/s%s", o.ReductionsText[k], sigma, o.Target, time.Duration(sigma*float64(dd)).Round(time.Microsecond), rates[k], of)
+				if err := r.setTarget(time.Duration(sigma * float64(dd))); err != nil {
+					return nil, err
+				}
+				if m, err = r.measure(ctx, rates[k], window, true); err != nil {
+					return nil, fmt.Errorf("%s: stretched: %w", o.ReductionsText[k], err)
+				}
+				stretched[k].add(m)
+				if err := r.setTarget(dd); err != nil {
+					return nil, err
+				}
+			}
 			if o.CompareUnmatched {
 				r.step++
 				r.progress("%s: and at the baseline's rate, %.0f req/s%s", o.ReductionsText[k], out.RateRPS, of)
@@ -320,6 +348,13 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 				}
 				if p.True != nil {
 					p.HoldsErrP50Pct, p.HoldsErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
+				}
+			}
+			if o.CompareStretch {
+				h := stretched[k].dist(mix[i].Name, i)
+				p.Stretch, p.Stretched = stats.Mean(stretches[k]), &h
+				if p.True != nil {
+					p.StretchedErrP50Pct, p.StretchedErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
 				}
 			}
 			if o.CompareHolds && o.HoldsBatch > 1 {
@@ -557,6 +592,9 @@ type openRun struct {
 	// targetBusy is, in a run by holds, the share of the holds' time the
 	// target ran.
 	targetBusy float64
+	// stretch is 1 + the target's time waiting for a core / its time
+	// running, over the window (0 where unknown).
+	stretch float64
 }
 
 // measure runs the open-loop load and returns each request type's
@@ -564,8 +602,20 @@ type openRun struct {
 func (r *latencyRun) measure(ctx context.Context, rate float64, window time.Duration, predicting bool, opts ...load.Option) (openRun, error) {
 	cpus := r.d.Placement().OtherCPUs
 	var idle0, idle1 time.Duration
+	var ran0, ran1, waited0, waited1 time.Duration
+	pgid := r.d.Service(r.o.Target).PID
 	res, err := load.RunOpen(ctx, r.mix, rate, append([]load.Option{load.WithWarmup(r.o.Warmup), load.WithDuration(window), load.WithSamples(delayHeader),
-		load.WithWindowHooks(func() { idle0 = sharedIdle(cpus) }, func() { idle1 = sharedIdle(cpus) })}, opts...)...)
+		load.WithWindowHooks(func() {
+			idle0 = sharedIdle(cpus)
+			if r.o.CompareStretch && pgid > 0 {
+				ran0, waited0 = proc.Waits(pgid)
+			}
+		}, func() {
+			idle1 = sharedIdle(cpus)
+			if r.o.CompareStretch && pgid > 0 {
+				ran1, waited1 = proc.Waits(pgid)
+			}
+		})}, opts...)...)
 	if err != nil {
 		return openRun{}, err
 	}
@@ -594,7 +644,11 @@ func (r *latencyRun) measure(ctx context.Context, rate float64, window time.Dura
 			return openRun{}, fmt.Errorf("request type %q got no successful response", r.mix[i].Name)
 		}
 	}
-	return openRun{lat: out, delay: delay / float64(len(res.Samples)), busy: busy}, nil
+	m := openRun{lat: out, delay: delay / float64(len(res.Samples)), busy: busy}
+	if ran := ran1 - ran0; ran > 0 {
+		m.stretch = 1 + float64(max(0, waited1-waited0))/float64(ran)
+	}
+	return m, nil
 }
 
 // measureHolding measures a prediction by holds: the target's controller

@@ -61,6 +61,34 @@ func Group(pgid int) []Stat {
 	return out
 }
 
+// Waits sums, over every thread of every process of process group pgid,
+// the time spent running and the time spent runnable but waiting for a
+// core (/proc/PID/task/TID/schedstat, kept by the kernel's scheduler). Their
+// ratio is how much the group's work was stretched by others on its cores.
+// Both are 0 where schedstat cannot be read.
+func Waits(pgid int) (run, wait time.Duration) {
+	for _, st := range Group(pgid) {
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(st.PID) + "/task")
+		for _, t := range tasks {
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(st.PID) + "/task/" + t.Name() + "/schedstat")
+			if err != nil {
+				continue
+			}
+			f := bytes.Fields(b)
+			if len(f) < 2 {
+				continue
+			}
+			r, err1 := strconv.ParseInt(string(f[0]), 10, 64)
+			w, err2 := strconv.ParseInt(string(f[1]), 10, 64)
+			if err1 == nil && err2 == nil {
+				run += time.Duration(r)
+				wait += time.Duration(w)
+			}
+		}
+	}
+	return run, wait
+}
+
 // Getenv returns the value of key in the environment pid was started with
 // (/proc/PID/environ), and whether it was there. A process's environment
 // can be read by its own user and by root only: for others it is not

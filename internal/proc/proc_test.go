@@ -105,3 +105,26 @@ func TestGetenvRealProcess(t *testing.T) {
 		t.Error("a missing process has an environment")
 	}
 }
+
+// Two CPU-bound children in a group of their own, pinned to one core:
+// each waits for the core about as long as it runs, and Waits sees both.
+func TestWaitsRealProcesses(t *testing.T) {
+	sh := "taskset -c 0 sh -c 'while :; do :; done' & taskset -c 0 sh -c 'while :; do :; done' & wait"
+	cmd := exec.Command("sh", "-c", sh)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Skip("cannot run sh:", err)
+	}
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+	time.Sleep(100 * time.Millisecond)
+	run0, wait0 := Waits(cmd.Process.Pid)
+	time.Sleep(500 * time.Millisecond)
+	run1, wait1 := Waits(cmd.Process.Pid)
+	run, wait := run1-run0, wait1-wait0
+	if run0 == 0 {
+		t.Skip("no schedstat here")
+	}
+	if run < 200*time.Millisecond || wait < 100*time.Millisecond {
+		t.Errorf("two loops sharing a core for 500ms: ran %v, waited %v", run, wait)
+	}
+}

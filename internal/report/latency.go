@@ -149,6 +149,14 @@ type LatencyPoint struct {
 	HoldsTargetBusyPct float64 `json:"holds_target_busy_pct,omitzero"`
 	HoldsErrP50Pct     float64 `json:"holds_err_p50_pct,omitzero"`
 	HoldsErrP99Pct     float64 `json:"holds_err_p99_pct,omitzero"`
+	// Stretched, from slowpoke bench latency --stretch only: the
+	// prediction with the delay per call of the target multiplied by
+	// Stretch, 1 + the target's time waiting for a core / its time running
+	// in the prediction runs (mean over them), at the same rate.
+	Stretch            float64      `json:"stretch,omitzero"`
+	Stretched          *LatencyDist `json:"stretched,omitempty"`
+	StretchedErrP50Pct float64      `json:"stretched_err_p50_pct,omitzero"`
+	StretchedErrP99Pct float64      `json:"stretched_err_p99_pct,omitzero"`
 	// HoldsBatched, from slowpoke bench latency --holds --holds-batch B
 	// only: the same prediction by holds of B times the reduction every B
 	// calls of the target.
