@@ -143,31 +143,16 @@ func TestLatencyHolds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an emulated application")
 	}
-	bin, work, spec := latencyCase(t, "lat-sequential")
-	out := filepath.Join(work, "out")
-	marker := filepath.Join(work, "marker")
-	cmd := exec.Command(bin, "bench", "latency", "--cases", spec+"=target", "--holds", "--holds-batch", "4", "--runs", "1", "--requests", "300", "--out", out)
-	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := runWithTimeout(cmd, 3*time.Minute)
-	checkNoLeftovers(t, marker)
-	if err != nil && strings.Contains(stdout.String()+stderr.String(), "real-time scheduling") {
+	run := runBenchLatency(t, "--holds", "--holds-batch", "4")
+	stdout := &run.stdout
+	if run.err != nil && strings.Contains(run.stdout.String()+run.stderr.String(), "real-time scheduling") {
 		t.Skip("no real-time scheduling here: the cores cannot be held")
 	}
-	if err != nil {
-		t.Fatalf("bench latency --holds: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	if run.err != nil {
+		t.Fatalf("bench latency --holds: %v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout.String(), run.stderr.String())
 	}
-	if left, _ := filepath.Glob("/dev/shm/slowpoke-held-" + strconv.Itoa(cmd.Process.Pid) + "-*"); len(left) > 0 {
+	if left, _ := filepath.Glob("/dev/shm/slowpoke-held-" + strconv.Itoa(run.pid) + "-*"); len(left) > 0 {
 		t.Errorf("held-time file left behind: %v", left)
-	}
-	results, _ := filepath.Glob(filepath.Join(out, "01-*", "results.json"))
-	if len(results) != 1 {
-		t.Fatalf("results: %v", results)
-	}
-	b, err := os.ReadFile(results[0])
-	if err != nil {
-		t.Fatal(err)
 	}
 	var res struct {
 		Points []struct {
@@ -186,9 +171,7 @@ func TestLatencyHolds(t *testing.T) {
 			HoldsBatchedErrP50Pct float64 `json:"holds_batched_err_p50_pct"`
 		} `json:"points"`
 	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	b := run.results(t, &res)
 	if len(res.Points) != 1 || res.Points[0].Holds == nil {
 		t.Fatalf("no prediction by holds in results.json: %s", b)
 	}
@@ -209,6 +192,51 @@ func TestLatencyHolds(t *testing.T) {
 	if !strings.Contains(stdout.String(), "holds of 4 times the reduction every 4 calls: ") {
 		t.Errorf("no summary of the batched holds on stdout:\n%s", stdout.String())
 	}
+}
+
+// benchLatencyRun is one run of bench latency on one case.
+type benchLatencyRun struct {
+	pid            int
+	out            string
+	stdout, stderr bytes.Buffer
+	err            error
+}
+
+// runBenchLatency runs bench latency with flags on the latency suite's
+// sequential shape (one run, 300 responses) and checks that it left no
+// process behind.
+func runBenchLatency(t *testing.T, flags ...string) *benchLatencyRun {
+	t.Helper()
+	bin, work, spec := latencyCase(t, "lat-sequential")
+	r := &benchLatencyRun{out: filepath.Join(work, "out")}
+	marker := filepath.Join(work, "marker")
+	args := append([]string{"bench", "latency", "--cases", spec + "=target", "--runs", "1", "--requests", "300", "--out", r.out}, flags...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
+	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
+	r.err = runWithTimeout(cmd, 3*time.Minute)
+	if cmd.Process != nil {
+		r.pid = cmd.Process.Pid
+	}
+	checkNoLeftovers(t, marker)
+	return r
+}
+
+// results reads the case's results.json into v and returns it.
+func (r *benchLatencyRun) results(t *testing.T, v any) []byte {
+	t.Helper()
+	results, _ := filepath.Glob(filepath.Join(r.out, "01-*", "results.json"))
+	if len(results) != 1 {
+		t.Fatalf("results: %v", results)
+	}
+	b, err := os.ReadFile(results[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // latencyCase builds slowpoke (with the emulator beside it) and writes the
@@ -245,25 +273,10 @@ func TestLatencyStretch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an emulated application")
 	}
-	bin, work, spec := latencyCase(t, "lat-sequential")
-	out := filepath.Join(work, "out")
-	marker := filepath.Join(work, "marker")
-	cmd := exec.Command(bin, "bench", "latency", "--cases", spec+"=target", "--stretch", "--runs", "1", "--requests", "300", "--out", out)
-	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := runWithTimeout(cmd, 3*time.Minute)
-	checkNoLeftovers(t, marker)
-	if err != nil {
-		t.Fatalf("bench latency --stretch: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
-	results, _ := filepath.Glob(filepath.Join(out, "01-*", "results.json"))
-	if len(results) != 1 {
-		t.Fatalf("results: %v", results)
-	}
-	b, err := os.ReadFile(results[0])
-	if err != nil {
-		t.Fatal(err)
+	run := runBenchLatency(t, "--stretch")
+	stdout := &run.stdout
+	if run.err != nil {
+		t.Fatalf("bench latency --stretch: %v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout.String(), run.stderr.String())
 	}
 	var res struct {
 		Points []struct {
@@ -275,9 +288,7 @@ func TestLatencyStretch(t *testing.T) {
 			StretchedErrP50Pct float64 `json:"stretched_err_p50_pct"`
 		} `json:"points"`
 	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	b := run.results(t, &res)
 	if len(res.Points) != 1 || res.Points[0].Stretched == nil {
 		t.Fatalf("no stretched prediction in results.json: %s", b)
 	}
