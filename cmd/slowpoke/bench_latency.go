@@ -125,8 +125,8 @@ func benchLatency(args []string) int {
 		head += fmt.Sprintf("\tbatch %d err p50\tbatch %d err p99\tbatch %d busy\ttarget in batch %d holds", *holdsBatch, *holdsBatch, *holdsBatch, *holdsBatch)
 	}
 	fmt.Fprintln(tw, head)
-	var u50, u99, h50, h99, b50, b99, s50, s99 []float64
-	var hin, bin, sin int
+	var u50, u99 []float64
+	var holdsErr, stretchedErr, batchedErr errSeries
 	var in, n int
 	var e50, e99 []float64
 	failed := false
@@ -163,24 +163,15 @@ func benchLatency(args []string) int {
 			if p.Holds != nil {
 				line += fmt.Sprintf("\t%.2f\t%+.1f%%\t%.2f\t%+.1f%%\t%.0f/%.0f/%.0f%%\t%.0f%%", p.Holds.P50MS, p.HoldsErrP50Pct, p.Holds.P99MS, p.HoldsErrP99Pct,
 					p.PredictedBusyPct, p.HoldsBusyPct, p.TrueBusyPct, p.HoldsTargetBusyPct)
-				h50, h99 = append(h50, p.HoldsErrP50Pct), append(h99, p.HoldsErrP99Pct)
-				if math.Abs(p.HoldsErrP50Pct) <= report.LatencyP50BoundPct && math.Abs(p.HoldsErrP99Pct) <= report.LatencyP99BoundPct {
-					hin++
-				}
+				holdsErr.add(p.HoldsErrP50Pct, p.HoldsErrP99Pct)
 			}
 			if p.Stretched != nil {
 				line += fmt.Sprintf("\t%.2f\t%+.1f%%\t%+.1f%%", p.Stretch, p.StretchedErrP50Pct, p.StretchedErrP99Pct)
-				s50, s99 = append(s50, p.StretchedErrP50Pct), append(s99, p.StretchedErrP99Pct)
-				if math.Abs(p.StretchedErrP50Pct) <= report.LatencyP50BoundPct && math.Abs(p.StretchedErrP99Pct) <= report.LatencyP99BoundPct {
-					sin++
-				}
+				stretchedErr.add(p.StretchedErrP50Pct, p.StretchedErrP99Pct)
 			}
 			if p.HoldsBatched != nil {
 				line += fmt.Sprintf("\t%+.1f%%\t%+.1f%%\t%.0f%%\t%.0f%%", p.HoldsBatchedErrP50Pct, p.HoldsBatchedErrP99Pct, p.HoldsBatchedBusyPct, p.HoldsBatchedTargetBusyPct)
-				b50, b99 = append(b50, p.HoldsBatchedErrP50Pct), append(b99, p.HoldsBatchedErrP99Pct)
-				if math.Abs(p.HoldsBatchedErrP50Pct) <= report.LatencyP50BoundPct && math.Abs(p.HoldsBatchedErrP99Pct) <= report.LatencyP99BoundPct {
-					bin++
-				}
+				batchedErr.add(p.HoldsBatchedErrP50Pct, p.HoldsBatchedErrP99Pct)
 			}
 			fmt.Fprintln(tw, line)
 		}
@@ -189,15 +180,9 @@ func benchLatency(args []string) int {
 	if n > 0 {
 		fmt.Printf("\n%d of %d pairs within ±%d%% at p50 and ±%d%% at p99 (%.0f%%; target 90%%)\n", in, n, report.LatencyP50BoundPct, report.LatencyP99BoundPct, float64(in)/float64(n)*100)
 		fmt.Printf("p50 error: mean |err| %.1f%%, worst %+.1f%%; p99 error: mean |err| %.1f%%, worst %+.1f%%\n", meanAbs(e50), worst(e50), meanAbs(e99), worst(e99))
-		if len(h50) > 0 {
-			fmt.Printf("holds: %d of %d pairs within the bounds; p50 mean |err| %.1f%%, worst %+.1f%%; p99 mean |err| %.1f%%, worst %+.1f%%\n", hin, len(h50), meanAbs(h50), worst(h50), meanAbs(h99), worst(h99))
-		}
-		if len(s50) > 0 {
-			fmt.Printf("stretched: %d of %d pairs within the bounds; p50 mean |err| %.1f%%, worst %+.1f%%; p99 mean |err| %.1f%%, worst %+.1f%%\n", sin, len(s50), meanAbs(s50), worst(s50), meanAbs(s99), worst(s99))
-		}
-		if len(b50) > 0 {
-			fmt.Printf("holds of %d times the reduction every %d calls: %d of %d pairs within the bounds; p50 mean |err| %.1f%%, worst %+.1f%%; p99 mean |err| %.1f%%, worst %+.1f%%\n", *holdsBatch, *holdsBatch, bin, len(b50), meanAbs(b50), worst(b50), meanAbs(b99), worst(b99))
-		}
+		holdsErr.print("holds")
+		stretchedErr.print("stretched")
+		batchedErr.print(fmt.Sprintf("holds of %d times the reduction every %d calls", *holdsBatch, *holdsBatch))
 		if len(u50) > 0 {
 			fmt.Printf("unmatched (at the baseline's rate): p50 mean |err| %.1f%%, worst %+.1f%%; p99 mean |err| %.1f%%, worst %+.1f%%\n", meanAbs(u50), worst(u50), meanAbs(u99), worst(u99))
 		}
@@ -207,6 +192,29 @@ func benchLatency(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// errSeries gathers one kind of prediction's p50 and p99 errors (%) over
+// the pairs, and counts those within the targets' bounds.
+type errSeries struct {
+	p50, p99 []float64
+	within   int
+}
+
+func (e *errSeries) add(p50, p99 float64) {
+	e.p50, e.p99 = append(e.p50, p50), append(e.p99, p99)
+	if math.Abs(p50) <= report.LatencyP50BoundPct && math.Abs(p99) <= report.LatencyP99BoundPct {
+		e.within++
+	}
+}
+
+// print prints the summary line of the series as name, if it has pairs.
+func (e *errSeries) print(name string) {
+	if len(e.p50) == 0 {
+		return
+	}
+	fmt.Printf("%s: %d of %d pairs within the bounds; p50 mean |err| %.1f%%, worst %+.1f%%; p99 mean |err| %.1f%%, worst %+.1f%%\n",
+		name, e.within, len(e.p50), meanAbs(e.p50), worst(e.p50), meanAbs(e.p99), worst(e.p99))
 }
 
 func meanAbs(xs []float64) float64 {
