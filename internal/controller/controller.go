@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/atomicfile"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/stale"
@@ -200,7 +201,7 @@ func Start(cfg Config) (*Controller, error) {
 	go c.acceptControl()
 	go c.watchChild()
 	if cfg.AddrFile != "" {
-		if err := writeFileAtomic(cfg.AddrFile, []byte(c.Addr()+"\n")); err != nil {
+		if err := atomicfile.Write(cfg.AddrFile, []byte(c.Addr()+"\n"), 0o600); err != nil {
 			c.log.Error("cannot write address file", "err", err)
 		}
 	}
@@ -462,12 +463,4 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 			return c.Wait(), nil
 		}
 	}
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

@@ -27,6 +27,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/slowpoke-dev/slowpoke/internal/atomicfile"
 )
 
 //go:embed report.html.tmpl
@@ -62,7 +64,7 @@ func WriteRankHTML(path string, r *Rank) error {
 }
 
 func writeHTMLPage(path string, page *htmlPage) error {
-	return writeFileAtomic(path, func(w io.Writer) error {
+	return atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error {
 		return reportTemplate.Execute(w, page)
 	})
 }

@@ -15,6 +15,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/slowpoke-dev/slowpoke/internal/atomicfile"
 )
 
 // latencyColors are the reductions' colours in CDF plots (the baseline is
@@ -50,7 +52,7 @@ func WriteLatencyPlots(dir string, l *Latency) ([]string, error) {
 		c := vgsvg.New(plotWidth, plotHeight)
 		p.Draw(draw.New(c))
 		path := filepath.Join(dir, LatencyPlotName(b.Request))
-		if err := writeFileAtomic(path, func(w io.Writer) error {
+		if err := atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error {
 			_, err := c.WriteTo(w)
 			return err
 		}); err != nil {

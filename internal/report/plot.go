@@ -14,6 +14,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/slowpoke-dev/slowpoke/internal/atomicfile"
 )
 
 const (
@@ -45,7 +47,7 @@ func Plot(r *Results, pngPath, svgPath string) error {
 	if pngPath != "" {
 		c := vgimg.NewWith(vgimg.UseWH(plotWidth, plotHeight), vgimg.UseDPI(pngDPI))
 		p.Draw(draw.New(c))
-		if err := writeFileAtomic(pngPath, func(w io.Writer) error {
+		if err := atomicfile.WriteFunc(pngPath, 0o644, func(w io.Writer) error {
 			_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
 			return err
 		}); err != nil {
@@ -55,7 +57,7 @@ func Plot(r *Results, pngPath, svgPath string) error {
 	if svgPath != "" {
 		c := vgsvg.New(plotWidth, plotHeight)
 		p.Draw(draw.New(c))
-		if err := writeFileAtomic(svgPath, func(w io.Writer) error {
+		if err := atomicfile.WriteFunc(svgPath, 0o644, func(w io.Writer) error {
 			_, err := c.WriteTo(w)
 			return err
 		}); err != nil {

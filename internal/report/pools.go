@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/slowpoke-dev/slowpoke/internal/atomicfile"
 	"github.com/slowpoke-dev/slowpoke/internal/pools"
 )
 
@@ -209,7 +210,7 @@ func PlotPool(path string, s *PoolService) error {
 	}
 	c := vgsvg.New(plotWidth, plotHeight)
 	p.Draw(draw.New(c))
-	return writeFileAtomic(path, func(w io.Writer) error {
+	return atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error {
 		_, err := c.WriteTo(w)
 		return err
 	})

@@ -7,11 +7,12 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/atomicfile"
 )
 
 // Version is the results schema version written by this package.
@@ -278,14 +279,14 @@ func ReadJSON(path string) (*Results, error) {
 }
 
 // writeJSON writes v to path as indented JSON ending in a newline,
-// atomically (writeFileAtomic).
+// atomically (atomicfile.WriteFunc).
 func writeJSON(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
 	data = append(data, '\n')
-	return writeFileAtomic(path, func(w io.Writer) error {
+	return atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
@@ -386,35 +387,6 @@ func fixNonFinite(v reflect.Value, path string, warnings *[]string) {
 			fixNonFinite(v.Field(i), name, warnings)
 		}
 	}
-}
-
-// writeFileAtomic writes a file through a temporary one in the same
-// directory and renames it into place.
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := write(f); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	// CreateTemp makes the file 0600; results are meant to be shared.
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
 
 // sortedPoints returns the points ordered by reduction.

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/atomicfile"
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/guard"
@@ -258,6 +259,7 @@ func (d *Deployment) launch(s *spec.Service) error {
 	} else {
 		addrFile = filepath.Join(d.opts.LogDir, "."+s.Name+".addr")
 		os.Remove(addrFile)
+		atomicfile.RemoveLeftovers(addrFile)
 		args := []string{"controller", "--name", s.Name, "--addr-file", addrFile,
 			"--max-pause", d.opts.MaxPause.String(), "--cpus", FormatCPUs(cpus)}
 		if cg := d.cgroupOf(s.Name); cg != "" {
@@ -304,6 +306,10 @@ func (d *Deployment) launch(s *spec.Service) error {
 	}
 	if addrFile != "" {
 		addr, err := waitAddr(addrFile, svc.exited, 10*time.Second)
+		// Read once: neither the file nor what a controller killed while
+		// writing it left is needed any more.
+		os.Remove(addrFile)
+		atomicfile.RemoveLeftovers(addrFile)
 		if err != nil {
 			return fmt.Errorf("service %q: controller did not come up: %v\n%s", s.Name, err, logTail(logPath))
 		}

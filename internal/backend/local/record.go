@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/atomicfile"
 	"github.com/slowpoke-dev/slowpoke/internal/guard"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 )
@@ -104,7 +105,7 @@ func (r *record) save() error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(r.path, b)
+	return atomicfile.Write(r.path, b, 0o600)
 }
 
 // setService adds or updates a service and saves.
@@ -121,14 +122,6 @@ func (r *record) setService(s guard.Service) error {
 	}
 	r.mu.Unlock()
 	return r.save()
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // runOrchestrator is the orchestrator that a run's id (run-PID-START, the
@@ -158,9 +151,17 @@ func cleanLeftovers(hier *pause.Hierarchy) []string {
 	// A record half written when its run was killed: removed once that
 	// run's orchestrator is gone.
 	if err := checkRunsDir(); err == nil {
-		tmps, _ := filepath.Glob(filepath.Join(RunsDir(), "run-*.json.tmp"))
-		for _, path := range tmps {
-			if !runOrchestrator(strings.TrimSuffix(filepath.Base(path), ".json.tmp")).Alive() && checkPrivate(path, false) == nil {
+		ents, _ := os.ReadDir(RunsDir())
+		for _, e := range ents {
+			dest, ok := atomicfile.Leftover(e.Name())
+			if !ok {
+				// Written by slowpoke before atomicfile named its
+				// temporary files.
+				dest, ok = strings.CutSuffix(e.Name(), ".tmp")
+			}
+			id, isRecord := strings.CutSuffix(dest, ".json")
+			path := filepath.Join(RunsDir(), e.Name())
+			if ok && isRecord && !runOrchestrator(id).Alive() && checkPrivate(path, false) == nil {
 				os.Remove(path)
 			}
 		}

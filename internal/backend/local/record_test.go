@@ -192,18 +192,32 @@ func TestCleanLeftoversRemovesDeadRunsTempRecords(t *testing.T) {
 	if !ok {
 		t.Skip("cannot read start times from /proc")
 	}
-	live := filepath.Join(RunsDir(), fmt.Sprintf("run-%d-%s.json.tmp", me.PID, me.Start))
-	dead := filepath.Join(RunsDir(), fmt.Sprintf("run-%d-%s1.json.tmp", me.PID, me.Start)) // another start: gone
-	for _, p := range []string{live, dead} {
-		if err := os.WriteFile(p, []byte("{"), 0o600); err != nil {
+	liveID := fmt.Sprintf("run-%d-%s", me.PID, me.Start)
+	deadID := fmt.Sprintf("run-%d-%s1", me.PID, me.Start) // another start: gone
+	files := []struct {
+		name string
+		kept bool
+	}{
+		{"." + liveID + ".json.tmp4242", true},
+		{"." + deadID + ".json.tmp4242", false},
+		{liveID + ".json.tmp", true},          // as slowpoke named them before atomicfile
+		{deadID + ".json.tmp", false},         //
+		{"." + deadID + ".txt.tmp4242", true}, // not a record's
+		{"notes.tmp", true},
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(RunsDir(), f.name), []byte("{"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	cleanLeftovers(nil)
-	if _, err := os.Stat(dead); !os.IsNotExist(err) {
-		t.Errorf("a dead run's half-written record is still there: %v", err)
-	}
-	if _, err := os.Stat(live); err != nil {
-		t.Errorf("a live run's half-written record was removed: %v", err)
+	for _, f := range files {
+		_, err := os.Stat(filepath.Join(RunsDir(), f.name))
+		if f.kept && err != nil {
+			t.Errorf("%s was removed: %v", f.name, err)
+		}
+		if !f.kept && !os.IsNotExist(err) {
+			t.Errorf("%s, a dead run's half-written record, is still there: %v", f.name, err)
+		}
 	}
 }

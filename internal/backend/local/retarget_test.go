@@ -68,6 +68,10 @@ func startDemoWith(t *testing.T, target string, edit func(*spec.Spec)) *Deployme
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Stop() })
+	// The controllers' address files are read once and removed.
+	if left, _ := filepath.Glob(filepath.Join(dir, "logs", ".*addr*")); len(left) > 0 {
+		t.Errorf("address files left in the log directory: %v", left)
+	}
 	return d
 }
 
