@@ -206,38 +206,55 @@ func parseOne(s, unit string) (Reduction, error) {
 		return Reduction{}, errors.New("empty element in reduction list")
 	}
 	if n, m, ok := strings.Cut(s, "->"); ok {
-		from, err1 := strconv.ParseFloat(strings.TrimSpace(n), 64)
-		to, err2 := strconv.ParseFloat(strings.TrimSpace(m), 64)
+		from, err1 := parseFinite(strings.TrimSpace(n))
+		to, err2 := parseFinite(strings.TrimSpace(m))
 		if err1 != nil || err2 != nil || from <= 0 || to <= from {
 			return Reduction{}, fmt.Errorf("%q: scaling is written n->m with 0 < n < m replicas or cores", s)
 		}
 		return Reduction{Kind: Scale, Value: to, From: from, Text: s}, nil
 	}
 	if f, ok := strings.CutSuffix(s, "x"); ok {
-		v, err := strconv.ParseFloat(f, 64)
+		v, err := parseFinite(f)
 		if err != nil || v <= 1 {
 			return Reduction{}, fmt.Errorf("%q: a capacity factor is written like 2x and must be > 1", s)
 		}
 		return Reduction{Kind: Factor, Value: v, Text: s}, nil
 	}
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
+	if _, err := parseFinite(s); err == nil {
 		if unit == "" {
 			return Reduction{}, fmt.Errorf("%q has no unit: write 10%% for a share of the target's cost or 300us for an absolute time", s)
 		}
 		s += unit
 	}
 	if p, ok := strings.CutSuffix(s, "%"); ok {
-		v, err := strconv.ParseFloat(p, 64)
-		if err != nil || v < 0 || v >= 100 {
+		v, err := parseFinite(p)
+		if err != nil {
+			return Reduction{}, fmt.Errorf("%q: not a number followed by %%; separate values with commas, as in 10%%,20%%", s)
+		}
+		if v < 0 || v >= 100 {
 			return Reduction{}, fmt.Errorf("%q: a percentage must be in [0, 100)", s)
 		}
 		return Reduction{Kind: Percent, Value: v, Text: s}, nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return Reduction{}, fmt.Errorf("%q: not a percentage (10%%), time (300us), factor (2x) or scaling (1->2)", s)
+		hint := ""
+		if strings.HasSuffix(s, "-") {
+			hint = " (quote a scaling such as '1->2': unquoted, the shell reads > as a redirection)"
+		}
+		return Reduction{}, fmt.Errorf("%q: not a percentage (10%%), time (300us), factor (2x) or scaling (1->2)%s", s, hint)
 	}
 	return Reduction{Kind: Absolute, Value: d.Seconds(), Text: s}, nil
+}
+
+// parseFinite parses a decimal number, refusing NaN and infinities, which
+// strconv.ParseFloat accepts.
+func parseFinite(s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+		err = fmt.Errorf("%q is not a finite number", s)
+	}
+	return v, err
 }
 
 func formatValue(k Kind, v float64) string {

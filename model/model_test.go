@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -94,6 +95,7 @@ func TestParseReductions(t *testing.T) {
 		in      string
 		want    []string
 		wantErr bool
+		errHas  string // with wantErr: what the error must say
 	}{
 		{in: "0,10,...,90%", want: []string{"0%", "10%", "20%", "30%", "40%", "50%", "60%", "70%", "80%", "90%"}},
 		{in: "0,25,...,75%", want: []string{"0%", "25%", "50%", "75%"}},
@@ -113,6 +115,17 @@ func TestParseReductions(t *testing.T) {
 		{in: "20,10,...,90%", wantErr: true},
 		{in: "abc", wantErr: true},
 		{in: "10%,,20%", wantErr: true},
+		{in: "nan%", wantErr: true, errHas: "not a number"},
+		{in: "inf%", wantErr: true, errHas: "not a number"},
+		{in: "nanx", wantErr: true},
+		{in: "infx", wantErr: true},
+		{in: "NaN->2", wantErr: true},
+		{in: "1->inf", wantErr: true},
+		{in: "nan", wantErr: true},
+		{in: "50%%", wantErr: true, errHas: "separate values with commas"},
+		{in: "25;50%", wantErr: true, errHas: "separate values with commas"},
+		{in: "150%", wantErr: true, errHas: "in [0, 100)"},
+		{in: "1-", wantErr: true, errHas: "quote"}, // what the shell leaves of an unquoted 1->2
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -121,6 +134,9 @@ func TestParseReductions(t *testing.T) {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}
 			if err != nil {
+				if !strings.Contains(err.Error(), tt.errHas) {
+					t.Errorf("error %q does not say %q", err, tt.errHas)
+				}
 				return
 			}
 			if len(got) != len(tt.want) {
