@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
@@ -97,7 +98,7 @@ func entryService(s *spec.Spec) string {
 }
 
 // callGraph builds the undirected call graph from the instrumentation's
-// downstream counts, mapping addresses to services by port. Services that
+// downstream counts, mapping addresses to services as eachCall does. Services that
 // the graph does not connect to the target are linked to the target
 // directly, so that every service still receives every round.
 func (r *Runner) callGraph(stats map[string]*wire.Stats) (map[string][]string, []string) {
@@ -145,22 +146,54 @@ func (r *Runner) callGraph(stats map[string]*wire.Stats) (map[string][]string, [
 }
 
 // eachCall calls fn for every caller and callee service seen in the
-// instrumentation's downstream counts, mapping addresses to services by
-// port (once per pair and stats entry; callers and callees may repeat).
+// instrumentation's downstream counts (once per pair and stats entry;
+// callers and callees may repeat). An address is mapped to a service by
+// its host name's first label where that is a service's name or its
+// Deployment's (cart:8081, cart.shop.svc.cluster.local:8081, as on
+// Kubernetes), and otherwise by its port, where one service alone has it.
 func eachCall(s *spec.Spec, stats map[string]*wire.Stats, fn func(caller, callee string)) {
-	byPort := map[string]string{}
+	byHost, byPort, shared := map[string]string{}, map[string]string{}, map[string]bool{}
 	for _, svc := range s.Services {
-		byPort[strconv.Itoa(svc.Port)] = svc.Name
+		byHost[svc.Name] = svc.Name
+		if svc.Deployment != "" {
+			byHost[svc.Deployment] = svc.Name
+		}
+		if svc.Port == 0 {
+			continue
+		}
+		port := strconv.Itoa(svc.Port)
+		if _, dup := byPort[port]; dup {
+			shared[port] = true
+		}
+		byPort[port] = svc.Name
 	}
 	for name, st := range stats {
 		for addr := range st.Downstream {
-			if _, port, err := net.SplitHostPort(addr); err == nil {
-				if callee, ok := byPort[port]; ok {
-					fn(name, callee)
-				}
+			if callee, ok := addressedService(addr, byHost, byPort, shared); ok {
+				fn(name, callee)
 			}
 		}
 	}
+}
+
+// addressedService is the service that addr (host:port) reaches, as
+// eachCall maps it.
+func addressedService(addr string, byHost, byPort map[string]string, shared map[string]bool) (string, bool) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", false
+	}
+	if net.ParseIP(host) == nil {
+		label, _, _ := strings.Cut(host, ".")
+		if svc, ok := byHost[label]; ok {
+			return svc, true
+		}
+	}
+	if shared[port] {
+		return "", false
+	}
+	svc, ok := byPort[port]
+	return svc, ok
 }
 
 // star is the round topology where the target's controller sends every
