@@ -72,7 +72,9 @@ type Deployment struct {
 	// replacing marks the services whose pods Restart replaces: their
 	// old pods' ends are no failure.
 	replacing map[string]bool
-	stopped   bool
+	// limitWarned marks the services whose CPU limit has been warned of.
+	limitWarned map[string]bool
+	stopped     bool
 	// secretMade says that the run's Secret exists (Stop deletes it).
 	secretMade bool
 
@@ -134,7 +136,7 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 		spec: s, k: s.Kubernetes, opts: opts, client: opts.Client, secret: secret,
 		run:       runRecord{ID: hex.EncodeToString(id), Host: host, PID: os.Getpid(), Started: time.Now().UTC()},
 		originals: map[string]*corev1.PodTemplateSpec{}, services: map[string]*service{}, target: opts.Target,
-		restarts: map[string]int{}, replacing: map[string]bool{},
+		restarts: map[string]int{}, replacing: map[string]bool{}, limitWarned: map[string]bool{},
 		stopRenew: make(chan struct{}), renewDone: make(chan struct{}),
 		stopBeat: make(chan struct{}), beatDone: make(chan struct{}),
 	}
@@ -295,10 +297,9 @@ func (d *Deployment) await(ctx context.Context, sv *spec.Service, i int) error {
 	addr := net.JoinHostPort(host, strconv.Itoa(d.k.ControlPort+i))
 	ctl := controller.NewClient(addr, d.secret)
 	container := sv.Container
-	if container == "" {
-		if ci, err := findContainer(&pod.Spec, sv); err == nil {
-			container = pod.Spec.Containers[ci].Name
-		}
+	if ci, err := findContainer(&pod.Spec, sv); err == nil {
+		container = pod.Spec.Containers[ci].Name
+		d.warnCPULimit(sv.Name, pod.Spec.Containers[ci].Resources)
 	}
 	svc := &service{Service: backend.Service{Name: sv.Name, Port: sv.Port, Control: ctl,
 		LogPath: fmt.Sprintf("kubectl logs -n %s %s -c %s", ns, pod.Name, container)},
@@ -562,3 +563,23 @@ func (d *Deployment) settled() []*service {
 func serviceErr(name string, err error) error { return fmt.Errorf("service %q: %w", name, err) }
 
 var _ backend.Backend = (*Deployment)(nil)
+
+// warnCPULimit warns, once per service, of a CPU limit on its container:
+// the kernel throttles such a process by stopping it, and a pause that
+// lands while it is throttled takes nothing from it, so that predictions
+// come out too high while it is one of the paused services (every service
+// but the target). The target's own limit is its capacity, the spec's
+// cpus.
+func (d *Deployment) warnCPULimit(name string, res corev1.ResourceRequirements) {
+	lim, ok := res.Limits[corev1.ResourceCPU]
+	if !ok || lim.IsZero() {
+		return
+	}
+	d.mu.Lock()
+	warned := d.limitWarned[name]
+	d.limitWarned[name] = true
+	d.mu.Unlock()
+	if !warned {
+		d.opts.Logf("warning: service %q runs under a CPU limit of %s cores: while it is paused (it is not the target), a pause that lands when the kernel throttles it takes nothing from it, and the predictions come out too high; for the experiment, leave limits to the target (docs/kubernetes.md)", name, lim.String())
+	}
+}

@@ -1,12 +1,14 @@
 package kube
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
@@ -140,5 +142,21 @@ func TestRunOf(t *testing.T) {
 		if got := runOf(tc.annotation); got != tc.want {
 			t.Errorf("runOf(%q) = %q, want %q", tc.annotation, got, tc.want)
 		}
+	}
+}
+
+// A CPU limit on a service's container is warned of once per service,
+// and no limit (or a zero one) gives no warning.
+func TestWarnCPULimit(t *testing.T) {
+	var lines []string
+	d := &Deployment{limitWarned: map[string]bool{}, opts: Options{Logf: func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }}}
+	limited := corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}}
+	d.warnCPULimit("cart", limited)
+	d.warnCPULimit("cart", limited) // a restart of the same service
+	d.warnCPULimit("catalog", corev1.ResourceRequirements{})
+	d.warnCPULimit("currency", corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0")}})
+	d.warnCPULimit("ads", corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}})
+	if len(lines) != 1 || !strings.Contains(lines[0], `service "cart" runs under a CPU limit of 500m`) {
+		t.Fatalf("warnings %q; want one, for cart's limit", lines)
 	}
 }
