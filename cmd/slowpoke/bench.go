@@ -22,40 +22,56 @@ import (
 	"github.com/slowpoke-dev/slowpoke/model"
 )
 
+// benches are the benchmarks of slowpoke bench, each with what it
+// measures.
+var benches = []struct{ name, doc string }{
+	{"overhead", "throughput cost of the instrumentation and controllers at zero pause,\nagainst the same two emulated services uninstrumented"},
+	{"accuracy", "slowpoke validate on synthetic configurations (docs/suite.md):\nprediction error against ground truth, per point and overall"},
+	{"pausecost", "what one round of pauses costs the paused services' cores, per pause\nmethod, as the number of services sharing them grows"},
+	{"methods", "validate an application with several pause methods against one ground\ntruth, interleaved: every method's error per point, paired"},
+	{"pools", "slowpoke pools --validate on applications with a best pool size: the\nrecommended size's goodput against half, double and unlimited"},
+	{"latency", "slowpoke latency --validate on the latency suite and the applications:\npredicted against true p50 and p99 per request type; --overhead: the\nmetadata's cost at delay 0"},
+}
+
 func runBench(args []string) int {
-	if len(args) > 0 && args[0] == "overhead" {
-		return benchOverhead(args[1:])
+	run := map[string]func([]string) int{
+		"overhead": benchOverhead, "accuracy": benchAccuracy, "pausecost": benchPauseCost,
+		"methods": benchMethods, "pools": benchPools, "latency": benchLatency,
 	}
-	if len(args) > 0 && args[0] == "accuracy" {
-		return benchAccuracy(args[1:])
+	if len(args) > 0 && run[args[0]] != nil {
+		return run[args[0]](args[1:])
 	}
-	if len(args) > 0 && args[0] == "pausecost" {
-		return benchPauseCost(args[1:])
+	if len(args) > 0 && args[0] != "-h" && args[0] != "--help" && args[0] != "help" {
+		fmt.Fprintf(os.Stderr, "slowpoke bench: unknown benchmark %q\n\n", args[0])
 	}
-	if len(args) > 0 && args[0] == "methods" {
-		return benchMethods(args[1:])
+	var names []string
+	for _, b := range benches {
+		names = append(names, b.name)
 	}
-	if len(args) > 0 && args[0] == "pools" {
-		return benchPools(args[1:])
+	fmt.Fprintf(os.Stderr, "Usage: slowpoke bench %s [flags]\n\n", strings.Join(names, "|"))
+	for _, b := range benches {
+		fmt.Fprintf(os.Stderr, "%-10s%s\n", b.name, strings.ReplaceAll(b.doc, "\n", "\n          "))
 	}
-	if len(args) > 0 && args[0] == "latency" {
-		return benchLatency(args[1:])
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		return 0
 	}
-	fmt.Fprintln(os.Stderr, "Usage: slowpoke bench overhead|accuracy|pausecost|methods|pools|latency [flags]\n\n"+
-		"overhead  throughput cost of the instrumentation and controllers at zero pause,\n"+
-		"          against the same two emulated services uninstrumented\n"+
-		"accuracy  slowpoke validate on synthetic configurations (docs/suite.md):\n"+
-		"          prediction error against ground truth, per point and overall\n"+
-		"pausecost what one round of pauses costs the paused services' cores, per pause\n"+
-		"          method, as the number of services sharing them grows\n"+
-		"methods   validate an application with several pause methods against one ground\n"+
-		"          truth, interleaved: every method's error per point, paired\n"+
-		"pools     slowpoke pools --validate on applications with a best pool size: the\n"+
-		"          recommended size's goodput against half, double and unlimited\n"+
-		"latency   slowpoke latency --validate on the latency suite and the applications:\n"+
-		"          predicted against true p50 and p99 per request type; --overhead: the\n"+
-		"          metadata's cost at delay 0")
 	return 2
+}
+
+// benchFlags is the flag set of benchmark name, whose -h says what it
+// measures.
+func benchFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("bench "+name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: slowpoke bench %s [flags]\n\n", name)
+		for _, b := range benches {
+			if b.name == name {
+				fmt.Fprintf(fs.Output(), "%s.\n\n", strings.ReplaceAll(b.doc, "\n", " "))
+			}
+		}
+		fs.PrintDefaults()
+	}
+	return fs
 }
 
 // benchSetup creates the output directory and the emulator link.
@@ -82,7 +98,7 @@ func writeJSONFile(path string, v any) error {
 }
 
 func benchAccuracy(args []string) int {
-	fs := flag.NewFlagSet("bench accuracy", flag.ContinueOnError)
+	fs := benchFlags("accuracy")
 	o := bench.AccuracyOptions{}
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of the synthetic suite")
 	fs.BoolVar(&o.Full, "full", false, "all 108 configurations instead of the representative subset")
@@ -98,8 +114,8 @@ func benchAccuracy(args []string) int {
 	m := defaultMethod()
 	methodFlags(fs, &m)
 	researchFlags(fs, &m)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseArgs("slowpoke bench accuracy", fs, args); !ok {
+		return code
 	}
 	if err := m.check(); err != nil {
 		fmt.Fprintln(os.Stderr, "slowpoke bench accuracy:", err)
@@ -123,7 +139,7 @@ func benchAccuracy(args []string) int {
 }
 
 func benchOverhead(args []string) int {
-	fs := flag.NewFlagSet("bench overhead", flag.ContinueOnError)
+	fs := benchFlags("overhead")
 	o := bench.OverheadOptions{}
 	fs.IntVar(&o.Reps, "reps", 5, "repetitions (configurations interleaved)")
 	fs.IntVar(&o.Connections, "connections", 64, "closed-loop connections")
@@ -132,8 +148,8 @@ func benchOverhead(args []string) int {
 	fs.Float64Var(&o.WorkUS, "work-us", 50, "CPU work per call of each service, µs")
 	methods := fs.String("methods", "signal,cgroup,cores", "pause methods to measure")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-overhead-<time>)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseArgs("slowpoke bench overhead", fs, args); !ok {
+		return code
 	}
 	var err error
 	if o.Methods, err = parseMethods(*methods); err != nil {
@@ -171,7 +187,7 @@ func finishBench[O, R any](name, dir string, run func(context.Context, O) (R, er
 }
 
 func benchPauseCost(args []string) int {
-	fs := flag.NewFlagSet("bench pausecost", flag.ContinueOnError)
+	fs := benchFlags("pausecost")
 	o := bench.PauseCostOptions{}
 	services := fs.String("services", "2,5,10,20", "numbers of services on the paused cores")
 	methods := fs.String("methods", "signal,cgroup,cores", "pause methods to measure")
@@ -184,8 +200,8 @@ func benchPauseCost(args []string) int {
 	fs.Float64Var(&o.WorkUS, "work-us", 20, "CPU work per call of each paused service, µs")
 	placement := fs.String("placement", "shared", "auto, shared or dedicated")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-pausecost-<time>)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseArgs("slowpoke bench pausecost", fs, args); !ok {
+		return code
 	}
 	for _, f := range strings.Split(*services, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -269,7 +285,7 @@ func parseVariants(list string) ([]experiment.Variant, error) {
 }
 
 func benchMethods(args []string) int {
-	fs := flag.NewFlagSet("bench methods", flag.ContinueOnError)
+	fs := benchFlags("methods")
 	c := predictConfig{validate: true, method: defaultMethod()}
 	fs.StringVar(&c.specPath, "f", "", "application spec (required)")
 	fs.StringVar(&c.target, "target", "", "service to virtually speed up (required)")
@@ -279,8 +295,8 @@ func benchMethods(args []string) int {
 	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections (default: the spec's)")
 	methods := fs.String("methods", "cores,signal,cgroup", "variants to compare: pause methods, each optionally with a batch size or a cap on the chosen pauses, and no growth correction, as method[/batch|/pause-cap][/nogrowth][/short|/long=cap] (short: never lengthen a shared-bound point's pauses; long=cap: lengthen them up to cap rather than 64 ms; e.g. cores,cores/short,cores/long=128ms,cores/16,cores/16ms,signal)")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-methods-<time>)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseArgs("slowpoke bench methods", fs, args); !ok {
+		return code
 	}
 	if c.specPath == "" || c.target == "" {
 		fmt.Fprintln(os.Stderr, "slowpoke bench methods: -f and --target are required")

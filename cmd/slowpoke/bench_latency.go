@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -31,7 +30,7 @@ const latencyCases = "examples/demo/app.yaml=cart,apps/boutique/app.yaml=cart,ap
 // errors and the share within the targets' bounds; with --overhead it
 // measures what the what-if costs at a delay of 0 instead.
 func benchLatency(args []string) int {
-	fs := flag.NewFlagSet("bench latency", flag.ContinueOnError)
+	fs := benchFlags("latency")
 	cases := fs.String("cases", "suite,"+latencyCases, `comma-separated "suite" (the four latency shapes) and spec=target pairs`)
 	reduce := fs.String("reduce", "50%", "reductions of every target")
 	requests := fs.Int("requests", 1000, "responses per request type and run")
@@ -43,8 +42,8 @@ func benchLatency(args []string) int {
 	stretch := fs.Bool("stretch", false, "also predict with the target's delay per call stretched by how long its threads waited for a core in the prediction run (1 + wait / run), at the same rate, and print its errors")
 	reps := fs.Int("reps", 5, "with --overhead: runs in and out of the what-if")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-latency-<time>)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseArgs("slowpoke bench latency", fs, args); !ok {
+		return code
 	}
 	if *holdsBatch < 1 || *holdsBatch > 1 && !*holds {
 		fmt.Fprintf(os.Stderr, "slowpoke bench latency: --holds-batch %d: it must be at least 1, and above 1 only with --holds\n", *holdsBatch)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,13 +18,13 @@ import (
 // recommended size's goodput as a share of the best of recommended, half
 // and double; its SLA attainment against unlimited; the time taken.
 func benchPools(args []string) int {
-	fs := flag.NewFlagSet("bench pools", flag.ContinueOnError)
+	fs := benchFlags("pools")
 	cases := fs.String("cases", "examples/pools/app.yaml=150ms,apps/hotel/pools.yaml=150ms", "comma-separated spec=SLA pairs")
 	runs := fs.Int("runs", 2, "runs of the advisor per case")
 	reps := fs.Int("reps", 3, "validation runs of each size")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-pools-<time>)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseArgs("slowpoke bench pools", fs, args); !ok {
+		return code
 	}
 	extra, err := benchSetup(out, "pools")
 	if err != nil {

@@ -117,8 +117,8 @@ func runGuard(args []string) int {
 			"the run's controllers and services on standard input and ends them, thawing\n"+
 			"their cgroups, if the orchestrator or a controller dies (docs/controller.md).\n")
 	}
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return 2
+	if code, ok := parseArgs("slowpoke guard", fs, args); !ok {
+		return code
 	}
 	return guard.Main(os.Stdin, os.Stderr)
 }

@@ -34,8 +34,8 @@ func runDemo(args []string) int {
 			"Takes about two minutes on a 2-core machine.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseArgs("slowpoke demo", fs, args); !ok {
+		return code
 	}
 	if c.outDir == "" {
 		c.outDir = filepath.Join("slowpoke-out", "demo-"+time.Now().Format("20060102-150405"))

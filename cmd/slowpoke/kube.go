@@ -28,7 +28,7 @@ func runRestore(args []string) int {
 		fs.PrintDefaults()
 	}
 	file := fs.String("f", "", "application spec with a kubernetes section (required)")
-	return runCommand("restore", fs, args, func() bool { return *file != "" }, "-f is", func() error {
+	return runCommand("restore", fs, args, []string{"f"}, func() error {
 		s, err := spec.Load(*file)
 		if err != nil {
 			return err
@@ -43,6 +43,10 @@ func runRestore(args []string) int {
 // Kubernetes runs before each service uses it to put slowpoke next to the
 // service, in a volume they share.
 func runInstall(args []string) int {
+	if len(args) == 1 && !filepath.IsAbs(args[0]) && args[0] != "-h" && args[0] != "--help" {
+		fmt.Fprintf(os.Stderr, "slowpoke install: %q is not an absolute path\n", args[0])
+		return 2
+	}
 	if len(args) != 1 || !filepath.IsAbs(args[0]) {
 		fmt.Fprintln(os.Stderr, "Usage: slowpoke install ABSOLUTE-PATH (used by the Kubernetes backend's init container)")
 		return 2

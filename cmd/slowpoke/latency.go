@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -50,7 +52,7 @@ func runLatency(args []string) int {
 	c := latencyConfig{requests: experiment.DefaultMinRequests, reps: 1}
 	fs.StringVar(&c.specPath, "f", "", "application spec (YAML, see docs/spec.md) (required)")
 	fs.StringVar(&c.target, "target", "", "the service to speed up (required)")
-	fs.StringVar(&c.reduce, "reduce", "50%", "reductions of the target's per-call cost: 50% | 20%,40% | 300us")
+	fs.StringVar(&c.reduce, "reduce", "50%", "reductions of the target's per-call cost: 50% | 20%,40% | 300us | 2x")
 	fs.BoolVar(&c.validate, "validate", false, "also measure the truth: the target restarted with its work really reduced (the spec's ground_truth)")
 	fs.Float64Var(&c.rate, "rate", 0, "open-loop rate, requests/s (default: half the saturating rate, measured first)")
 	fs.IntVar(&c.requests, "requests", c.requests, "responses to measure per request type and run (at least 300; the default sizes the p99's confidence interval to about ±0.5 percentile points)")
@@ -72,7 +74,7 @@ func runLatency(args []string) int {
 			"directory. See docs/latency.md.\n\n")
 		fs.PrintDefaults()
 	}
-	return runCommand("latency", fs, args, func() bool { return c.specPath != "" && c.target != "" }, "-f and --target are",
+	return runCommand("latency", fs, args, []string{"f", "target"},
 		func() error { return latencyMain(c) })
 }
 
@@ -81,8 +83,8 @@ func latencyMain(c latencyConfig) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := s.Service(c.target); !ok {
-		return fmt.Errorf("--target: no service %q in %s; services: %v", c.target, c.specPath, s.ServiceNames())
+	if err := s.CheckTarget(c.target); err != nil {
+		return err
 	}
 	if svc, _ := s.Service(c.target); c.validate && svc.GroundTruth == nil {
 		return fmt.Errorf("service %q has no ground_truth in %s: --validate needs a way to really reduce its work (docs/spec.md)", c.target, c.specPath)
@@ -99,8 +101,10 @@ func latencyMain(c latencyConfig) error {
 		texts = append(texts, r.Text)
 	}
 	switch {
-	case c.rate < 0:
+	case !(c.rate >= 0) || math.IsInf(c.rate, 0):
 		return fmt.Errorf("--rate must be > 0, got %v", c.rate)
+	case c.rate > 0 && c.conns > 0:
+		return errors.New("--connections sizes the saturation run, which --rate skips: give one of them")
 	case c.requests < 300:
 		return fmt.Errorf("--requests must be at least 300 for percentiles, got %d", c.requests)
 	case c.reps < 1:

@@ -54,6 +54,14 @@ func main() {
 	}
 	name := os.Args[1]
 	if name == "help" || name == "-h" || name == "--help" {
+		// "slowpoke help predict" is "slowpoke predict -h".
+		if len(os.Args) == 3 && name == "help" {
+			for _, c := range commands {
+				if c.name == os.Args[2] {
+					os.Exit(c.run([]string{"-h"}))
+				}
+			}
+		}
 		usage()
 		return
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
 )
 
 // methodConfig holds the flags that change how slowdown runs are made and
@@ -70,14 +70,45 @@ func (m methodConfig) check() error {
 	if err := experiment.CheckPauseLead(m.lead); err != nil {
 		return fmt.Errorf("--pause-lead: %w", err)
 	}
-	if m.precision <= 0 {
-		return errors.New("--precision must be positive")
+	if !(m.precision > 0 && m.precision <= 100) {
+		return fmt.Errorf("--precision must be a standard error in (0, 100] per cent, got %v", m.precision)
 	}
 	if _, err := local.ParseMode(m.placement); err != nil {
 		return fmt.Errorf("--placement: %w", err)
 	}
 	if _, err := pause.ParseMethod(m.pause); err != nil {
 		return fmt.Errorf("--pause: %w", err)
+	}
+	return nil
+}
+
+// checkFor refuses, before anything starts, what the spec's backend would
+// refuse only once the application is up: on Kubernetes, the controllers
+// pause their services by signals, and the cluster places the pods.
+func (m methodConfig) checkFor(s *spec.Spec) error {
+	if s.Kubernetes == nil {
+		return nil
+	}
+	if p := m.pauseMethod(); p != pause.MethodAuto && p != pause.MethodSignal {
+		return fmt.Errorf("--pause %s: not available on Kubernetes, where the controllers run inside the services' unprivileged containers; use signal (the default there)", p)
+	}
+	if mode := m.mode(); mode != local.ModeAuto {
+		return fmt.Errorf("--placement %s: not available on Kubernetes, where the cluster's scheduler places the pods (docs/kubernetes.md)", mode)
+	}
+	return nil
+}
+
+// checkRuns refuses repetition and window flags no run could use.
+func checkRuns(reps, maxReps int, warmup, duration time.Duration) error {
+	switch {
+	case reps < 1:
+		return fmt.Errorf("--reps must be at least 1, got %d", reps)
+	case maxReps < 0:
+		return fmt.Errorf("--max-reps must be >= 0, got %d", maxReps)
+	case warmup < 0:
+		return fmt.Errorf("--warmup must be >= 0 (0: the spec's), got %v", warmup)
+	case duration < 0:
+		return fmt.Errorf("--duration must be > 0 (0: the spec's), got %v", duration)
 	}
 	return nil
 }

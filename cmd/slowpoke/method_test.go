@@ -24,7 +24,7 @@ func TestMethodFlags(t *testing.T) {
 		{[]string{"--placement", "dedicated"}, local.ModeDedicated, ""},
 		{[]string{"--placement", "auto"}, local.ModeAuto, ""},
 		{[]string{"--placement", "spread"}, "", `--placement: unknown placement "spread"`},
-		{[]string{"--precision", "0"}, "", "--precision must be positive"},
+		{[]string{"--precision", "0"}, "", "--precision must be a standard error in (0, 100]"},
 		{[]string{"--pause", "cores"}, local.ModeAuto, ""},
 		{[]string{"--pause", "freeze"}, "", `--pause: unknown pause method "freeze"`},
 		{[]string{"--pause-lead", "1s"}, "", "--pause-lead"},

@@ -67,7 +67,7 @@ func runPools(args []string) int {
 			"directory. See docs/pools.md.\n\n")
 		fs.PrintDefaults()
 	}
-	return runCommand("pools", fs, args, func() bool { return c.specPath != "" && c.sla > 0 }, "-f and --sla are", func() error { return poolsMain(c) })
+	return runCommand("pools", fs, args, []string{"f", "sla"}, func() error { return poolsMain(c) })
 }
 
 func parseLevels(s string) ([]int, error) {
@@ -110,6 +110,8 @@ func poolsMain(c poolsConfig) error {
 		return errors.New("--reps must be at least 1")
 	}
 	switch {
+	case c.sla <= 0:
+		return fmt.Errorf("--sla must be > 0, got %v", c.sla)
 	case c.conns < 0:
 		return fmt.Errorf("--connections must be > 0, got %d", c.conns)
 	case c.warmup < 0:

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -87,7 +86,7 @@ func predictCommand(name string, args []string) int {
 		}
 		fs.PrintDefaults()
 	}
-	return runCommand(name, fs, args, func() bool { return c.specPath != "" && c.target != "" }, "-f and --target are",
+	return runCommand(name, fs, args, []string{"f", "target"},
 		func() error { return predict(c) })
 }
 
@@ -106,13 +105,19 @@ func predict(c predictConfig) error {
 	if err != nil {
 		return fmt.Errorf("--reduce: %w", err)
 	}
-	if c.reps < 1 {
-		return errors.New("--reps must be at least 1")
+	if err := checkRuns(c.reps, c.maxReps, c.warmup, c.duration); err != nil {
+		return err
+	}
+	if c.batch < 0 {
+		return fmt.Errorf("--batch must be 0 (chosen per point) or positive, got %d", c.batch)
 	}
 	if err := checkMaxPause(c.maxPause); err != nil {
 		return err
 	}
 	if err := c.method.check(); err != nil {
+		return err
+	}
+	if err := c.method.checkFor(s); err != nil {
 		return err
 	}
 	if c.outDir == "" {

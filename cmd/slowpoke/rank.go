@@ -72,7 +72,7 @@ func runRank(args []string) int {
 			"results.json and report.html to the output directory.\n\n")
 		fs.PrintDefaults()
 	}
-	return runCommand("rank", fs, args, func() bool { return c.specPath != "" }, "-f is", func() error { return rank(c) })
+	return runCommand("rank", fs, args, []string{"f"}, func() error { return rank(c) })
 }
 
 // rankTargets returns the services to rank: the listed ones, checked
@@ -92,11 +92,7 @@ func rankTargets(s *spec.Spec, list string) ([]string, error) {
 			continue
 		}
 		if _, ok := s.Service(name); !ok {
-			var known []string
-			for _, svc := range s.Services {
-				known = append(known, svc.Name)
-			}
-			return nil, fmt.Errorf("--services: no service %q in %s; known: %s", name, s.Name, strings.Join(known, ", "))
+			return nil, fmt.Errorf("--services: unknown service %q; services of %q: %s", name, s.Name, strings.Join(s.ServiceNames(), ", "))
 		}
 		if !slices.Contains(out, name) {
 			out = append(out, name)
@@ -122,13 +118,19 @@ func rank(c rankConfig) error {
 	if err != nil {
 		return fmt.Errorf("--reduce: %w", err)
 	}
-	if c.reps < 1 {
-		return errors.New("--reps must be at least 1")
+	if err := checkRuns(c.reps, c.maxReps, c.warmup, c.duration); err != nil {
+		return err
+	}
+	if !(c.minGain >= 0 && c.minGain < 100) {
+		return fmt.Errorf("--min-gain must be a gain in [0, 100) per cent, got %v", c.minGain)
 	}
 	if err := checkMaxPause(c.maxPause); err != nil {
 		return err
 	}
 	if err := c.method.check(); err != nil {
+		return err
+	}
+	if err := c.method.checkFor(s); err != nil {
 		return err
 	}
 	if c.outDir == "" {

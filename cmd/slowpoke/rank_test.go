@@ -121,7 +121,7 @@ func TestRankRefusesBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{}, "-f is required"},
-		{[]string{"-f", spec, "--services", "cart,nosuch"}, `no service "nosuch"`},
+		{[]string{"-f", spec, "--services", "cart,nosuch"}, `unknown service "nosuch"`},
 		{[]string{"-f", spec, "--reduce", "150%"}, "--reduce"},
 		{[]string{"-f", spec, "--reps", "0"}, "--reps"},
 		{[]string{"-f", spec, "--pause", "magic"}, "--pause"},

@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/kube"
@@ -35,7 +37,7 @@ type session struct {
 // this machine, or, where s has a kubernetes section, on that cluster
 // (opts' Target and MaxPause apply there too).
 func startSession(s *spec.Spec, outDir string, opts local.Options) (*session, error) {
-	_, statErr := os.Stat(outDir)
+	created := firstMissing(outDir)
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -52,12 +54,14 @@ func startSession(s *spec.Spec, outDir string, opts local.Options) (*session, er
 	}
 	if err != nil {
 		stopSignals()
-		if os.IsNotExist(statErr) {
-			// Nothing to keep from a start that failed before writing a
-			// log (a refused run): no empty output directory is left.
-			// Remove fails on a directory that is not empty.
-			os.Remove(opts.LogDir)
-			os.Remove(outDir)
+		// Nothing to keep from a start that failed before writing a log
+		// (a refused run): no empty directory made here is left, such as
+		// slowpoke-out itself. Remove fails on a directory that is not
+		// empty.
+		for p := opts.LogDir; created != ""; p = filepath.Dir(p) {
+			if err := os.Remove(p); err != nil && !os.IsNotExist(err) || p == created || filepath.Dir(p) == p {
+				break
+			}
 		}
 		return nil, err
 	}
@@ -88,19 +92,19 @@ func (s *session) explain(err error) error {
 }
 
 // runCommand parses a command's flags and runs main, returning the exit
-// status: 2 for a usage error (a bad flag, a stray argument, or a required
-// flag missing: ok reports false and required names them, as in "-f and
-// --target are"), 130 when main was interrupted, 1 for any other error.
-func runCommand(name string, fs *flag.FlagSet, args []string, ok func() bool, required string, main func() error) int {
-	if err := fs.Parse(args); err != nil {
-		return 2
+// status: 0 for -h, 2 for a usage error (a bad flag, a stray argument, or
+// a flag named in required not given), 130 when main was interrupted, 1
+// for any other error.
+func runCommand(name string, fs *flag.FlagSet, args []string, required []string, main func() error) int {
+	if code, ok := parseArgs("slowpoke "+name, fs, args); !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "slowpoke %s: unexpected argument %q\n", name, fs.Arg(0))
-		return 2
-	}
-	if !ok() {
-		fmt.Fprintf(os.Stderr, "slowpoke %s: %s required (see -h)\n", name, required)
+	if missing := missingFlags(fs, required); len(missing) > 0 {
+		verb := "is"
+		if len(missing) > 1 {
+			verb = "are"
+		}
+		fmt.Fprintf(os.Stderr, "slowpoke %s: %s %s required (see -h)\n", name, strings.Join(missing, " and "), verb)
 		return 2
 	}
 	if err := main(); err != nil {
@@ -133,4 +137,87 @@ func writeReport(dir string, writeJSON, writeHTML func(path string) error, table
 		fmt.Printf("      %s\n", p)
 	}
 	return nil
+}
+
+// parseArgs parses a command's flags and refuses arguments left over, such
+// as a word before further flags (the flag package stops there and would
+// ignore them). If ok is false, the command ends with code: 0 for -h, 2
+// for a usage error, which has been printed.
+func parseArgs(cmd string, fs *flag.FlagSet, args []string) (code int, ok bool) {
+	// The flag package prints the usage after every error: only -h
+	// shows it here, a bad flag gets its one line and a pointer to -h.
+	usage := fs.Usage
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.Usage = usage
+	if errors.Is(err, flag.ErrHelp) {
+		if usage != nil {
+			usage()
+		} else {
+			fs.PrintDefaults()
+		}
+		return 0, false
+	} else if err != nil {
+		hint := ""
+		if f := fs.Lookup(badValueFlag(err)); f != nil {
+			if g, ok := f.Value.(flag.Getter); ok {
+				if _, isDuration := g.Get().(time.Duration); isDuration {
+					hint = " (durations take a unit, as in 500ms or 5s)"
+				}
+			}
+		}
+		fmt.Fprintf(os.Stderr, "%s: see -h for the flags%s\n", cmd, hint)
+		return 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "%s: unexpected argument %q: this command takes flags only (see -h)\n", cmd, fs.Arg(0))
+		return 2, false
+	}
+	return 0, true
+}
+
+// missingFlags returns those of the named flags that were not given, or
+// given empty, as a user would write them: -f, --target.
+func missingFlags(fs *flag.FlagSet, names []string) []string {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = f.Value.String() != "" })
+	var missing []string
+	for _, n := range names {
+		if !set[n] {
+			if len(n) == 1 {
+				missing = append(missing, "-"+n)
+			} else {
+				missing = append(missing, "--"+n)
+			}
+		}
+	}
+	return missing
+}
+
+// firstMissing returns the outermost directory of path that does not
+// exist yet (path itself, or an ancestor that MkdirAll would create), or
+// "" if path exists.
+func firstMissing(path string) string {
+	missing := ""
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		if _, err := os.Stat(p); err == nil {
+			return missing
+		}
+		missing = p
+		if filepath.Dir(p) == p {
+			return missing
+		}
+	}
+}
+
+// badValueFlag returns the name of the flag whose value the flag package
+// refused with err ("invalid value "100" for flag -sla: parse error"), or
+// "".
+func badValueFlag(err error) string {
+	_, rest, ok := strings.Cut(err.Error(), " for flag -")
+	if !ok || !strings.HasPrefix(err.Error(), "invalid value ") {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, ":")
+	return name
 }

@@ -199,7 +199,7 @@ func New(d backend.Backend, opts Options) (*Runner, error) {
 		opts.MaxPause = controller.DefaultMaxPause
 	}
 	if opts.Batch < 0 {
-		return nil, errors.New("batch must be positive")
+		return nil, errors.New("batch must be 0 (chosen per point) or positive")
 	}
 	if err := CheckPauseLead(opts.PauseLead); err != nil {
 		return nil, err

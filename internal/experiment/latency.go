@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aclements/go-moremath/stats"
@@ -120,7 +121,7 @@ type latencyRun struct {
 func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*report.Latency, error) {
 	s := d.Spec()
 	if d.Service(o.Target) == nil {
-		return nil, fmt.Errorf("no service %q is running; services: %v", o.Target, s.ServiceNames())
+		return nil, fmt.Errorf("no service %q is running; services: %s", o.Target, strings.Join(s.ServiceNames(), ", "))
 	}
 	if len(o.Reductions) == 0 {
 		return nil, errors.New("no reduction given")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
@@ -114,7 +115,7 @@ func AdvisePools(ctx context.Context, d backend.Backend, o PoolOptions) (*report
 	}
 	for _, name := range o.Services {
 		if d.Service(name) == nil {
-			return nil, fmt.Errorf("no service %q is running; services: %v", name, s.ServiceNames())
+			return nil, fmt.Errorf("no service %q is running; services: %s", name, strings.Join(s.ServiceNames(), ", "))
 		}
 	}
 	mix, err := mixOf(s)
