@@ -2,6 +2,8 @@ package slowgrpc
 
 import (
 	"context"
+	"net"
+	"sync/atomic"
 
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
@@ -9,7 +11,9 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
 )
 
-// Option configures the handlers.
+// Option configures the handlers. None is offered to users yet: the
+// handlers need no configuration, and the variadic parameter lets options
+// come later without changing their signatures.
 type Option func(*config)
 
 type config struct{ agent *agent.Agent }
@@ -21,7 +25,9 @@ func withAgent(a *agent.Agent) Option { return func(c *config) { c.agent = a } }
 func newConfig(opts []Option) *config {
 	c := &config{}
 	for _, o := range opts {
-		o(c)
+		if o != nil {
+			o(c)
+		}
 	}
 	if c.agent == nil {
 		c.agent = agent.Default()
@@ -36,6 +42,9 @@ type rpc struct {
 	method string
 	call   agent.Call
 	req    *agent.Request // the call's part in a latency what-if, or nil
+	// caughtUp is set once the reply has waited for its branch: a
+	// streaming reply waits before its first message only.
+	caughtUp atomic.Bool
 }
 
 // NewServerHandler returns a stats.Handler that counts incoming RPCs per
@@ -94,7 +103,9 @@ func (h *serverHandler) HandleRPC(ctx context.Context, s stats.RPCStats) {
 		// trailer, which gRPC sends after this returns. A stats handler
 		// cannot add to the trailer, so the caller reads the global
 		// counter instead of receiving the call's (docs/latency.md).
-		r.req.CatchUp()
+		if !r.caughtUp.Swap(true) {
+			r.req.CatchUp()
+		}
 	case *stats.End:
 		h.agent.ServerEnd(r.call)
 	}
@@ -124,7 +135,14 @@ func (h *clientHandler) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context
 		return ctx
 	}
 	if req := agent.RequestFromContext(ctx); req != nil {
-		ctx = metadata.AppendToOutgoingContext(ctx, agent.MDRequest, req.ID(), agent.MDDelay, req.Local())
+		// Set, not appended: a service that forwards its incoming
+		// metadata would otherwise pass on its caller's values, which
+		// the callee, reading the first, would take for this call's.
+		md, _ := metadata.FromOutgoingContext(ctx)
+		md = md.Copy()
+		md.Set(agent.MDRequest, req.ID())
+		md.Set(agent.MDDelay, req.Local())
+		ctx = metadata.NewOutgoingContext(ctx, md)
 	}
 	return ctx
 }
@@ -141,8 +159,10 @@ func (h *clientHandler) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	}
 	// OutHeader is sent once per RPC and is the first event that knows the
 	// remote address.
-	if oh, ok := s.(*stats.OutHeader); ok && oh.Client && oh.RemoteAddr != nil {
-		h.agent.ClientCall(oh.RemoteAddr.String())
+	if oh, ok := s.(*stats.OutHeader); ok && oh.Client {
+		if addr := calleeAddr(oh); addr != "" {
+			h.agent.ClientCall(addr)
+		}
 	}
 }
 
@@ -151,3 +171,25 @@ func (h *clientHandler) TagConn(ctx context.Context, _ *stats.ConnTagInfo) conte
 }
 
 func (h *clientHandler) HandleConn(context.Context, stats.ConnStats) {}
+
+// calleeAddr is where an RPC goes, as host:port: its authority, the name
+// the client dialled (cart:50051, as services call each other on
+// Kubernetes, where the remote address is a cluster IP any service could
+// share a port with), with the remote address's port if it has none; the
+// remote address where there is no authority.
+func calleeAddr(oh *stats.OutHeader) string {
+	remote := ""
+	if oh.RemoteAddr != nil {
+		remote = oh.RemoteAddr.String()
+	}
+	if oh.Authority == "" {
+		return remote
+	}
+	if _, _, err := net.SplitHostPort(oh.Authority); err == nil {
+		return oh.Authority
+	}
+	if _, port, err := net.SplitHostPort(remote); err == nil {
+		return net.JoinHostPort(oh.Authority, port)
+	}
+	return oh.Authority
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
 
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
 )
@@ -195,5 +198,95 @@ func TestPoolLimit(t *testing.T) {
 	}
 	if m.Done != workers*each || m.Good != workers*each {
 		t.Errorf("done %d good %d, want %d", m.Done, m.Good, workers*each)
+	}
+}
+
+// A call is recorded under the name the client dialled, so that the call
+// graph can tell services apart by name where they share a port.
+func TestClientRecordsDialledName(t *testing.T) {
+	path, report := collect(t)
+	a, err := agent.Dial(path, "svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	go srv.Serve(ln)
+	defer srv.Stop()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	name := net.JoinHostPort("localhost", port)
+	conn, err := grpc.NewClient("passthrough:///"+name, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStatsHandler(NewClientHandler(withAgent(a), nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if m := report(); m.Downstream[name] != 1 {
+		t.Errorf("downstream %v; want one call to %s", m.Downstream, name)
+	}
+}
+
+func TestCalleeAddr(t *testing.T) {
+	remote := &net.TCPAddr{IP: net.IPv4(10, 0, 0, 7), Port: 50051}
+	for _, tc := range []struct {
+		authority string
+		remote    net.Addr
+		want      string
+	}{
+		{"cart:50051", remote, "cart:50051"},
+		{"cart", remote, "cart:50051"},
+		{"cart.shop.svc.cluster.local", remote, "cart.shop.svc.cluster.local:50051"},
+		{"[::1]:9000", remote, "[::1]:9000"},
+		{"", remote, "10.0.0.7:50051"},
+		{"cart", nil, "cart"},
+		{"", nil, ""},
+	} {
+		if got := calleeAddr(&stats.OutHeader{Client: true, Authority: tc.authority, RemoteAddr: tc.remote}); got != tc.want {
+			t.Errorf("authority %q, remote %v: %q, want %q", tc.authority, tc.remote, got, tc.want)
+		}
+	}
+}
+
+// Under a latency what-if the client sets the request's id and counter,
+// replacing values forwarded from its own caller's metadata.
+func TestClientReplacesForwardedLatencyMetadata(t *testing.T) {
+	store, err := agent.CreateStore(filepath.Join(t.TempDir(), "delays"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	path, _ := collect(t)
+	a, err := agent.Dial(path, "svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.SetLatency(store.Path(), false, 0); err != nil {
+		t.Fatal(err)
+	}
+	req := a.BeginRequest("", "")
+	if req == nil {
+		t.Fatal("no request under a latency what-if")
+	}
+	ctx := agent.ContextWithRequest(context.Background(), req)
+	ctx = metadata.AppendToOutgoingContext(ctx, agent.MDRequest, "999", agent.MDDelay, "5", "other", "kept")
+	ctx = NewClientHandler(withAgent(a)).TagRPC(ctx, &stats.RPCTagInfo{FullMethodName: "/grpc.health.v1.Health/Check"})
+	md, _ := metadata.FromOutgoingContext(ctx)
+	if got := md.Get(agent.MDRequest); !slices.Equal(got, []string{req.ID()}) {
+		t.Errorf("%s = %q, want only %q", agent.MDRequest, got, req.ID())
+	}
+	if got := md.Get(agent.MDDelay); !slices.Equal(got, []string{req.Local()}) {
+		t.Errorf("%s = %q, want only %q", agent.MDDelay, got, req.Local())
+	}
+	if got := md.Get("other"); !slices.Equal(got, []string{"kept"}) {
+		t.Errorf("other metadata = %q, want it kept", got)
 	}
 }

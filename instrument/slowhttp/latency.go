@@ -2,6 +2,7 @@ package slowhttp
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/http"
 
@@ -39,16 +40,41 @@ func (w *latencyWriter) Write(b []byte) (int, error) {
 }
 
 // Flush implements http.Flusher when the wrapped writer does.
-func (w *latencyWriter) Flush() {
+func (w *latencyWriter) Flush() { w.FlushError() }
+
+// FlushError is Flush with its error, as http.ResponseController calls it:
+// http.ErrNotSupported where the wrapped writer cannot flush.
+func (w *latencyWriter) FlushError() error {
 	w.catchUp()
-	http.NewResponseController(w.ResponseWriter).Flush()
+	return http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 // Hijack implements http.Hijacker when the wrapped writer does; the
 // connection is the handler's from then on.
 func (w *latencyWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	w.sent = true
-	return http.NewResponseController(w.ResponseWriter).Hijack()
+	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil {
+		w.sent = true
+	}
+	return c, rw, err
+}
+
+// Push implements http.Pusher when the wrapped writer does.
+func (w *latencyWriter) Push(target string, opts *http.PushOptions) error {
+	if p, ok := w.ResponseWriter.(http.Pusher); ok {
+		return p.Push(target, opts)
+	}
+	return http.ErrNotSupported
+}
+
+// ReadFrom keeps the wrapped writer's io.ReaderFrom (sendfile for files,
+// as io.Copy and http.ServeContent use it).
+func (w *latencyWriter) ReadFrom(r io.Reader) (int64, error) {
+	w.catchUp()
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{w.ResponseWriter}, r)
 }
 
 // Unwrap lets http.ResponseController reach the wrapped writer.

@@ -2,6 +2,7 @@ package slowhttp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -308,6 +309,53 @@ func BenchmarkLatencyMetadata(b *testing.B) {
 				}
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
+			}
+		})
+	}
+}
+
+// The writer that holds a reply back keeps what the wrapped writer can do:
+// each way of starting the reply catches up first and sends the call's
+// counter, and a hijack that fails leaves the reply to catch up later.
+func TestLatencyWriterInterfaces(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		serve func(t *testing.T, w http.ResponseWriter)
+		body  string
+	}{
+		{"write", func(t *testing.T, w http.ResponseWriter) { io.WriteString(w, "x") }, "x"},
+		{"write header", func(t *testing.T, w http.ResponseWriter) { w.WriteHeader(http.StatusTeapot) }, ""},
+		{"flush", func(t *testing.T, w http.ResponseWriter) {
+			if err := http.NewResponseController(w).Flush(); err != nil {
+				t.Errorf("flush: %v", err)
+			}
+		}, ""},
+		{"read from", func(t *testing.T, w http.ResponseWriter) {
+			if n, err := io.Copy(w, strings.NewReader("copied")); n != 6 || err != nil {
+				t.Errorf("copy: %d, %v", n, err)
+			}
+		}, "copied"},
+		{"failed hijack", func(t *testing.T, w http.ResponseWriter) {
+			if _, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				t.Error("a recorder was hijacked")
+			}
+		}, ""},
+		{"push", func(t *testing.T, w http.ResponseWriter) {
+			if err := w.(http.Pusher).Push("/x", nil); !errors.Is(err, http.ErrNotSupported) {
+				t.Errorf("push: %v, want http.ErrNotSupported", err)
+			}
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			lw := &latencyWriter{ResponseWriter: rec}
+			tc.serve(t, lw)
+			lw.catchUp() // as the handler does once the wrapped one returns
+			if _, ok := rec.Result().Header[agent.HeaderDelay]; !ok {
+				t.Errorf("no %s in the reply", agent.HeaderDelay)
+			}
+			if got := rec.Body.String(); got != tc.body {
+				t.Errorf("body %q, want %q", got, tc.body)
 			}
 		})
 	}

@@ -1,7 +1,9 @@
 package slowhttp
 
 import (
+	"net"
 	"net/http"
+	"net/url"
 
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
 )
@@ -17,7 +19,8 @@ type config struct {
 // WithEndpointName sets how an incoming request is named in per-endpoint
 // counts. The default uses the ServeMux pattern when the wrapped handler is
 // a *http.ServeMux, and "METHOD /path" otherwise. Keep the number of
-// distinct names small: beyond agent.MaxKeys they are folded together.
+// distinct names small: beyond 256 they are folded together under
+// "(other)", as is a name longer than 200 bytes.
 func WithEndpointName(fn func(*http.Request) string) Option {
 	return func(c *config) { c.endpoint = fn }
 }
@@ -31,7 +34,9 @@ func withAgent(a *agent.Agent) Option {
 func newConfig(opts []Option) *config {
 	c := &config{}
 	for _, o := range opts {
-		o(c)
+		if o != nil {
+			o(c)
+		}
 	}
 	if c.agent == nil {
 		c.agent = agent.Default()
@@ -112,7 +117,7 @@ type transport struct {
 }
 
 func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
-	t.agent.ClientCall(r.URL.Host)
+	t.agent.ClientCall(hostPort(r.URL))
 	if !t.agent.LatencyActive() {
 		return t.next.RoundTrip(r)
 	}
@@ -131,4 +136,18 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		req.Adopt(resp.Header.Get(agent.HeaderDelay))
 	}
 	return resp, err
+}
+
+// hostPort is the address a request goes to, as host:port: a URL without
+// a port (http://cart/x, as services call each other on Kubernetes) gets
+// its scheme's.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" || u.Host == "" {
+		return u.Host
+	}
+	port := "80"
+	if u.Scheme == "https" {
+		port = "443"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -246,5 +247,47 @@ func TestPoolLimit(t *testing.T) {
 	rep := sock.report(t, 3)
 	if rep.Done != uint64(3+workers*each) || rep.Good == 0 || rep.Queued != 0 {
 		t.Errorf("report: done %d good %d queued %d", rep.Done, rep.Good, rep.Queued)
+	}
+}
+
+// A call is recorded as host:port, the scheme's port where the URL has
+// none (http://cart/x, as services call each other on Kubernetes), so
+// that the orchestrator can map it to a service.
+func TestTransportRecordsHostAndPort(t *testing.T) {
+	for _, tc := range []struct{ url, want string }{
+		{"http://cart/items", "cart:80"},
+		{"https://cart.shop.svc.cluster.local/x", "cart.shop.svc.cluster.local:443"},
+		{"http://cart:8081/items", "cart:8081"},
+		{"http://127.0.0.1:18081/", "127.0.0.1:18081"},
+		{"http://[::1]/", "[::1]:80"},
+	} {
+		t.Run(tc.url, func(t *testing.T) {
+			ctl := newControllerSocket(t)
+			a, err := agent.Dial(ctl.ln.Addr().String(), "svc")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			// The call itself goes to a local server, whatever its URL.
+			srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+			defer srv.Close()
+			direct := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+			}}
+			defer direct.CloseIdleConnections()
+			client := &http.Client{Transport: NewTransport(direct, withAgent(a), nil)}
+			if strings.HasPrefix(tc.url, "https") {
+				// No TLS here: the address is recorded before the
+				// request goes out, and the request fails.
+				client.Get(tc.url)
+			} else if resp, err := client.Get(tc.url); err != nil {
+				t.Fatal(err)
+			} else {
+				resp.Body.Close()
+			}
+			if m := ctl.report(t, 7); m.Downstream[tc.want] != 1 {
+				t.Errorf("downstream %v; want one call to %s", m.Downstream, tc.want)
+			}
+		})
 	}
 }
