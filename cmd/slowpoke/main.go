@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/slowpoke-dev/slowpoke/internal/emulator"
 )
@@ -31,6 +32,7 @@ func init() {
 		{"controller", "run one service under a slowpoke controller (used by the backends)", runController},
 		{"guard", "end a run's services if its orchestrator or a controller dies (used by the backends)", runGuard},
 		{"install", "copy this binary next to a service in its pod (used by the Kubernetes backend)", runInstall},
+		{"version", "print the version of slowpoke and of the Go toolchain that built it", runVersion},
 	}
 }
 
@@ -73,4 +75,41 @@ func main() {
 	fmt.Fprintf(os.Stderr, "slowpoke: unknown command %q\n\n", name)
 	usage()
 	os.Exit(2)
+}
+
+// runVersion prints the module version (or the commit a source build was
+// made from) and the Go version.
+func runVersion(args []string) int {
+	if len(args) > 0 {
+		fmt.Fprintln(os.Stderr, "Usage: slowpoke version")
+		if args[0] == "-h" || args[0] == "--help" {
+			return 0
+		}
+		return 2
+	}
+	fmt.Println(versionString())
+	return 0
+}
+
+func versionString() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "slowpoke (unknown version)"
+	}
+	v := info.Main.Version
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", modified"
+			}
+		}
+	}
+	if (v == "" || v == "(devel)") && rev != "" {
+		v = fmt.Sprintf("devel (commit %.12s%s)", rev, modified)
+	}
+	return fmt.Sprintf("slowpoke %s, %s", v, info.GoVersion)
 }

@@ -65,6 +65,8 @@ func TestBadInputRefusedBeforeStart(t *testing.T) {
 		{[]string{"bench", "methods", "-h"}, 0, "Usage: slowpoke bench methods"},
 		{[]string{"pools", "-f", demoSpec, "--sla", "100"}, 2, "durations take a unit"},
 		{[]string{"predict", "--bogus"}, 2, "see -h"},
+		{[]string{"version"}, 0, "slowpoke "},
+		{[]string{"version", "junk"}, 2, "Usage: slowpoke version"},
 		{[]string{"guard", "junk"}, 2, `unexpected argument "junk"`},
 		{[]string{"install", "relative/path"}, 2, "not an absolute path"},
 		{[]string{"predict", "-f", brokenSpec, "--target", "cart"}, 1, "no-such-command-for-slowpoke-tests"},
