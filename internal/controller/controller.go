@@ -95,9 +95,14 @@ type Controller struct {
 	sigMu sync.Mutex // guards signalling against reaping
 	dead  bool
 
-	mu           sync.Mutex
-	conf         wire.Configure
-	active       bool
+	mu     sync.Mutex
+	conf   wire.Configure
+	active bool
+	// starting is set while a StartSlowdown prepares its run outside the
+	// lock; stops counts stopSlowdown calls, so that a start knows
+	// whether a stop came in meanwhile.
+	starting     bool
+	stops        uint64
 	roundMark    uint64 // target: rounds started so far, as total calls / batch
 	roundSeq     uint64
 	seen         window
@@ -411,6 +416,10 @@ func (c *Controller) Signal(sig unix.Signal) {
 // exit status to use for the controller: the child's exit code, or 128+signal.
 func (c *Controller) Wait() int {
 	<-c.exited
+	// Nothing the run paused may outlive the controller: a slowdown
+	// still on (no stop reached it) ends here, its group thawed and its
+	// holders gone.
+	c.stopSlowdown()
 	c.close()
 	return c.exitCode
 }

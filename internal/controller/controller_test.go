@@ -884,3 +884,36 @@ func TestLeftInGroupEndedWithoutCgroup(t *testing.T) {
 		t.Errorf("the child the service left is %s, want it ended", s)
 	}
 }
+
+// Starts that overlap (an orchestrator's call resent after a timeout while
+// the first is still preparing) leave exactly one run, and never a second
+// group or a crash; a stop then ends it.
+func TestOverlappingStarts(t *testing.T) {
+	a := startCtl(t, "a", "calls", time.Second)
+	waitFor(t, "instrumentation to connect", 5*time.Second, func() bool { return a.Stats().AgentConnected })
+	must(t, a.Configure(wire.Configure{Epoch: 1, Target: true, Batch: 1000}))
+	for i := range 20 {
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() { errs <- a.StartSlowdown() }()
+		}
+		ok := 0
+		for range 2 {
+			if err := <-errs; err == nil {
+				ok++
+			} else if !strings.Contains(err.Error(), "already running") {
+				t.Fatalf("round %d: %v", i, err)
+			}
+		}
+		if ok != 1 {
+			t.Fatalf("round %d: %d of two overlapping starts succeeded, want 1", i, ok)
+		}
+		a.stopSlowdown()
+		a.mu.Lock()
+		active, starting := a.active, a.starting
+		a.mu.Unlock()
+		if active || starting {
+			t.Fatalf("round %d: still active (%v) or starting (%v) after the stop", i, active, starting)
+		}
+	}
+}

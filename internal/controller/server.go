@@ -298,14 +298,34 @@ func (c *Controller) numCPUs() int {
 }
 
 // StartSlowdown begins a slowdown run with the current configuration.
+//
+// Preparing the run (learning where the call counter stands, making the
+// pausing group) happens outside the lock and takes up to about a second:
+// another start meanwhile is refused, and a stop meanwhile (the
+// orchestrator's, a lapsed lease, a forwarded signal, the child's exit)
+// wins: the prepared group is closed and the start fails.
 func (c *Controller) StartSlowdown() error {
+	select {
+	case <-c.exited:
+		return errors.New("the service has exited")
+	default:
+	}
 	c.mu.Lock()
-	if c.active {
+	if c.active || c.starting {
 		c.mu.Unlock()
 		return errors.New("slowdown already running")
 	}
-	conf := c.conf
+	c.starting = true
+	conf, stops := c.conf, c.stops
 	c.mu.Unlock()
+	started := false
+	defer func() {
+		if !started {
+			c.mu.Lock()
+			c.starting = false
+			c.mu.Unlock()
+		}
+	}()
 	var total uint64
 	counting := conf.Target || conf.Local
 	if counting {
@@ -328,11 +348,22 @@ func (c *Controller) StartSlowdown() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.active {
-		// Another start won while this one flushed the agents and made
-		// its group: this group must not outlive the call.
-		grp.close()
-		return errors.New("slowdown already running")
+	started, c.starting = true, false
+	exited := false
+	select {
+	case <-c.exited:
+		exited = true
+	default:
+	}
+	if c.stops != stops || exited {
+		// Stopped while this start prepared: the group must not
+		// outlive the call.
+		if grp != nil {
+			c.mu.Unlock()
+			grp.close()
+			c.mu.Lock()
+		}
+		return errors.New("slowdown stopped while it was starting")
 	}
 	c.active = true
 	c.grp = grp
@@ -358,6 +389,7 @@ func (c *Controller) configMessageLocked() agent.Message {
 func (c *Controller) stopSlowdown() {
 	c.mu.Lock()
 	c.active = false
+	c.stops++
 	c.sendAgentsLocked(agent.Message{Type: "config", Batch: 0})
 	grp := c.grp
 	c.grp = nil
