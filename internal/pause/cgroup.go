@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -348,9 +349,12 @@ func (c Cgroup) Remove() error {
 }
 
 // Freezer freezes and thaws a set of cgroups through descriptors opened
-// once, one write each: what a round costs the process that pauses.
+// once, one write each: what a round costs the process that pauses. Its
+// methods may be called from several goroutines (a pause's hard-cap timer
+// thaws from its own); after Close, Set does nothing.
 type Freezer struct {
 	cgs   []Cgroup
+	mu    sync.Mutex
 	files []*os.File
 }
 
@@ -372,6 +376,12 @@ func OpenFreezer(cgs []Cgroup) (*Freezer, error) {
 // failures, so that a thaw reaches every cgroup it can, and returns the
 // first.
 func (f *Freezer) Set(frozen bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.setLocked(frozen)
+}
+
+func (f *Freezer) setLocked(frozen bool) error {
 	var first error
 	for i, fd := range f.files {
 		if _, err := fd.Write([]byte(f.cgs[i].value(frozen))); err != nil && first == nil {
@@ -383,7 +393,9 @@ func (f *Freezer) Set(frozen bool) error {
 
 // Close thaws every cgroup and closes the descriptors.
 func (f *Freezer) Close() error {
-	err := f.Set(false)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	err := f.setLocked(false)
 	for _, fd := range f.files {
 		fd.Close()
 	}

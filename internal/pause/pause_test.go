@@ -585,6 +585,35 @@ func TestFreezerRepeats(t *testing.T) {
 	}
 }
 
+// A late hard-cap timer may thaw from its own goroutine while the freezer
+// closes: nothing races, and a Set after Close leaves nothing frozen.
+func TestFreezerSetRacesClose(t *testing.T) {
+	for name, h := range hierarchies(t) {
+		t.Run(name, func(t *testing.T) {
+			cg := testCgroup(t, h)
+			for i := 0; i < 20; i++ {
+				f, err := OpenFreezer([]Cgroup{cg})
+				if err != nil {
+					t.Fatal(err)
+				}
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					for j := 0; j < 50; j++ {
+						f.Set(j%2 == 0)
+					}
+				}()
+				f.Close()
+				<-done
+				f.Set(true) // a timer firing after the close
+				if got, _ := cg.Frozen(); got {
+					t.Fatalf("%s frozen after Close", cg.Path)
+				}
+			}
+		})
+	}
+}
+
 func TestParseCgroups(t *testing.T) {
 	tests := []struct {
 		in   string
