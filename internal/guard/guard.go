@@ -64,6 +64,40 @@ func (p Proc) Alive() bool {
 	return p.PID > 0 && p.Start != "" && StartTime(p.PID) == p.Start
 }
 
+// Signal sends sig to p through a pidfd once it is sure the pid is still
+// p's, so that a recycled pid is never signalled; it reports whether p was
+// signalled. (Checking Alive and then signalling the pid would leave a gap
+// in which the pid could be recycled.)
+func (p Proc) Signal(sig unix.Signal) bool {
+	return p.withPidfd(func(fd int) error { return unix.PidfdSendSignal(fd, sig, nil, 0) })
+}
+
+// SignalGroup sends sig to the process group that p leads, while p is
+// alive: a group id is not reused while its leader lives. It reports
+// whether the group was signalled.
+func (p Proc) SignalGroup(sig unix.Signal) bool {
+	return p.withPidfd(func(int) error { return unix.Kill(-p.PID, sig) })
+}
+
+// withPidfd runs send with a pidfd of p, which keeps p's identity fixed,
+// once p is known alive through it.
+func (p Proc) withPidfd(send func(fd int) error) bool {
+	if p.PID <= 0 {
+		return false
+	}
+	fd, err := unix.PidfdOpen(p.PID, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	// The pidfd refers to the process that had the pid when it was
+	// opened: if that is still p, the signal goes to p.
+	if !p.Alive() {
+		return false
+	}
+	return send(fd) == nil
+}
+
 // StartTime returns field 22 of /proc/PID/stat (start time in clock ticks
 // since boot), or "" if the process is gone or a zombie.
 func StartTime(pid int) string {
@@ -348,8 +382,7 @@ func End(run Run, svcs []Service, kill func(Service), logf func(string, ...any))
 	for _, s := range svcs {
 		if kill != nil {
 			kill(s)
-		} else if s.Controller.Alive() {
-			unix.Kill(s.Controller.PID, unix.SIGKILL)
+		} else if s.Controller.Signal(unix.SIGKILL) {
 			ended = append(ended, fmt.Sprintf("the controller of %s (PID %d)", s.Name, s.Controller.PID))
 		}
 	}
@@ -418,16 +451,13 @@ func EndService(s Service, logf func(string, ...any)) string {
 	if !s.Group.Alive() {
 		return ""
 	}
-	pg := -s.Group.PID
-	unix.Kill(pg, unix.SIGCONT)
-	unix.Kill(pg, unix.SIGTERM)
+	s.Group.SignalGroup(unix.SIGCONT)
+	s.Group.SignalGroup(unix.SIGTERM)
 	deadline := time.Now().Add(Grace)
 	for s.Group.Alive() && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if s.Group.Alive() {
-		unix.Kill(pg, unix.SIGKILL)
-	}
+	s.Group.SignalGroup(unix.SIGKILL)
 	logf("ended %s: process group %d", s.Name, s.Group.PID)
 	return fmt.Sprintf("%s (process group %d)", s.Name, s.Group.PID)
 }
@@ -505,16 +535,10 @@ func endStrays(s Service, logf func(string, ...any)) string {
 // still st's (a recycled pid is never signalled), and st's process group
 // where st leads it (a group id is not reused while its leader lives).
 func signalStray(st proc.Stat, sig unix.Signal) {
-	fd, err := unix.PidfdOpen(st.PID, 0)
-	if err != nil {
-		return
-	}
-	defer unix.Close(fd)
-	if !(Proc{PID: st.PID, Start: st.Start}).Alive() {
-		return
-	}
-	unix.PidfdSendSignal(fd, sig, nil, 0)
+	p := Proc{PID: st.PID, Start: st.Start}
 	if st.PGRP == st.PID {
-		unix.Kill(-st.PID, sig)
+		// The group first: it holds st, which may be gone once signalled.
+		p.SignalGroup(sig)
 	}
+	p.Signal(sig)
 }

@@ -449,3 +449,64 @@ func TestStrays(t *testing.T) {
 		}
 	}
 }
+
+// A Proc is signalled only while its pid is still its own: a Proc with
+// another start time (a recycled pid) is never signalled, and a group is
+// signalled whole through its leader.
+func TestProcSignal(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 60 & sleep 60; wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() { unix.Kill(-pid, unix.SIGKILL); cmd.Wait() })
+	me, ok := Identify(pid)
+	if !ok {
+		t.Fatal("cannot identify the test's process")
+	}
+	// Both sleeps are in the group before anything is signalled.
+	waitFor(t, 5*time.Second, func() bool {
+		n := 0
+		for _, st := range proc.All() {
+			if st.PGRP == pid && st.PID != pid {
+				n++
+			}
+		}
+		return n == 2
+	})
+	other := Proc{PID: pid, Start: me.Start + "0"}
+	if other.Signal(unix.SIGKILL) || other.SignalGroup(unix.SIGKILL) {
+		t.Fatal("a Proc with another start time was signalled")
+	}
+	if (Proc{}).Signal(unix.SIGKILL) || (Proc{PID: -1}).SignalGroup(unix.SIGKILL) {
+		t.Fatal("an empty Proc was signalled")
+	}
+	if !me.Alive() {
+		t.Fatal("the process died of a refused signal")
+	}
+	if !me.SignalGroup(unix.SIGKILL) {
+		t.Fatal("the group was not signalled")
+	}
+	cmd.Wait()
+	waitFor(t, 5*time.Second, func() bool {
+		for _, st := range proc.All() {
+			if st.PGRP == pid && !st.Ended() {
+				return false
+			}
+		}
+		return true
+	})
+	if me.Signal(unix.SIGKILL) {
+		t.Error("an ended process was signalled")
+	}
+}
+
+func waitFor(t *testing.T, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
+}

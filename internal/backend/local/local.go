@@ -525,9 +525,8 @@ func (d *Deployment) stopOne(s *Service, grace time.Duration) {
 	// running (continued, by its parent-death signal). It is still ours:
 	// recognise it by its start time and end its group, and whatever else
 	// is in its cgroup.
-	if s.PID > 0 && s.startTick != "" && guard.StartTime(s.PID) == s.startTick {
-		syscall.Kill(-s.PID, syscall.SIGCONT)
-		syscall.Kill(-s.PID, syscall.SIGKILL)
+	if leader := (guard.Proc{PID: s.PID, Start: s.startTick}); leader.SignalGroup(syscall.SIGCONT) {
+		leader.SignalGroup(syscall.SIGKILL)
 	}
 	if s.Cgroup != "" {
 		pause.Cgroup{Path: s.Cgroup, V2: d.Cgroups.V2}.Kill(time.Second)
