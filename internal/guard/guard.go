@@ -69,23 +69,41 @@ func (p Proc) Alive() bool {
 // signalled. (Checking Alive and then signalling the pid would leave a gap
 // in which the pid could be recycled.)
 func (p Proc) Signal(sig unix.Signal) bool {
-	return p.withPidfd(func(fd int) error { return unix.PidfdSendSignal(fd, sig, nil, 0) })
+	return p.send(func(fd int) error { return unix.PidfdSendSignal(fd, sig, nil, 0) },
+		func() error { return unix.Kill(p.PID, sig) })
 }
 
-// SignalGroup sends sig to the process group that p leads, while p is
-// alive: a group id is not reused while its leader lives. It reports
-// whether the group was signalled.
+// pidfdSignalProcessGroup is linux/pidfd.h's PIDFD_SIGNAL_PROCESS_GROUP
+// (Linux 6.9): the signal goes to the pidfd's process's group.
+const pidfdSignalProcessGroup = 1 << 2
+
+// SignalGroup sends sig to the process group that p leads, once it is
+// sure the pid is still p's; it reports whether the group was signalled.
+// Through the pidfd where the kernel can (Linux 6.9); before, by the
+// group's id right after checking p alive: a group id is not reused while
+// its leader lives.
 func (p Proc) SignalGroup(sig unix.Signal) bool {
-	return p.withPidfd(func(int) error { return unix.Kill(-p.PID, sig) })
+	return p.send(func(fd int) error {
+		err := unix.PidfdSendSignal(fd, sig, nil, pidfdSignalProcessGroup)
+		if errors.Is(err, unix.EINVAL) {
+			return unix.Kill(-p.PID, sig)
+		}
+		return err
+	}, func() error { return unix.Kill(-p.PID, sig) })
 }
 
-// withPidfd runs send with a pidfd of p, which keeps p's identity fixed,
-// once p is known alive through it.
-func (p Proc) withPidfd(send func(fd int) error) bool {
+// send signals p by viaFD with a pidfd of p, which keeps p's identity
+// fixed, once p is known alive through it. Where pidfds cannot be had (a
+// kernel before 5.3, a seccomp profile that refuses them) it checks p
+// alive and signals by bare, rather than leave p unsignalled.
+func (p Proc) send(viaFD func(fd int) error, bare func() error) bool {
 	if p.PID <= 0 {
 		return false
 	}
 	fd, err := unix.PidfdOpen(p.PID, 0)
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+		return p.Alive() && bare() == nil
+	}
 	if err != nil {
 		return false
 	}
@@ -95,7 +113,7 @@ func (p Proc) withPidfd(send func(fd int) error) bool {
 	if !p.Alive() {
 		return false
 	}
-	return send(fd) == nil
+	return viaFD(fd) == nil
 }
 
 // StartTime returns field 22 of /proc/PID/stat (start time in clock ticks
