@@ -139,6 +139,7 @@ func fakeOrchestrator() {
 	}
 	info := runInfo{Guard: g.PID(), Cgroups: run.Cgroups, Record: run.Record, Dir: dir}
 	var ctls []*exec.Cmd
+	var groups []Proc
 	for i := 0; i < 2; i++ {
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), roleEnv+"=controller", fmt.Sprintf("NAME=s%d", i))
@@ -155,6 +156,7 @@ func fakeOrchestrator() {
 		fmt.Sscan(line, &svc, &child)
 		ctl, _ := Identify(cmd.Process.Pid)
 		group, _ := Identify(svc)
+		groups = append(groups, group)
 		s := Service{Name: fmt.Sprintf("s%d", i), Controller: ctl, Group: group}
 		if noGroups {
 			s.Group = Proc{}
@@ -173,9 +175,17 @@ func fakeOrchestrator() {
 	b, _ := json.Marshal(info)
 	fmt.Println(string(b))
 	io.Copy(io.Discard, os.Stdin)
+	// A clean end, as the local backend's: the services first (their
+	// cgroups, or their groups where there are none), then the
+	// controllers, then Done. A service left to its controller's death
+	// would race Done at the guard.
 	for _, cg := range cgs {
 		cg.Kill(time.Second)
 		cg.Remove()
+	}
+	for _, grp := range groups {
+		grp.SignalGroup(unix.SIGCONT)
+		grp.SignalGroup(unix.SIGKILL)
 	}
 	for _, c := range ctls {
 		c.Process.Kill()
