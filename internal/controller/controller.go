@@ -101,8 +101,11 @@ type Controller struct {
 	// starting is set while a StartSlowdown prepares its run outside the
 	// lock; stops counts stopSlowdown calls, so that a start knows
 	// whether a stop came in meanwhile.
-	starting     bool
-	stops        uint64
+	starting bool
+	stops    uint64
+	// childGone is set, before the slowdown stops, once the child has
+	// exited: no slowdown starts after it.
+	childGone    bool
 	roundMark    uint64 // target: rounds started so far, as total calls / batch
 	roundSeq     uint64
 	seen         window
@@ -330,6 +333,9 @@ func (c *Controller) watchChild() {
 		}
 	}
 	c.pauser.Close()
+	c.mu.Lock()
+	c.childGone = true
+	c.mu.Unlock()
 	c.stopSlowdown() // the target's: continue the others
 	c.sigMu.Lock()
 	unix.Kill(-c.pgid, unix.SIGCONT) // other group members must not stay stopped

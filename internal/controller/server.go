@@ -305,12 +305,11 @@ func (c *Controller) numCPUs() int {
 // orchestrator's, a lapsed lease, a forwarded signal, the child's exit)
 // wins: the prepared group is closed and the start fails.
 func (c *Controller) StartSlowdown() error {
-	select {
-	case <-c.exited:
-		return errors.New("the service has exited")
-	default:
-	}
 	c.mu.Lock()
+	if c.childGone {
+		c.mu.Unlock()
+		return errors.New("the service has exited")
+	}
 	if c.active || c.starting {
 		c.mu.Unlock()
 		return errors.New("slowdown already running")
@@ -349,13 +348,7 @@ func (c *Controller) StartSlowdown() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	started, c.starting = true, false
-	exited := false
-	select {
-	case <-c.exited:
-		exited = true
-	default:
-	}
-	if c.stops != stops || exited {
+	if c.stops != stops || c.childGone {
 		// Stopped while this start prepared: the group must not
 		// outlive the call.
 		if grp != nil {
