@@ -299,7 +299,12 @@ func (d *Deployment) await(ctx context.Context, sv *spec.Service, i int) error {
 	container := sv.Container
 	if ci, err := findContainer(&pod.Spec, sv); err == nil {
 		container = pod.Spec.Containers[ci].Name
-		d.warnCPULimit(sv.Name, pod.Spec.Containers[ci].Resources)
+		d.mu.Lock()
+		target := d.target
+		d.mu.Unlock()
+		if sv.Name != target {
+			d.warnCPULimit(sv.Name, pod.Spec.Containers[ci].Resources)
+		}
 	}
 	svc := &service{Service: backend.Service{Name: sv.Name, Port: sv.Port, Control: ctl,
 		LogPath: fmt.Sprintf("kubectl logs -n %s %s -c %s", ns, pod.Name, container)},
@@ -564,12 +569,12 @@ func serviceErr(name string, err error) error { return fmt.Errorf("service %q: %
 
 var _ backend.Backend = (*Deployment)(nil)
 
-// warnCPULimit warns, once per service, of a CPU limit on its container:
-// the kernel throttles such a process by stopping it, and a pause that
-// lands while it is throttled takes nothing from it, so that predictions
-// come out too high while it is one of the paused services (every service
-// but the target). The target's own limit is its capacity, the spec's
-// cpus.
+// warnCPULimit warns, once per service, of a CPU limit on the container
+// of a service that is not the target: the kernel throttles such a
+// process by stopping it, and a pause that lands while it is throttled
+// takes nothing from it, so that predictions come out too high. (The
+// target's own limit is its capacity, the spec's cpus, as
+// docs/kubernetes.md asks.)
 func (d *Deployment) warnCPULimit(name string, res corev1.ResourceRequirements) {
 	lim, ok := res.Limits[corev1.ResourceCPU]
 	if !ok || lim.IsZero() {
@@ -580,6 +585,6 @@ func (d *Deployment) warnCPULimit(name string, res corev1.ResourceRequirements) 
 	d.limitWarned[name] = true
 	d.mu.Unlock()
 	if !warned {
-		d.opts.Logf("warning: service %q runs under a CPU limit of %s cores: while it is paused (it is not the target), a pause that lands when the kernel throttles it takes nothing from it, and the predictions come out too high; for the experiment, leave limits to the target (docs/kubernetes.md)", name, lim.String())
+		d.opts.Logf("warning: service %q runs under a CPU limit of %s cores: while it is paused (every service but the target), a pause that lands when the kernel throttles it takes nothing from it, and the predictions come out too high; for the experiment, leave limits to the target (docs/kubernetes.md)", name, lim.String())
 	}
 }
