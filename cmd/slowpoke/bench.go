@@ -41,7 +41,8 @@ func runBench(args []string) int {
 	if len(args) > 0 && run[args[0]] != nil {
 		return run[args[0]](args[1:])
 	}
-	if len(args) > 0 && args[0] != "-h" && args[0] != "--help" && args[0] != "help" {
+	help := len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help")
+	if len(args) > 0 && !help {
 		fmt.Fprintf(os.Stderr, "slowpoke bench: unknown benchmark %q\n\n", args[0])
 	}
 	var names []string
@@ -52,7 +53,7 @@ func runBench(args []string) int {
 	for _, b := range benches {
 		fmt.Fprintf(os.Stderr, "%-10s%s\n", b.name, strings.ReplaceAll(b.doc, "\n", "\n          "))
 	}
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+	if help {
 		return 0
 	}
 	return 2

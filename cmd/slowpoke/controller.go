@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -33,7 +34,9 @@ func runController(args []string) int {
 	normalPrio := fs.Bool("normal-priority", false, "keep the controller at normal scheduling priority (rounds may then reach busy cores late)")
 	lease := fs.Duration("lease", 0, "end any slowdown, latency what-if or pool, resuming the service, once the orchestrator has been silent this long (0: never; for controllers in pods, which no guard watches)")
 	cgroup := fs.String("cgroup", "", "start the service in this cgroup, made by slowpoke (a directory under a \"slowpoke\" directory of a cgroup v1 freezer or cgroup2 hierarchy)")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return 0
+	} else if err != nil {
 		return 2
 	}
 	cmdline := fs.Args()

@@ -43,12 +43,16 @@ func runRestore(args []string) int {
 // Kubernetes runs before each service uses it to put slowpoke next to the
 // service, in a volume they share.
 func runInstall(args []string) int {
-	if len(args) == 1 && !filepath.IsAbs(args[0]) && args[0] != "-h" && args[0] != "--help" {
+	const usage = "Usage: slowpoke install ABSOLUTE-PATH (used by the Kubernetes backend's init container)"
+	switch {
+	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
+		fmt.Fprintln(os.Stderr, usage)
+		return 0
+	case len(args) == 1 && !filepath.IsAbs(args[0]):
 		fmt.Fprintf(os.Stderr, "slowpoke install: %q is not an absolute path\n", args[0])
 		return 2
-	}
-	if len(args) != 1 || !filepath.IsAbs(args[0]) {
-		fmt.Fprintln(os.Stderr, "Usage: slowpoke install ABSOLUTE-PATH (used by the Kubernetes backend's init container)")
+	case len(args) != 1:
+		fmt.Fprintln(os.Stderr, usage)
 		return 2
 	}
 	if err := installSelf(args[0]); err != nil {

@@ -63,6 +63,9 @@ func main() {
 					os.Exit(c.run([]string{"-h"}))
 				}
 			}
+			fmt.Fprintf(os.Stderr, "slowpoke: unknown command %q\n\n", os.Args[2])
+			usage()
+			os.Exit(2)
 		}
 		usage()
 		return
