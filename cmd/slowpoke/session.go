@@ -151,11 +151,7 @@ func parseArgs(cmd string, fs *flag.FlagSet, args []string) (code int, ok bool) 
 	err := fs.Parse(args)
 	fs.Usage = usage
 	if errors.Is(err, flag.ErrHelp) {
-		if usage != nil {
-			usage()
-		} else {
-			fs.PrintDefaults()
-		}
+		usage() // flag.NewFlagSet sets a default
 		return 0, false
 	} else if err != nil {
 		hint := ""

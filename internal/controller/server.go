@@ -317,13 +317,10 @@ func (c *Controller) StartSlowdown() error {
 	c.starting = true
 	conf, stops := c.conf, c.stops
 	c.mu.Unlock()
-	started := false
 	defer func() {
-		if !started {
-			c.mu.Lock()
-			c.starting = false
-			c.mu.Unlock()
-		}
+		c.mu.Lock()
+		c.starting = false
+		c.mu.Unlock()
 	}()
 	var total uint64
 	counting := conf.Target || conf.Local
@@ -347,7 +344,6 @@ func (c *Controller) StartSlowdown() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	started, c.starting = true, false
 	if c.stops != stops || c.childGone {
 		// Stopped while this start prepared: the group must not
 		// outlive the call.
