@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/threads"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
@@ -346,6 +347,72 @@ func TestFailedFreezeThaws(t *testing.T) {
 		if frozen, _ := cg.Frozen(); frozen {
 			t.Fatalf("after a failed freeze, %s stays frozen", cg.Path)
 		}
+	}
+}
+
+// A stop lasts as long as asked, counted up to the continue. The threads
+// a continue wakes may run before the pauser does again; had that time
+// been counted as stopped, the stops that follow would have been
+// shortened by as much, and the paused service would have had more of its
+// core than the pauses leave it (on the development machine, about half
+// of every 2 ms freeze came back to the spinner that way).
+func TestStopsTakeTheirLength(t *testing.T) {
+	_, last := twoCores(t)
+	cg := testCgroup(t, "length")
+	spinner := startSpinner(t, last, &cg)
+	// The pauser shares the spinner's core, as a controller shares its
+	// service's.
+	pinProcess(t, last)
+	f, err := pause.OpenFreezer([]pause.Cgroup{cg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := newPauser(time.Second, freezeStopper{f})
+	const each = 2 * time.Millisecond
+	var asked time.Duration
+	c0, t0 := processCPU(spinner), time.Now()
+	for time.Since(t0) < time.Second {
+		p.Pause(each)
+		asked += each
+		time.Sleep(2 * each)
+	}
+	p.Close()
+	used, elapsed := processCPU(spinner)-c0, time.Since(t0)
+	// What the spinner did not get: the freezes, and whatever else ran
+	// on its core (this test among others), so never less than the
+	// freezes. The last pause asked may have been cut short by Close.
+	lost := elapsed - used
+	t.Logf("asked %v of freezes in %v; the spinner lost %v; the pauser counted %v stopped", asked, elapsed, lost, time.Duration(p.stats().actual))
+	if lost < asked*85/100-each {
+		t.Errorf("the spinner lost %v of its core to %v of freezes asked: the stops were shortened", lost, asked)
+	}
+}
+
+// pinProcess pins every thread of the test process to cpu (threads made
+// later inherit it) and undoes it when the test ends.
+func pinProcess(t *testing.T, cpu int) {
+	t.Helper()
+	var was, one unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &was); err != nil {
+		t.Fatal(err)
+	}
+	one.Set(cpu)
+	set := func(s *unix.CPUSet) error {
+		return threads.Each(func(tid int) error {
+			if err := unix.SchedSetaffinity(tid, s); err != nil && !errors.Is(err, unix.ESRCH) {
+				return err
+			}
+			return nil
+		})
+	}
+	t.Cleanup(func() {
+		if err := set(&was); err != nil {
+			t.Errorf("restore the test's CPU affinity: %v", err)
+		}
+	})
+	if err := set(&one); err != nil {
+		t.Fatal(err)
 	}
 }
 
