@@ -398,20 +398,12 @@ func pinProcess(t *testing.T, cpu int) {
 		t.Fatal(err)
 	}
 	one.Set(cpu)
-	set := func(s *unix.CPUSet) error {
-		return threads.Each(func(tid int) error {
-			if err := unix.SchedSetaffinity(tid, s); err != nil && !errors.Is(err, unix.ESRCH) {
-				return err
-			}
-			return nil
-		})
-	}
 	t.Cleanup(func() {
-		if err := set(&was); err != nil {
+		if err := threads.SetAffinity(&was); err != nil {
 			t.Errorf("restore the test's CPU affinity: %v", err)
 		}
 	})
-	if err := set(&one); err != nil {
+	if err := threads.SetAffinity(&one); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,6 +2,7 @@ package threads
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 
@@ -26,4 +27,15 @@ func Each(fn func(tid int) error) error {
 		}
 	}
 	return nil
+}
+
+// SetAffinity sets the CPU affinity of every thread of this process;
+// threads created later inherit it from the thread that creates them.
+func SetAffinity(set *unix.CPUSet) error {
+	return Each(func(tid int) error {
+		if err := unix.SchedSetaffinity(tid, set); err != nil {
+			return fmt.Errorf("set the CPU affinity of thread %d: %w", tid, err)
+		}
+		return nil
+	})
 }

@@ -29,3 +29,44 @@ func TestEachSkipsExitedThreadsAndStopsOnErrors(t *testing.T) {
 		t.Fatalf("got %v after %d calls, want boom after 1", err, calls)
 	}
 }
+
+// SetAffinity reaches every thread, the ones the runtime made before it
+// included.
+func TestSetAffinityReachesEveryThread(t *testing.T) {
+	var was, one unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &was); err != nil {
+		t.Fatal(err)
+	}
+	cpu := -1
+	for i := 0; i < 1024 && cpu < 0; i++ {
+		if was.IsSet(i) {
+			cpu = i
+		}
+	}
+	one.Set(cpu)
+	defer func() {
+		if err := SetAffinity(&was); err != nil {
+			t.Errorf("restore: %v", err)
+		}
+	}()
+	if err := SetAffinity(&one); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := Each(func(tid int) error {
+		var got unix.CPUSet
+		if err := unix.SchedGetaffinity(tid, &got); err != nil {
+			return err
+		}
+		if got != one {
+			t.Errorf("thread %d has CPUs %v, want only %d", tid, got, cpu)
+		}
+		n++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no thread visited")
+	}
+}

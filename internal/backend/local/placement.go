@@ -143,12 +143,10 @@ func PinProcess(cpus []int) error {
 		return nil
 	}
 	set := cpuSet(cpus)
-	return threads.Each(func(tid int) error {
-		if err := unix.SchedSetaffinity(tid, &set); err != nil {
-			return fmt.Errorf("pin thread %d to CPUs %v: %w", tid, cpus, err)
-		}
-		return nil
-	})
+	if err := threads.SetAffinity(&set); err != nil {
+		return fmt.Errorf("pin to CPUs %v: %w", cpus, err)
+	}
+	return nil
 }
 
 func cpuSet(cpus []int) unix.CPUSet {
