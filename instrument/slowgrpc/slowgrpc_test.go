@@ -63,6 +63,21 @@ func collect(t *testing.T) (string, func() agent.Message) {
 	}
 }
 
+// serveHealth serves the gRPC health service on a loopback port until the
+// test ends, and returns its address.
+func serveHealth(t *testing.T, opts ...grpc.ServerOption) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(opts...)
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	go srv.Serve(ln)
+	t.Cleanup(srv.Stop)
+	return ln.Addr().String()
+}
+
 func TestServerAndClientCounts(t *testing.T) {
 	path, report := collect(t)
 	a, err := agent.Dial(path, "svc")
@@ -71,16 +86,9 @@ func TestServerAndClientCounts(t *testing.T) {
 	}
 	defer a.Close()
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer(grpc.StatsHandler(NewServerHandler(withAgent(a))))
-	healthpb.RegisterHealthServer(srv, health.NewServer())
-	go srv.Serve(ln)
-	defer srv.Stop()
+	addr := serveHealth(t, grpc.StatsHandler(NewServerHandler(withAgent(a))))
 
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithStatsHandler(NewClientHandler(withAgent(a))))
 	if err != nil {
 		t.Fatal(err)
@@ -107,8 +115,8 @@ func TestServerAndClientCounts(t *testing.T) {
 	if got := m.Endpoints["/grpc.health.v1.Health/Check"]; got != workers*each {
 		t.Errorf("server counted %d calls, want %d (%+v)", got, workers*each, m)
 	}
-	if got := m.Downstream[ln.Addr().String()]; got != workers*each {
-		t.Errorf("client counted %d calls to %s, want %d (%+v)", got, ln.Addr(), workers*each, m)
+	if got := m.Downstream[addr]; got != workers*each {
+		t.Errorf("client counted %d calls to %s, want %d (%+v)", got, addr, workers*each, m)
 	}
 	// The server's End event for the last calls may come just after their
 	// clients have the responses: in flight must reach 0, soon.
@@ -145,11 +153,7 @@ func TestPoolLimit(t *testing.T) {
 	defer a.Close()
 	a.SetPool(2, time.Second)
 	var running, peak, served atomic.Int64
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer(grpc.StatsHandler(NewServerHandler(withAgent(a))),
+	addr := serveHealth(t, grpc.StatsHandler(NewServerHandler(withAgent(a))),
 		grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			n := running.Add(1)
 			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
@@ -159,10 +163,7 @@ func TestPoolLimit(t *testing.T) {
 			served.Add(1)
 			return h(ctx, req)
 		}))
-	healthpb.RegisterHealthServer(srv, health.NewServer())
-	go srv.Serve(ln)
-	defer srv.Stop()
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,15 +211,7 @@ func TestClientRecordsDialledName(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	healthpb.RegisterHealthServer(srv, health.NewServer())
-	go srv.Serve(ln)
-	defer srv.Stop()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	_, port, _ := net.SplitHostPort(serveHealth(t))
 	name := net.JoinHostPort("localhost", port)
 	conn, err := grpc.NewClient("passthrough:///"+name, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithStatsHandler(NewClientHandler(withAgent(a), nil)))
