@@ -106,7 +106,8 @@ type Controller struct {
 	// childGone is set, before the slowdown stops, once the child has
 	// exited: no slowdown starts after it.
 	childGone    bool
-	roundMark    uint64 // target: rounds started so far, as total calls / batch
+	roundMark    uint64        // target: rounds started so far, as total calls / batch
+	cpuStop      chan struct{} // closed to end the CPU trigger (see cpuTrigger)
 	roundSeq     uint64
 	seen         window
 	peers        map[string]*peer

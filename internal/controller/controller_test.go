@@ -51,6 +51,15 @@ func TestMain(m *testing.M) {
 				cpuwork.Spin(time.Millisecond)
 			}
 		}
+	case "forkspin": // spin, beside a spinning child in the same process group
+		w := exec.Command(os.Args[0])
+		w.Env = append(os.Environ(), roleEnv+"=spin")
+		if err := w.Start(); err != nil {
+			os.Exit(8)
+		}
+		for {
+			cpuwork.Spin(time.Millisecond)
+		}
 	case "exit":
 		code, _ := strconv.Atoi(os.Getenv("EXIT_CODE"))
 		os.Exit(code)

@@ -218,6 +218,10 @@ func (c *Controller) Configure(cf wire.Configure) error {
 		return fmt.Errorf("batch must be in [1, %d], got %d", maxBatch, cf.Batch)
 	case cf.Target && cf.Local:
 		return errors.New("the target never pauses: local mode is for the other services")
+	case cf.CPUPerCallNS < 0 || time.Duration(cf.CPUPerCallNS) > maxCPUPerCall:
+		return fmt.Errorf("CPU per call must be in [0, %v], got %v", maxCPUPerCall, time.Duration(cf.CPUPerCallNS))
+	case cf.CPUPerCallNS > 0 && !cf.Target:
+		return errors.New("only the target's rounds follow its CPU time")
 	case cf.PausePerRoundNS < 0:
 		return fmt.Errorf("pause per round must be >= 0, got %d", cf.PausePerRoundNS)
 	case time.Duration(cf.PausePerRoundNS) > c.cfg.MaxPause:
@@ -323,7 +327,8 @@ func (c *Controller) StartSlowdown() error {
 		c.mu.Unlock()
 	}()
 	var total uint64
-	counting := conf.Target || conf.Local
+	byCPU := conf.Target && conf.CPUPerCallNS > 0
+	counting := (conf.Target || conf.Local) && !byCPU
 	if counting {
 		// The first round comes Batch calls from now: learn where the
 		// call counter stands.
@@ -361,6 +366,11 @@ func (c *Controller) StartSlowdown() error {
 		c.roundMark = total / uint64(conf.Batch)
 		c.sendAgentsLocked(c.configMessageLocked())
 	}
+	if byCPU {
+		c.roundMark = 0
+		c.cpuStop = make(chan struct{})
+		go c.cpuTrigger(time.Duration(conf.CPUPerCallNS), c.cpuStop)
+	}
 	return nil
 }
 
@@ -380,6 +390,10 @@ func (c *Controller) stopSlowdown() {
 	c.active = false
 	c.stops++
 	c.sendAgentsLocked(agent.Message{Type: "config", Batch: 0})
+	if c.cpuStop != nil {
+		close(c.cpuStop)
+		c.cpuStop = nil
+	}
 	grp := c.grp
 	c.grp = nil
 	c.mu.Unlock()
@@ -406,11 +420,17 @@ func (c *Controller) Reset() {
 
 // ---- rounds ----
 
-// onTick runs when the service crossed a batch boundary: on the target it
-// starts a round; on a service in local mode it pauses the service.
-func (c *Controller) onTick(total uint64) {
+// onTick runs when the instrumentation says the service crossed a batch
+// boundary: on the target it starts a round; on a service in local mode it
+// pauses the service. Where the target's rounds follow its CPU time, the
+// instrumentation's ticks are not used.
+func (c *Controller) onTick(total uint64) { c.onCount(total, false) }
+
+// onCount runs when the service's call count (byCPU: its CPU time in calls,
+// see cpuTrigger) reached total, and acts on every batch boundary crossed.
+func (c *Controller) onCount(total uint64, byCPU bool) {
 	c.mu.Lock()
-	if !c.active || !(c.conf.Target || c.conf.Local) || c.conf.Batch <= 0 {
+	if !c.active || !(c.conf.Target || c.conf.Local) || c.conf.Batch <= 0 || (c.conf.CPUPerCallNS > 0) != byCPU {
 		c.mu.Unlock()
 		return
 	}
@@ -661,7 +681,7 @@ func (c *Controller) acceptAgents() {
 		a := &agentConn{conn: conn, gotRep: make(chan uint64, 16)}
 		c.mu.Lock()
 		c.agents[a] = struct{}{}
-		if c.active && (c.conf.Target || c.conf.Local) {
+		if c.active && (c.conf.Target || c.conf.Local) && c.conf.CPUPerCallNS == 0 {
 			a.send(c.configMessageLocked())
 		}
 		if c.pool != (wire.Pool{}) {

@@ -13,9 +13,15 @@ type Neighbour struct {
 // Configure sets the slowdown parameters (TConfigure). It takes effect at the
 // next TStart; configuring while active is refused.
 type Configure struct {
-	Epoch           uint64      `json:"epoch"`              // identifies one slowdown run; rounds of other epochs are ignored
-	Target          bool        `json:"target"`             // this service is the virtually sped-up target
-	Batch           int         `json:"batch"`              // target: start a round every Batch calls
+	Epoch  uint64 `json:"epoch"`  // identifies one slowdown run; rounds of other epochs are ignored
+	Target bool   `json:"target"` // this service is the virtually sped-up target
+	Batch  int    `json:"batch"`  // target: start a round every Batch calls
+	// CPUPerCallNS, on the target, counts its calls from its CPU time
+	// instead of its instrumentation: every CPUPerCallNS of CPU that its
+	// processes use is one call, so rounds start every Batch×CPUPerCallNS
+	// of CPU. For targets in any language, without slowpoke's wrappers.
+	// 0: rounds follow the instrumentation's call counts.
+	CPUPerCallNS    int64       `json:"cpu_per_call_ns,omitempty"`
 	PausePerRoundNS int64       `json:"pause_per_round_ns"` // non-target: pause this long per round
 	Neighbours      []Neighbour `json:"neighbours"`
 	// Local switches a non-target to uncoordinated pausing, for comparison

@@ -1,0 +1,140 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+)
+
+// groupClocks sums the process CPU clocks of every live process of pgid.
+func groupClocks(pgid int) (sum time.Duration, n int) {
+	for _, s := range proc.Group(pgid) {
+		if !s.Ended() {
+			sum += processCPU(s.PID)
+			n++
+		}
+	}
+	return sum, n
+}
+
+// The meter counts every process of the group, a child the service
+// started included, exactly as their CPU clocks advance, and nothing they
+// used before it was made.
+func TestCPUMeterCountsTheWholeGroup(t *testing.T) {
+	c := startCtl(t, "forkspin", "forkspin", time.Second)
+	waitFor(t, "the child spinner", 5*time.Second, func() bool { _, n := groupClocks(c.PID()); return n == 2 })
+	before, _ := groupClocks(c.PID())
+	m := newCPUMeter(c.PID(), time.Now())
+	time.Sleep(300 * time.Millisecond)
+	lo, _ := groupClocks(c.PID())
+	got := m.read(time.Now())
+	hi, _ := groupClocks(c.PID())
+	t.Logf("meter %v, clocks %v-%v", got, lo-before, hi-before)
+	if lo-before < 50*time.Millisecond {
+		t.Fatalf("the group used only %v of CPU in 300ms: cannot judge", lo-before)
+	}
+	// The meter reads between the test's two readings (a process's clock
+	// is read a moment after the one before it: 1ms of slack).
+	if got < lo-before-time.Millisecond || got > hi-before {
+		t.Fatalf("meter counted %v, the group's clocks advanced %v-%v", got, lo-before, hi-before)
+	}
+}
+
+// A child born after the meter was made counts from its birth; a process
+// that is gone stops counting without taking anything back.
+func TestCPUMeterChildrenBornAndGone(t *testing.T) {
+	clocks := map[int]time.Duration{}
+	m := &cpuMeter{pgid: -1, last: map[int]time.Duration{1: 5 * time.Millisecond}, clock: func(pid int) time.Duration { return clocks[pid] }, listed: time.Now()}
+	clocks[1] = 8 * time.Millisecond
+	if got := m.read(time.Now()); got != 3*time.Millisecond {
+		t.Fatalf("after 3ms of the first process: %v", got)
+	}
+	m.last[2] = 0 // as a relisting finds a new process
+	clocks[2] = 4 * time.Millisecond
+	if got := m.read(time.Now()); got != 7*time.Millisecond {
+		t.Fatalf("with a child born since: %v", got)
+	}
+	delete(clocks, 1) // exited: its clock reads 0
+	clocks[2] = 6 * time.Millisecond
+	if got := m.read(time.Now()); got != 9*time.Millisecond {
+		t.Fatalf("after the first exited: %v", got)
+	}
+	if _, ok := m.last[1]; ok {
+		t.Fatal("a gone process is still read")
+	}
+}
+
+// Rounds of a target without instrumentation follow its CPU time: one
+// every Batch×CPUPerCallNS, and the other service pauses for each.
+func TestCPUTriggerStartsRoundsByCPU(t *testing.T) {
+	a := startCtl(t, "a", "spin", time.Second)
+	b := startCtl(t, "b", "spin", time.Second)
+	n := wire.Neighbour{Name: "b", Addr: b.Addr()}
+	const perCall, batch = 500 * time.Microsecond, 20 // a round every 10ms of the target's CPU
+	must(t, b.Configure(wire.Configure{Epoch: 2, PausePerRoundNS: int64(time.Millisecond)}))
+	must(t, a.Configure(wire.Configure{Epoch: 2, Target: true, Batch: batch, CPUPerCallNS: int64(perCall), PausePerRoundNS: int64(time.Millisecond), Neighbours: []wire.Neighbour{n}}))
+	must(t, b.StartSlowdown())
+	cpu0 := processCPU(a.PID())
+	must(t, a.StartSlowdown())
+	time.Sleep(500 * time.Millisecond)
+	a.stopSlowdown()
+	used := processCPU(a.PID()) - cpu0
+	st := a.Stats()
+	want := float64(used) / float64(perCall*batch)
+	t.Logf("target used %v of CPU: %d rounds for %.1f due", used, st.RoundsStarted, want)
+	if want < 10 {
+		t.Fatalf("the target used only %v of CPU: cannot judge", used)
+	}
+	if got := float64(st.RoundsStarted); got < 0.7*want || got > 1.1*want+1 {
+		t.Fatalf("%d rounds for %v of the target's CPU, want about %.1f", st.RoundsStarted, used, want)
+	}
+	waitFor(t, "the rounds to reach b", 3*time.Second, func() bool { return b.Stats().RoundsReceived == st.RoundsStarted })
+	if p := b.Stats().Pauses; p == 0 {
+		t.Fatal("b never paused")
+	}
+	// Stopped: no more rounds.
+	time.Sleep(50 * time.Millisecond)
+	if after := a.Stats().RoundsStarted; after != st.RoundsStarted {
+		t.Fatalf("%d rounds after the stop", after-st.RoundsStarted)
+	}
+}
+
+// An instrumented target asked to follow its CPU starts no round from its
+// calls, however many it serves.
+func TestCPUTriggerIgnoresCallTicks(t *testing.T) {
+	a := startCtl(t, "a", "calls", time.Second)
+	waitFor(t, "instrumentation to connect", 5*time.Second, func() bool { return a.Stats().AgentConnected })
+	// A round every 10 s of CPU: never in this test; every call would be
+	// a round if calls counted.
+	must(t, a.Configure(wire.Configure{Epoch: 1, Target: true, Batch: 1, CPUPerCallNS: int64(10 * time.Second)}))
+	must(t, a.StartSlowdown())
+	time.Sleep(300 * time.Millisecond)
+	a.stopSlowdown()
+	if st := a.Stats(); st.RoundsStarted != 0 || st.Calls == 0 {
+		t.Fatalf("%d rounds over %d calls", st.RoundsStarted, st.Calls)
+	}
+}
+
+func TestCPUTriggerConfigureChecks(t *testing.T) {
+	a := startCtl(t, "a", "spin", time.Second)
+	for _, cf := range []wire.Configure{
+		{Epoch: 1, Target: true, Batch: 1, CPUPerCallNS: -1},
+		{Epoch: 1, Target: true, Batch: 1, CPUPerCallNS: int64(maxCPUPerCall) + 1},
+		{Epoch: 1, CPUPerCallNS: int64(time.Millisecond)},
+	} {
+		if err := a.Configure(cf); err == nil {
+			t.Errorf("accepted %+v", cf)
+		}
+	}
+	// Without instrumentation a call-counted target cannot start; one
+	// whose rounds follow its CPU can.
+	must(t, a.Configure(wire.Configure{Epoch: 1, Target: true, Batch: 1}))
+	if err := a.StartSlowdown(); err == nil {
+		t.Fatal("a call-counted slowdown started without instrumentation")
+	}
+	must(t, a.Configure(wire.Configure{Epoch: 1, Target: true, Batch: 1, CPUPerCallNS: int64(time.Millisecond)}))
+	must(t, a.StartSlowdown())
+	a.stopSlowdown()
+}
