@@ -187,14 +187,16 @@ func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Va
 		var sq, sum float64
 		n := 0
 		for _, p := range points {
-			pt := r.point(p.d, &p.runs[m], p.truth)
+			mr.Points = append(mr.Points, r.point(p.d, &p.runs[m], p.truth))
+		}
+		report.LevelSharedBound(mr.Points)
+		for _, pt := range mr.Points {
 			if e := pt.ErrorPct; e != nil {
 				sq += *e * *e
 				sum += *e
 				mr.MaxPct = max(mr.MaxPct, math.Abs(*e))
 				n++
 			}
-			mr.Points = append(mr.Points, pt)
 		}
 		if n > 0 {
 			mr.RMSEPct, mr.MeanPct = math.Sqrt(sq/float64(n)), sum/float64(n)

@@ -474,6 +474,9 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		rmse := math.Sqrt(sq / float64(n))
 		out.RMSEPct, out.MaxAbsErrorPct = &rmse, &maxAbs
 	}
+	// Where the shared cores bind, the curve carries their capacity
+	// instead of falling (docs/notes/plateau.md).
+	report.ApplyPlateau(out)
 	return out, nil
 }
 

@@ -385,7 +385,8 @@ func newRankPage(r *Rank) (*htmlPage, error) {
 }
 
 // resultsHeadline says the answer of a predict or validate run in words:
-// the throughput at the largest feasible reduction, and what qualifies it.
+// the throughput at the largest feasible reduction, or where the gains
+// stop when the shared cores bind, and what qualifies it.
 func resultsHeadline(r *Results) (string, []string) {
 	target := orDash(r.Target)
 	ps := sortedPoints(r)
@@ -407,13 +408,32 @@ func resultsHeadline(r *Results) (string, []string) {
 		less += fmt.Sprintf(" (%.1f of %.1f µs)", p.ReductionUS, r.U1US)
 	}
 	var headline string
-	if b := r.Baseline.RPS; b > 0 && finite(b) {
+	var notes []string
+	if pl := r.Plateau; pl != nil {
+		b := r.Baseline.RPS
+		if b > 0 && finite(b) {
+			headline = fmt.Sprintf("If %s took less CPU per call, throughput would go from %s to at least %s req/s (%+.1f%%) and stop there: %s.",
+				target, rps(b), rps(pl.CapacityRPS), (pl.CapacityRPS/b-1)*100, pl.Describe())
+		} else {
+			headline = fmt.Sprintf("If %s took less CPU per call, throughput would reach at least %s req/s and stop there: %s.", target, rps(pl.CapacityRPS), pl.Describe())
+		}
+		var raw []string
+		for _, q := range ps {
+			if q.RawPredictedRPS > 0 {
+				raw = append(raw, fmt.Sprintf("%s at %s%%", rps(q.RawPredictedRPS), trimFloat(q.ReductionPct)))
+			}
+		}
+		s := fmt.Sprintf("From %s%% on the points are shared-bound: each measures the shared cores' capacity under pauses, which comes out low, so they carry the largest of those measurements", trimFloat(pl.OnsetPct))
+		if len(raw) > 0 {
+			s += " (as measured: " + strings.Join(raw, ", ") + " req/s)"
+		}
+		notes = append(notes, s+".")
+	} else if b := r.Baseline.RPS; b > 0 && finite(b) {
 		headline = fmt.Sprintf("If %s took %s, throughput would go from %s to %s req/s (%+.1f%%).",
 			target, less, rps(b), rps(p.PredictedRPS), (p.PredictedRPS/b-1)*100)
 	} else {
 		headline = fmt.Sprintf("If %s took %s, throughput would be %s req/s (no baseline was measured).", target, less, rps(p.PredictedRPS))
 	}
-	var notes []string
 	if len(p.Flags) > 0 {
 		notes = append(notes, fmt.Sprintf("That point is flagged (%s): read the flags below before trusting it.", strings.Join(p.Flags, ", ")))
 	}
@@ -435,6 +455,13 @@ func resultsHeadline(r *Results) (string, []string) {
 		s := fmt.Sprintf("Over all points, the prediction error is %.1f%% RMSE", *r.RMSEPct)
 		if r.MaxAbsErrorPct != nil {
 			s += fmt.Sprintf(", %.1f%% at most", *r.MaxAbsErrorPct)
+		}
+		if r.RawRMSEPct != nil {
+			s += fmt.Sprintf(" (as measured, before levelling the shared-bound points: %.1f%% RMSE", *r.RawRMSEPct)
+			if r.RawMaxAbsErrorPct != nil {
+				s += fmt.Sprintf(", %.1f%% at most", *r.RawMaxAbsErrorPct)
+			}
+			s += ")"
 		}
 		notes = append(notes, s+".")
 	}
@@ -458,7 +485,9 @@ func rankHeadline(r *Rank) (string, []string) {
 	if len(gainers) > 0 {
 		top := gainers[0]
 		at := ""
-		if p := LargestPoint(top.Results); p != nil {
+		if pl := entryPlateau(top); pl != nil {
+			at = fmt.Sprintf(", and no more: gains stop at about %s%% less CPU per call, where the shared cores become the limit", trimFloat(math.Round(pl.StopPct)))
+		} else if p := LargestPoint(top.Results); p != nil {
 			at = " at " + trimFloat(p.ReductionPct) + "% less CPU per call"
 		}
 		headline = fmt.Sprintf("%s is the most worth optimizing: %+.1f%% throughput (± %.1f)%s.", top.Service, top.GainPct, top.GainStdErrPct, at)

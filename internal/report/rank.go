@@ -55,7 +55,9 @@ type RankEntry struct {
 	Rank    int    `json:"rank"` // 1 for the most worth optimizing
 	Service string `json:"service"`
 	// GainPct is the predicted throughput gain over the baseline at the
-	// largest reduction, %, and GainStdErrPct its standard error.
+	// largest reduction, %, and GainStdErrPct its standard error. Where
+	// the shared cores bind there (results.plateau), that is the gain at
+	// which the curve stops: their capacity.
 	GainPct       float64 `json:"gain_pct"`
 	GainStdErrPct float64 `json:"gain_std_err_pct"`
 	Verdict       string  `json:"verdict"` // Verdict*
@@ -65,6 +67,15 @@ type RankEntry struct {
 	// Results is the service's experiment as predict writes it (nil when
 	// it failed before any measurement).
 	Results *Results `json:"results,omitempty"`
+}
+
+// entryPlateau returns where the gains of e stop, or nil where they do not
+// (or it has no prediction).
+func entryPlateau(e RankEntry) *Plateau {
+	if e.Results == nil || (e.Verdict != VerdictGain && e.Verdict != VerdictNoGain) {
+		return nil
+	}
+	return e.Results.Plateau
 }
 
 // LargestPoint returns the point of r with the largest reduction, or nil.
@@ -238,6 +249,9 @@ func WriteRankTable(w io.Writer, r *Rank) error {
 		verdict := e.Verdict
 		if e.Verdict == VerdictFailed || e.Verdict == VerdictNotCalled {
 			verdict += ": " + e.Reason
+		}
+		if pl := entryPlateau(e); pl != nil {
+			verdict += fmt.Sprintf(" (gains stop at about %s%%: the shared cores bind)", trimFloat(math.Round(pl.StopPct)))
 		}
 		fmt.Fprintf(tw, "%s\t  %s\n", strings.Join(row, "\t"), verdict)
 	}

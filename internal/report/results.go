@@ -63,7 +63,15 @@ type Results struct {
 	Points         []Point             `json:"points"`
 	RMSEPct        *float64            `json:"rmse_pct,omitempty"`          // validate only
 	MaxAbsErrorPct *float64            `json:"max_abs_error_pct,omitempty"` // validate only
-	Warnings       []string            `json:"warnings,omitempty"`
+	// RawRMSEPct and RawMaxAbsErrorPct are RMSEPct and MaxAbsErrorPct of
+	// the predictions as measured, before the shared-bound points were
+	// levelled (validate only, and only when a point was).
+	RawRMSEPct        *float64 `json:"raw_rmse_pct,omitempty"`
+	RawMaxAbsErrorPct *float64 `json:"raw_max_abs_error_pct,omitempty"`
+	// Plateau says where the gains stop, when some points are
+	// shared-bound (ApplyPlateau); nil otherwise.
+	Plateau  *Plateau `json:"plateau,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Settings records how the experiment was run.
@@ -180,7 +188,12 @@ type Point struct {
 	SlowdownRuns    []float64 `json:"slowdown_runs"`
 	PredictedRPS    float64   `json:"predicted_rps"` // median of per-run predictions; 0 when infeasible
 	PredictedRuns   []float64 `json:"predicted_runs"`
-	SpreadPct       float64   `json:"spread_pct"` // (max-min)/median of predicted runs, %
+	// RawPredictedRPS is, on a shared-bound point whose prediction was
+	// levelled to the shared cores' capacity (LevelSharedBound), the
+	// prediction as measured (the median of predicted_runs); absent
+	// where predicted_rps is that.
+	RawPredictedRPS float64 `json:"raw_predicted_rps,omitempty"`
+	SpreadPct       float64 `json:"spread_pct"` // (max-min)/median of predicted runs, %
 	// StdErrPct is the standard error of the point's estimate relative to
 	// it, %: of the mean prediction, combined with the mean ground truth's
 	// for validate.
@@ -215,6 +228,9 @@ type Point struct {
 	// TrueSharedIdlePct is shared_idle_pct in the ground-truth runs.
 	TrueSharedIdlePct *float64 `json:"true_shared_idle_pct,omitempty"`
 	ErrorPct          *float64 `json:"error_pct,omitempty"` // validate only: (predicted-true)/true*100
+	// RawErrorPct is error_pct of raw_predicted_rps (validate only, and
+	// only where the point was levelled).
+	RawErrorPct *float64 `json:"raw_error_pct,omitempty"`
 }
 
 // Infeasible reports whether the point has no prediction.
@@ -320,6 +336,13 @@ func (r *Results) clone() *Results {
 	c.Neighbours = cloneMap(r.Neighbours)
 	c.RMSEPct = clonePtr(r.RMSEPct)
 	c.MaxAbsErrorPct = clonePtr(r.MaxAbsErrorPct)
+	c.RawRMSEPct = clonePtr(r.RawRMSEPct)
+	c.RawMaxAbsErrorPct = clonePtr(r.RawMaxAbsErrorPct)
+	if r.Plateau != nil {
+		pl := *r.Plateau
+		pl.Shared = slices.Clone(pl.Shared)
+		c.Plateau = &pl
+	}
 	c.Warnings = slices.Clone(r.Warnings)
 	c.Points = cloneList(r.Points)
 	for i := range c.Points {
@@ -330,6 +353,7 @@ func (r *Results) clone() *Results {
 		p.TrueRuns = slices.Clone(p.TrueRuns)
 		p.TrueRPS = clonePtr(p.TrueRPS)
 		p.ErrorPct = clonePtr(p.ErrorPct)
+		p.RawErrorPct = clonePtr(p.RawErrorPct)
 	}
 	return &c
 }

@@ -41,6 +41,7 @@ func WriteTable(w io.Writer, r *Results) error {
 		cols = append(cols, "true req/s", "error")
 	}
 	fmt.Fprintf(tw, "%s\t  flags\n", strings.Join(cols, "\t"))
+	var levelled []string
 	for _, p := range sortedPoints(r) {
 		row := []string{
 			trimFloat(p.ReductionPct) + "%",
@@ -54,7 +55,12 @@ func WriteTable(w io.Writer, r *Results) error {
 			if b.RPS > 0 {
 				speedup = fmt.Sprintf("%.2fx", p.PredictedRPS/b.RPS)
 			}
-			row = append(row, fmt.Sprintf("%.1f", p.PredictedRPS), speedup, fmt.Sprintf("%.1f%%", p.SpreadPct))
+			pred := fmt.Sprintf("%.1f", p.PredictedRPS)
+			if p.RawPredictedRPS > 0 {
+				pred += "*"
+				levelled = append(levelled, fmt.Sprintf("%s%% %.1f", trimFloat(p.ReductionPct), p.RawPredictedRPS))
+			}
+			row = append(row, pred, speedup, fmt.Sprintf("%.1f%%", p.SpreadPct))
 		}
 		if validate {
 			row = append(row, optional(p.TrueRPS, "%.1f"), optional(p.ErrorPct, "%+.1f%%"))
@@ -67,8 +73,18 @@ func WriteTable(w io.Writer, r *Results) error {
 	}
 	tw.Flush()
 
+	if r.Plateau != nil {
+		fmt.Fprintf(ew, "\n%s.\n", upperFirst(r.Plateau.Describe()))
+	}
+	if len(levelled) > 0 {
+		fmt.Fprintf(ew, "* shared-bound, levelled to the shared cores' capacity; as measured (raw_predicted_rps): %s\n", strings.Join(levelled, ", "))
+	}
 	if r.RMSEPct != nil || r.MaxAbsErrorPct != nil {
-		fmt.Fprintf(ew, "\nRMSE %s, max |error| %s\n", optional(r.RMSEPct, "%.1f%%"), optional(r.MaxAbsErrorPct, "%.1f%%"))
+		fmt.Fprintf(ew, "\nRMSE %s, max |error| %s", optional(r.RMSEPct, "%.1f%%"), optional(r.MaxAbsErrorPct, "%.1f%%"))
+		if r.RawRMSEPct != nil {
+			fmt.Fprintf(ew, " (as measured, before levelling: RMSE %s, max |error| %s)", optional(r.RawRMSEPct, "%.1f%%"), optional(r.RawMaxAbsErrorPct, "%.1f%%"))
+		}
+		fmt.Fprintln(ew)
 	}
 	return ew.err
 }
