@@ -26,7 +26,8 @@ type Plateau struct {
 	StopUS  float64 `json:"stop_us"`
 	// CapacityRPS is the shared cores' capacity, at least: the largest
 	// prediction of the shared-bound points, each of which measures it
-	// under pauses and comes out low.
+	// under pauses and comes out low, or of a point at a smaller
+	// reduction where that is higher (the level the curve ends on).
 	CapacityRPS float64 `json:"capacity_rps"`
 	// Shared are the services on the shared cores.
 	Shared []string `json:"shared,omitempty"`
@@ -46,7 +47,8 @@ type Plateau struct {
 // validate, RawErrorPct); its PredictedRPS, StdErrPct and ErrorPct become
 // those of the value it carries. LevelSharedBound returns the index in ps
 // of the shared-bound point with the smallest reduction (the onset), the
-// capacity, and whether any point is shared-bound; ps may be in any order.
+// largest value a shared-bound point carries (the capacity, at least),
+// and whether any point is shared-bound; ps may be in any order.
 func LevelSharedBound(ps []Point) (onset int, capacity float64, ok bool) {
 	order := make([]int, len(ps))
 	for i := range order {
@@ -72,7 +74,7 @@ func LevelSharedBound(ps []Point) (onset int, capacity float64, ok bool) {
 	if onset < 0 {
 		return -1, 0, false
 	}
-	capacity = ps[src].PredictedRPS
+	measured := ps[src].PredictedRPS
 	// The largest prediction so far along the curve, and whose it is.
 	top, topSE := 0.0, 0.0
 	for _, i := range order {
@@ -81,10 +83,11 @@ func LevelSharedBound(ps []Point) (onset int, capacity float64, ok bool) {
 			continue
 		}
 		if bound(p) {
-			v, se := capacity, ps[src].StdErrPct
+			v, se := measured, ps[src].StdErrPct
 			if top > v {
 				v, se = top, topSE
 			}
+			capacity = max(capacity, v)
 			if v != p.PredictedRPS {
 				p.RawPredictedRPS = p.PredictedRPS
 				p.PredictedRPS, p.StdErrPct = v, se

@@ -53,7 +53,7 @@ func TestLevelSharedBound(t *testing.T) {
 			name: "never below a target-bound point at a smaller reduction",
 			in:   []Point{pt(200, 1500, false, 0), pt(400, 1400, true, 0), pt(600, 1350, true, 0)},
 			want: []float64{1500, 1500, 1500}, raw: []float64{0, 1400, 1350},
-			onset: 1, capacity: 1400, plateaued: true,
+			onset: 1, capacity: 1500, plateaued: true,
 		},
 		{
 			name: "a point not flagged after the onset is left alone",
@@ -153,9 +153,9 @@ func TestApplyPlateau(t *testing.T) {
 			rmse:    0, rawRMSE: rmseOf(1, 1250/1300.0),
 		},
 		{
-			name:    "the target's curve is above the capacity already: the stop is at the last point it bound",
+			name:    "the target's curve is above the measured capacity already: the stop is at the last point it bound, the level its prediction",
 			r:       results(pt(200, 1500, false, 0), pt(400, 1450, true, 0)),
-			plateau: true, stopUS: 200,
+			plateau: true, stopUS: 200, describe: "gains stop at about 20% (200 µs): beyond it the cores shared by frontend, search are the limit, at least 1500 req/s",
 		},
 		{
 			name: "the curve ends on a point not shared-bound: no plateau",
