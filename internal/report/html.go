@@ -410,12 +410,16 @@ func resultsHeadline(r *Results) (string, []string) {
 	var headline string
 	var notes []string
 	if pl := r.Plateau; pl != nil {
-		b := r.Baseline.RPS
-		if b > 0 && finite(b) {
-			headline = fmt.Sprintf("If %s took less CPU per call, throughput would go from %s to at least %s req/s (%+.1f%%) and stop there: %s.",
-				target, rps(b), rps(pl.CapacityRPS), (pl.CapacityRPS/b-1)*100, pl.Describe())
+		who := "the cores the other services share"
+		if len(pl.Shared) > 0 {
+			who = "the cores shared by " + strings.Join(pl.Shared, ", ")
+		}
+		stop := fmt.Sprintf("gains stop at about %s%% less CPU per call (%.0f µs), beyond which %s are the limit", trimFloat(math.Round(pl.StopPct)), pl.StopUS, who)
+		if b := r.Baseline.RPS; b > 0 && finite(b) {
+			headline = fmt.Sprintf("If %s took less CPU per call, throughput would go from %s to at least %s req/s (%+.1f%%) and no further: %s.",
+				target, rps(b), rps(pl.CapacityRPS), (pl.CapacityRPS/b-1)*100, stop)
 		} else {
-			headline = fmt.Sprintf("If %s took less CPU per call, throughput would reach at least %s req/s and stop there: %s.", target, rps(pl.CapacityRPS), pl.Describe())
+			headline = fmt.Sprintf("If %s took less CPU per call, throughput would reach at least %s req/s and no further: %s.", target, rps(pl.CapacityRPS), stop)
 		}
 		var raw []string
 		for _, q := range ps {
