@@ -27,11 +27,12 @@ type methodConfig struct {
 	noGrowth  bool
 	placement string // a local.Mode
 	pause     string // a pause.Method
+	trigger   string // an experiment trigger
 }
 
 // defaultMethod is the method every command uses unless told otherwise.
 func defaultMethod() methodConfig {
-	return methodConfig{precision: experiment.DefaultPrecisionPct, lead: experiment.DefaultPauseLead, placement: string(local.ModeAuto), pause: string(pause.MethodAuto)}
+	return methodConfig{precision: experiment.DefaultPrecisionPct, lead: experiment.DefaultPauseLead, placement: string(local.ModeAuto), pause: string(pause.MethodAuto), trigger: experiment.TriggerAuto}
 }
 
 // methodFlags are the method flags a user of predict and validate needs.
@@ -39,6 +40,7 @@ func methodFlags(fs *flag.FlagSet, m *methodConfig) {
 	fs.Float64Var(&m.precision, "precision", m.precision, "standard error (%) a noisy point is repeated down to")
 	fs.StringVar(&m.placement, "placement", m.placement, "auto, shared or dedicated: dedicated gives every service its spec'd cores of its own (as the paper's one service per node) and keeps 2 for the load generator and the controllers; shared gives only the target cores of its own; auto is dedicated where the machine has the cores")
 	fs.StringVar(&m.pause, "pause", m.pause, "how the other services are paused: cores (hold the cores they run on; needs the target on cores of its own and real-time scheduling), cgroup (freeze their cgroups), signal (SIGSTOP/SIGCONT each), or auto (cores where the target has cores of its own and real-time scheduling is allowed, signal otherwise)")
+	fs.StringVar(&m.trigger, "trigger", m.trigger, "what starts the target's pause rounds: calls (counted by its slowhttp/slowgrpc instrumentation), cpu (its CPU time: any language, no instrumentation), or auto (calls where the target is instrumented, cpu otherwise)")
 }
 
 // researchFlags switch parts of the method off or on, to measure what
@@ -78,6 +80,9 @@ func (m methodConfig) check() error {
 	}
 	if _, err := pause.ParseMethod(m.pause); err != nil {
 		return fmt.Errorf("--pause: %w", err)
+	}
+	if _, err := experiment.ParseTrigger(m.trigger); err != nil {
+		return fmt.Errorf("--trigger: %w", err)
 	}
 	return nil
 }

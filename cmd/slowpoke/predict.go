@@ -145,6 +145,7 @@ func predict(c predictConfig) error {
 		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate, AutoConnections: c.autoConns,
 		Uncoordinated: c.method.uncoord, NoColocatedExtension: c.method.noExtend, NoPeerExtension: c.method.noPeers, OverheadCorrection: c.method.overhead, NoGrowthCorrection: c.method.noGrowth, GraphRounds: c.method.graph, PauseLead: c.method.lead,
 		PauseMethod: c.method.pauseMethod(),
+		Trigger:     c.method.trigger,
 	})
 	if err != nil {
 		return err

@@ -206,6 +206,7 @@ func rankOne(ctx context.Context, d backend.Backend, c rankConfig, name string, 
 		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxRepetitions: c.maxReps, PrecisionPct: c.method.precision, MaxPause: c.maxPause,
 		SpecPath: c.specPath, Progress: os.Stderr, ProgressPrefix: prog.prefix, PauseLead: c.method.lead,
 		PauseMethod: c.method.pauseMethod(),
+		Trigger:     c.method.trigger,
 	})
 	if err != nil {
 		return nil, err

@@ -107,6 +107,10 @@ type Options struct {
 	// PauseMethod is how the other services are paused (pause.Method);
 	// "" or auto lets the deployment choose (backend.Backend.PauseMethod).
 	PauseMethod pause.Method
+	// Trigger is what the target's rounds follow: TriggerCalls,
+	// TriggerCPU, or "" / TriggerAuto (calls where the target is
+	// instrumented, its CPU time otherwise).
+	Trigger string
 }
 
 // Thresholds for flags.
@@ -160,16 +164,23 @@ func CheckPauseLead(lead time.Duration) error {
 // Runner runs experiments on one deployment.
 type Runner struct {
 	method pause.Method // resolved
-	prof   *profile     // set by pre-profiling
-	base   []*sample    // baseline runs so far
-	d      backend.Backend
-	spec   *spec.Spec
-	opts   Options
-	mix    []load.Request
-	epoch  uint64
-	step   int
-	steps  int
-	start  time.Time
+	// trigger is what the target's rounds follow (TriggerCalls or
+	// TriggerCPU); counted says whether its calls are counted (it is
+	// instrumented). truthC1 is its calls per request as its ground-truth
+	// knob shows them, where they are not counted (calibrateTruth).
+	trigger string
+	counted bool
+	truthC1 float64
+	prof    *profile  // set by pre-profiling
+	base    []*sample // baseline runs so far
+	d       backend.Backend
+	spec    *spec.Spec
+	opts    Options
+	mix     []load.Request
+	epoch   uint64
+	step    int
+	steps   int
+	start   time.Time
 }
 
 // ErrNotCalled is in the error of an experiment whose target received no
@@ -204,6 +215,11 @@ func New(d backend.Backend, opts Options) (*Runner, error) {
 	if err := CheckPauseLead(opts.PauseLead); err != nil {
 		return nil, err
 	}
+	trigger, err := ParseTrigger(opts.Trigger)
+	if err != nil {
+		return nil, err
+	}
+	opts.Trigger = trigger
 	if opts.Validate {
 		if svc, _ := s.Service(opts.Target); svc.GroundTruth == nil {
 			return nil, fmt.Errorf("validate needs a way to really reduce %q's work: add ground_truth (env, base_us) to it in the spec (docs/spec.md)", opts.Target)
@@ -268,6 +284,9 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	if r.d.Service(o.Target).Control == nil {
 		return nil, fmt.Errorf("target %q does not run under a controller", o.Target)
 	}
+	if err := r.resolveTrigger(); err != nil {
+		return nil, err
+	}
 	out := &report.Results{
 		Version: report.Version, Kind: report.KindPredict, App: r.spec.Name, Target: o.Target, CreatedAt: time.Now().UTC(),
 		Settings: report.Settings{
@@ -290,6 +309,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	if o.Validate {
 		out.Kind = report.KindValidate
 	}
+	out.Trigger, out.CallsCounted = r.trigger, r.counted
 	perRep := 1 + len(o.Reductions)
 	if o.Validate {
 		perRep += len(o.Reductions)
@@ -325,7 +345,17 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		r.progress("warning: %s", w)
 		out.Warnings = append(out.Warnings, w)
 	}
-	r.progress("baseline %.0f req/s; c1 = %.3f target calls per request, q1 = %g, u1 = %.1f µs per call", pre.res.Throughput, prof.c1, prof.q1, out.U1US)
+	if r.counted {
+		r.progress("baseline %.0f req/s; c1 = %.3f target calls per request, q1 = %g, u1 = %.1f µs per call; rounds follow its %s", pre.res.Throughput, prof.c1, prof.q1, out.U1US, map[string]string{TriggerCalls: "calls", TriggerCPU: "CPU time"}[r.trigger])
+	} else {
+		r.progress("baseline %.0f req/s; %s is not instrumented: its rounds follow its CPU time, %.1f µs per request; q1 = %g", pre.res.Throughput, o.Target, out.U1US, prof.q1)
+	}
+	if o.Validate && !r.counted {
+		if err := r.calibrateTruth(ctx); err != nil {
+			return nil, err
+		}
+		out.TruthC1 = &r.truthC1
+	}
 
 	type pointAcc struct {
 		pointRuns
@@ -383,8 +413,8 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		}
 		p.truth = append(p.truth, ts)
 		tput := ts.res.Throughput
-		r.progress("rep %d %s ground truth (target's work really reduced by %v): %.0f req/s",
-			rep+1, o.Reductions[i].Text, p.d.Round(time.Microsecond), tput)
+		r.progress("rep %d %s ground truth (target's work really reduced by %s): %.0f req/s",
+			rep+1, o.Reductions[i].Text, r.truthText(p.d), tput)
 		return nil
 	}
 	// measure runs one repetition of the given points: every slowdown,

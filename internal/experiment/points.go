@@ -25,7 +25,19 @@ func (r *Runner) truth(ctx context.Context, d time.Duration) (*sample, error) {
 	return r.run(ctx, nil, nil, r.opts.Warmup, false)
 }
 
+// restartTarget restarts the target with its work reduced by the model's
+// d: per call, or, where its calls are not counted, per request, which is
+// d / c1 per call with c1 learned by calibrateTruth.
 func (r *Runner) restartTarget(ctx context.Context, d time.Duration) error {
+	if !r.counted && r.truthC1 > 0 {
+		d = time.Duration(float64(d) / r.truthC1)
+	}
+	return r.restartRaw(ctx, d)
+}
+
+// restartRaw restarts the target with its ground-truth knob lowered by d
+// per call.
+func (r *Runner) restartRaw(ctx context.Context, d time.Duration) error {
 	svc, _ := r.spec.Service(r.opts.Target)
 	gt := svc.GroundTruth
 	if err := r.d.Restart(ctx, r.opts.Target, map[string]string{gt.Env: gt.Value(d.Seconds() * 1e6)}); err != nil {

@@ -33,10 +33,13 @@ func (r *Runner) profile(s *sample) (*profile, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("no successful requests during pre-profiling (errors: %d): check the workload and the services' logs", s.res.Errors)
 	}
-	if calls == 0 {
+	if calls == 0 && r.counted {
 		return nil, fmt.Errorf("target %q %w during pre-profiling: is it on the path of the workload's requests?", r.opts.Target, ErrNotCalled)
 	}
-	p := &profile{u1: cpu / time.Duration(calls), ci: map[string]float64{}}
+	p := &profile{ci: map[string]float64{}}
+	if calls > 0 {
+		p.u1 = cpu / time.Duration(calls)
+	}
 	// Calls per user request: arrivals at each service over arrivals at the
 	// entry service, both counted between idle moments so that nothing in
 	// flight skews them. Without an instrumented entry, fall back to the
@@ -56,6 +59,12 @@ func (r *Runner) profile(s *sample) (*profile, error) {
 	p.c1 = ratio(r.opts.Target)
 	for name := range s.after {
 		p.ci[name] = ratio(name)
+	}
+	if !r.counted {
+		if err := r.perRequest(s, p); err != nil {
+			return nil, err
+		}
+		p.ci[r.opts.Target] = p.c1
 	}
 	var warn string
 	p.q1Assigned = r.targetCores()
@@ -132,7 +141,11 @@ func (r *Runner) callGraph(stats map[string]*wire.Stats) (map[string][]string, [
 	for _, svc := range r.spec.Services {
 		if !seen[svc.Name] {
 			link(r.opts.Target, svc.Name)
-			warnings = append(warnings, fmt.Sprintf("service %q is not connected to the target in the observed call graph; it receives rounds from the target directly", svc.Name))
+			// Rounds go from the target to every service directly
+			// unless they travel along the graph.
+			if r.opts.GraphRounds {
+				warnings = append(warnings, fmt.Sprintf("service %q is not connected to the target in the observed call graph; it receives rounds from the target directly", svc.Name))
+			}
 		}
 	}
 	out := map[string][]string{}

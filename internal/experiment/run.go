@@ -282,6 +282,9 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 func (r *Runner) configure(name string, sd *slowdown, neighbours map[string][]string) (cf wire.Configure, skip bool) {
 	target := name == r.opts.Target
 	cf = wire.Configure{Epoch: r.epoch, Target: target, Batch: sd.batch, PausePerRoundNS: int64(sd.pause), Method: string(r.method)}
+	if target && r.trigger == TriggerCPU && r.prof != nil {
+		cf.CPUPerCallNS = max(1, int64(r.prof.u1))
+	}
 	switch r.method {
 	case pause.MethodCores:
 		// The target's controller holds the other services' cores; the

@@ -239,9 +239,21 @@ func newResultsPage(r *Results) (*htmlPage, error) {
 		{"Target", target},
 		{"Calls per request (c1)", num3(r.C1)},
 		{"CPU per call (u1)", fmt.Sprintf("%.1f µs", r.U1US)},
+	}
+	if r.Trigger != "" && !r.CallsCounted {
+		page.Model[1] = htmlSetting{"Calls per request (c1)", "not counted (not instrumented): a call is one request"}
+		page.Model[2] = htmlSetting{"CPU per request", fmt.Sprintf("%.1f µs", r.U1US)}
+	}
+	if r.TruthC1 != nil {
+		page.Model = append(page.Model, htmlSetting{"Calls per request, from the ground-truth knob", num3(*r.TruthC1)})
+	}
+	if r.Trigger != "" {
+		page.Model = append(page.Model, htmlSetting{"Rounds", triggerText(r)})
+	}
+	page.Model = append(page.Model, []htmlSetting{
 		{"Cores used by the model (q1)", fmt.Sprintf("%g of %g placed", r.Q1, r.Q1Assigned)},
 		{"Target's CPU use in pre-profiling", fmt.Sprintf("%.2f cores p95, %.2f mean", r.TargetCoresP95, r.TargetCoresMean)},
-	}
+	}...)
 
 	page.Flags = explainFlags(func(yield func(service string, p Point)) {
 		for _, p := range sortedPoints(r) {
@@ -315,6 +327,9 @@ func newRankPage(r *Rank) (*htmlPage, error) {
 		if res != nil {
 			row.Baseline = rps(res.Baseline.RPS)
 			row.Calls, row.CPU = num3(res.C1), fmt.Sprintf("%.1f", res.U1US)
+			if res.Trigger != "" && !res.CallsCounted {
+				row.Calls, row.CPU = "not counted", fmt.Sprintf("%.1f per request", res.U1US)
+			}
 			ni.Known, ni.C1, ni.U1US = true, res.C1, res.U1US
 			for s, ns := range res.Neighbours {
 				neighbours[s] = append(neighbours[s], ns...)
@@ -404,7 +419,9 @@ func resultsHeadline(r *Results) (string, []string) {
 	}
 	p := ps[best]
 	less := trimFloat(p.ReductionPct) + "% less CPU per call"
-	if r.U1US > 0 {
+	if r.Trigger != "" && !r.CallsCounted {
+		less = trimFloat(p.ReductionPct) + "% less CPU"
+	} else if r.U1US > 0 {
 		less += fmt.Sprintf(" (%.1f of %.1f µs)", p.ReductionUS, r.U1US)
 	}
 	var headline string

@@ -232,7 +232,11 @@ func WriteRankTable(w io.Writer, r *Rank) error {
 		if res == nil {
 			row = append(row, "-", "-", "-")
 		} else {
-			row = append(row, fmt.Sprintf("%.0f", res.Baseline.RPS), fmt.Sprintf("%.3g", res.C1), fmt.Sprintf("%.1f", res.U1US))
+			calls, cpu := fmt.Sprintf("%.3g", res.C1), fmt.Sprintf("%.1f", res.U1US)
+			if res.Trigger != "" && !res.CallsCounted { // not instrumented: CPU per request
+				calls, cpu = "-", cpu+"/req"
+			}
+			row = append(row, fmt.Sprintf("%.0f", res.Baseline.RPS), calls, cpu)
 		}
 		for i := range r.Reductions {
 			cell := "-"

@@ -58,6 +58,16 @@ type Results struct {
 	TargetCoresP95  float64 `json:"target_cores_p95"`
 	TargetCoresMean float64 `json:"target_cores_mean"`
 	U1US            float64 `json:"u1_us"` // target CPU µs per call (kernel accounting)
+	// Trigger is what the target's rounds followed: "calls" (counted by
+	// its instrumentation) or "cpu" (its CPU time). CallsCounted says
+	// whether its calls were counted at all: where they were not, a
+	// "call" is one end-to-end request, C1 is 1 and U1US the target's CPU
+	// per request.
+	Trigger      string `json:"trigger"`
+	CallsCounted bool   `json:"calls_counted"`
+	// TruthC1: validate on a target whose calls were not counted learns
+	// its calls per request from its ground-truth knob (docs/method.md).
+	TruthC1 *float64 `json:"truth_c1,omitempty"`
 	// Neighbours is the undirected call graph seen by the instrumentation.
 	Neighbours     map[string][]string `json:"neighbours"`
 	Points         []Point             `json:"points"`

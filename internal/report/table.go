@@ -25,9 +25,17 @@ func WriteTable(w io.Writer, r *Results) error {
 	if b.Errors > 0 || b.Non2xx > 0 {
 		fmt.Fprintf(hw, "\t%d errors, %d non-2xx responses\n", b.Errors, b.Non2xx)
 	}
-	fmt.Fprintf(hw, "c1\t%.3g calls to %s per request\n", r.C1, r.Target)
-	fmt.Fprintf(hw, "q1\t%g cores\n", r.Q1)
-	fmt.Fprintf(hw, "u1\t%.1f µs CPU per call\n", r.U1US)
+	if r.Trigger == "" || r.CallsCounted {
+		fmt.Fprintf(hw, "c1\t%.3g calls to %s per request\n", r.C1, r.Target)
+		fmt.Fprintf(hw, "q1\t%g cores\n", r.Q1)
+		fmt.Fprintf(hw, "u1\t%.1f µs CPU per call\n", r.U1US)
+	} else {
+		fmt.Fprintf(hw, "q1\t%g cores\n", r.Q1)
+		fmt.Fprintf(hw, "cost\t%.1f µs of %s's CPU per request (its calls are not counted)\n", r.U1US, r.Target)
+	}
+	if r.Trigger != "" {
+		fmt.Fprintf(hw, "trigger\t%s\n", triggerText(r))
+	}
 	hw.Flush()
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(ew, "warning: %s\n", warn)
@@ -128,4 +136,15 @@ func (e *errWriter) Write(p []byte) (int, error) {
 		_, e.err = e.w.Write(p)
 	}
 	return len(p), e.err
+}
+
+// triggerText says in words what the target's rounds followed.
+func triggerText(r *Results) string {
+	switch {
+	case r.Trigger == "cpu" && !r.CallsCounted:
+		return "rounds followed " + r.Target + "'s CPU time (it is not instrumented)"
+	case r.Trigger == "cpu":
+		return "rounds followed " + r.Target + "'s CPU time (--trigger cpu)"
+	}
+	return "rounds followed " + r.Target + "'s calls, counted by its instrumentation"
 }

@@ -65,10 +65,11 @@ type Deployment struct {
 	// originals are the Deployments' pod templates as found, by service.
 	originals map[string]*corev1.PodTemplateSpec
 
-	mu       sync.Mutex
-	services map[string]*service
-	target   string
-	restarts map[string]int
+	mu             sync.Mutex
+	uninstrumented map[string]bool // services said to be uninstrumented (guarded by mu)
+	services       map[string]*service
+	target         string
+	restarts       map[string]int
 	// replacing marks the services whose pods Restart replaces: their
 	// old pods' ends are no failure.
 	replacing map[string]bool
@@ -330,10 +331,16 @@ func (d *Deployment) await(ctx context.Context, sv *spec.Service, i int) error {
 		}
 	}
 	if !st.AgentConnected {
-		if sv.Name == d.target {
-			return fmt.Errorf("service %q is the target but is not instrumented: wrap its handlers with instrument/slowhttp or instrument/slowgrpc", sv.Name)
+		d.mu.Lock()
+		said := d.uninstrumented[sv.Name]
+		if d.uninstrumented == nil {
+			d.uninstrumented = map[string]bool{}
 		}
-		d.opts.Logf("warning: service %q is not instrumented; its calls are not counted and it is not in the call graph", sv.Name)
+		d.uninstrumented[sv.Name] = true
+		d.mu.Unlock()
+		if !said { // once, not at every restart
+			d.opts.Logf("service %q is not instrumented: its calls are not counted and it is not in the call graph; as the target, its rounds follow its CPU time", sv.Name)
+		}
 	}
 	d.mu.Lock()
 	if old := d.services[sv.Name]; old != nil && old.Control != nil {

@@ -55,14 +55,15 @@ type Deployment struct {
 	// not make cgroups (see Options.NoCgroups).
 	Cgroups *pause.Hierarchy
 
-	opts     Options
-	runDir   string // the run's cgroup directory, under Cgroups.Root
-	guard    *guard.Client
-	rec      *record
-	failure  backend.Failure // the first unexpected death
-	mu       sync.Mutex
-	services map[string]*Service
-	stopping bool
+	opts           Options
+	runDir         string // the run's cgroup directory, under Cgroups.Root
+	guard          *guard.Client
+	rec            *record
+	failure        backend.Failure // the first unexpected death
+	mu             sync.Mutex
+	uninstrumented map[string]bool // services said to be uninstrumented (guarded by mu)
+	services       map[string]*Service
+	stopping       bool
 }
 
 // Service is one running service: what every backend knows of it (its PID
@@ -441,10 +442,16 @@ func (d *Deployment) waitReady(ctx context.Context, s *spec.Service) error {
 		}
 	}
 	if !st.AgentConnected {
-		if s.Name == d.placement.Target {
-			return fmt.Errorf("service %q is the target but is not instrumented: wrap its handlers with instrument/slowhttp or instrument/slowgrpc", s.Name)
+		d.mu.Lock()
+		said := d.uninstrumented[s.Name]
+		if d.uninstrumented == nil {
+			d.uninstrumented = map[string]bool{}
 		}
-		d.opts.Logf("warning: service %q is not instrumented; its calls are not counted and it is not in the call graph", s.Name)
+		d.uninstrumented[s.Name] = true
+		d.mu.Unlock()
+		if !said { // once, not at every restart
+			d.opts.Logf("service %q is not instrumented: its calls are not counted and it is not in the call graph; as the target, its rounds follow its CPU time", s.Name)
+		}
 	}
 	return nil
 }
