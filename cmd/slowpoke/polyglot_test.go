@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// requirePolyglot skips a test that needs python3, node and java, unless
+// SLOWPOKE_REQUIRE_POLYGLOT is set (as in CI), where their absence fails it.
+func requirePolyglot(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts the polyglot example")
+	}
+	for _, tool := range []string{"python3", "node", "java"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("SLOWPOKE_REQUIRE_POLYGLOT") != "" {
+				t.Fatalf("%s is not on the PATH, and SLOWPOKE_REQUIRE_POLYGLOT is set", tool)
+			}
+			t.Skipf("%s is not on the PATH", tool)
+		}
+	}
+}
+
+// runPolyglot runs slowpoke with args on examples/polyglot and returns its
+// results.json, checking that nothing of the run is left behind.
+func runPolyglot(t *testing.T, args ...string) (results []byte, stdout, stderr string) {
+	t.Helper()
+	bin := buildSlowpoke(t)
+	work := t.TempDir()
+	out := filepath.Join(work, "out")
+	spec, err := filepath.Abs(filepath.Join("..", "..", "examples", "polyglot", "app.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, append(append([]string{args[0], "-f", spec}, args[1:]...), "--out", out)...)
+	marker := filepath.Join(work, "marker")
+	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := runWithTimeout(cmd, 5*time.Minute); err != nil {
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", args[0], err, so.String(), se.String())
+	}
+	checkNoLeftovers(t, marker)
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, so.String(), se.String()
+}
+
+// validate on a Python, Node.js and Java application that has no slowpoke
+// code: the Java bottleneck's rounds follow its CPU time, its calls per
+// request (1.5) are learned from its ground-truth knob, and the prediction
+// at 40% is near the truth (a generous bound: on 2 shared cores one run's
+// error has been within 2%).
+func TestPolyglotValidate(t *testing.T) {
+	requirePolyglot(t)
+	b, stdout, stderr := runPolyglot(t, "validate", "--target", "pricing", "--reduce", "40%", "--reps", "1", "--max-reps", "2", "--duration", "2s")
+	var res struct {
+		Trigger      string   `json:"trigger"`
+		CallsCounted bool     `json:"calls_counted"`
+		TruthC1      *float64 `json:"truth_c1"`
+		Baseline     struct {
+			RPS float64 `json:"rps"`
+		} `json:"baseline"`
+		Points []struct {
+			PredictedRPS float64  `json:"predicted_rps"`
+			ErrorPct     *float64 `json:"error_pct"`
+		} `json:"points"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Trigger != "cpu" || res.CallsCounted {
+		t.Errorf("trigger %q, calls counted %v: want cpu for an uninstrumented target", res.Trigger, res.CallsCounted)
+	}
+	if res.TruthC1 == nil || *res.TruthC1 < 1.2 || *res.TruthC1 > 1.8 {
+		t.Errorf("calls per request from the knob: %v, want about 1.5", res.TruthC1)
+	}
+	if len(res.Points) != 1 || res.Points[0].ErrorPct == nil {
+		t.Fatalf("want one validated point:\n%s", b)
+	}
+	p := res.Points[0]
+	if e := *p.ErrorPct; e < -15 || e > 15 {
+		t.Errorf("error %.1f%% at 40%%\nstdout:\n%s\nstderr:\n%s", e, stdout, stderr)
+	}
+	if p.PredictedRPS < 1.2*res.Baseline.RPS {
+		t.Errorf("predicted %.0f req/s against a baseline of %.0f: pricing is the bottleneck, 40%% should gain far more", p.PredictedRPS, res.Baseline.RPS)
+	}
+	if !strings.Contains(stdout, "trigger") || !strings.Contains(stdout, "not instrumented") {
+		t.Errorf("the table does not say what the rounds followed:\n%s", stdout)
+	}
+}
+
+// rank on the polyglot example puts its planted bottleneck, pricing, first.
+func TestPolyglotRank(t *testing.T) {
+	requirePolyglot(t)
+	b, stdout, _ := runPolyglot(t, "rank", "--reduce", "50%", "--reps", "1", "--max-reps", "1", "--duration", "2s")
+	var res struct {
+		Entries []struct {
+			Service string `json:"service"`
+			Verdict string `json:"verdict"`
+		} `json:"entries"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Entries) != 3 || res.Entries[0].Service != "pricing" || res.Entries[0].Verdict != "gain" {
+		t.Errorf("want pricing first with a gain of 3 services:\n%s", stdout)
+	}
+}
