@@ -246,9 +246,9 @@ func parseMethods(list string) ([]pause.Method, error) {
 }
 
 // parseVariants reads bench methods' --methods: comma-separated
-// method[/batch|/pause-cap][/nogrowth][/short|/long=cap].
+// method[/batch|/pause-cap][/nogrowth][/short|/long=cap][/cpu].
 func parseVariants(list string) ([]experiment.Variant, error) {
-	const form = "method[/batch|/pause-cap][/nogrowth][/short|/long=cap]"
+	const form = "method[/batch|/pause-cap][/nogrowth][/short|/long=cap][/cpu]"
 	var variants []experiment.Variant
 	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
@@ -261,6 +261,8 @@ func parseVariants(list string) ([]experiment.Variant, error) {
 		for _, p := range parts[1:] {
 			if p == "nogrowth" {
 				v.NoGrowthCorrection = true
+			} else if p == "cpu" {
+				v.Trigger = experiment.TriggerCPU
 			} else if p == "short" {
 				v.ShortPausesOnly = true
 			} else if l, ok := strings.CutPrefix(p, "long="); ok {
@@ -294,7 +296,7 @@ func benchMethods(args []string) int {
 	fs.IntVar(&c.reps, "reps", 3, "repetitions")
 	fs.DurationVar(&c.duration, "duration", 0, "measurement window (default: the spec's)")
 	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections (default: the spec's)")
-	methods := fs.String("methods", "cores,signal,cgroup", "variants to compare: pause methods, each optionally with a batch size or a cap on the chosen pauses, and no growth correction, as method[/batch|/pause-cap][/nogrowth][/short|/long=cap] (short: never lengthen a shared-bound point's pauses; long=cap: lengthen them up to cap rather than 64 ms; e.g. cores,cores/short,cores/long=128ms,cores/16,cores/16ms,signal)")
+	methods := fs.String("methods", "cores,signal,cgroup", "variants to compare: pause methods, each optionally with a batch size or a cap on the chosen pauses, and no growth correction, as method[/batch|/pause-cap][/nogrowth][/short|/long=cap][/cpu] (cpu: the target's rounds follow its CPU time instead of its counted calls; short: never lengthen a shared-bound point's pauses; long=cap: lengthen them up to cap rather than 64 ms; e.g. cores,cores/short,cores/long=128ms,cores/16,cores/16ms,signal)")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-methods-<time>)")
 	if code, ok := parseArgs("slowpoke bench methods", fs, args); !ok {
 		return code

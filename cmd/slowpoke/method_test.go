@@ -59,7 +59,7 @@ func TestResearchFlagsOnlyInBenchmarks(t *testing.T) {
 	user := flag.NewFlagSet("predict", flag.ContinueOnError)
 	var c predictConfig
 	predictFlags(user, &c)
-	for _, name := range []string{"pause", "placement", "precision"} {
+	for _, name := range []string{"pause", "placement", "precision", "trigger"} {
 		if user.Lookup(name) == nil {
 			t.Errorf("predict has no --%s", name)
 		}
@@ -87,7 +87,8 @@ func TestParseVariants(t *testing.T) {
 		{"cores/long=0s", nil, `"cores/long=0s": long= wants a positive duration`},
 		{"cores/long=abc", nil, "long= wants a positive duration"},
 		{"cores/short/long=128ms", nil, "short and long= contradict each other"},
-		{"cores/fast", nil, `"cores/fast": want method[/batch|/pause-cap][/nogrowth][/short|/long=cap]`},
+		{"cores/cpu", []experiment.Variant{{Name: "cores/cpu", Method: pause.MethodCores, Trigger: experiment.TriggerCPU}}, ""},
+		{"cores/fast", nil, `"cores/fast": want method[/batch|/pause-cap][/nogrowth][/short|/long=cap][/cpu]`},
 		{"cores/0", nil, "want method"},
 		{"freeze", nil, `"freeze" is not signal, cgroup or cores`},
 		{"auto", nil, "is not signal, cgroup or cores"},

@@ -27,6 +27,8 @@ type Variant struct {
 	ShortPausesOnly    bool
 	// LongPauseCap as in Options.
 	LongPauseCap time.Duration
+	// Trigger as in Options ("": auto).
+	Trigger string
 }
 
 // Comparison is the outcome of Compare: every variant's points against the
@@ -68,9 +70,17 @@ func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Va
 	for i, v := range variants {
 		o := opts
 		o.PauseMethod, o.Batch, o.NoGrowthCorrection, o.ShortPausesOnly, o.LongPauseCap = v.Method, v.Batch, v.NoGrowthCorrection, v.ShortPausesOnly, v.LongPauseCap
+		o.Trigger = v.Trigger
 		r, err := New(d, o)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", v.Name, err)
+		}
+		if err := r.resolveTrigger(); err != nil {
+			return nil, fmt.Errorf("%s: %w", v.Name, err)
+		}
+		if !r.counted {
+			// The shared truth is per call of the knob.
+			return nil, fmt.Errorf("comparing methods needs the target's calls counted: %q is not instrumented", o.Target)
 		}
 		runners[i] = r
 	}
