@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,8 +26,11 @@ func groupClocks(pgid int) (sum time.Duration, n int) {
 func TestCPUMeterCountsTheWholeGroup(t *testing.T) {
 	c := startCtl(t, "forkspin", "forkspin", time.Second)
 	waitFor(t, "the child spinner", 5*time.Second, func() bool { _, n := groupClocks(c.PID()); return n == 2 })
-	before, _ := groupClocks(c.PID())
 	m := newCPUMeter(c.PID(), time.Now())
+	var before time.Duration // what the meter starts from
+	for _, v := range m.last {
+		before += v
+	}
 	time.Sleep(300 * time.Millisecond)
 	lo, _ := groupClocks(c.PID())
 	got := m.read(time.Now())
@@ -35,8 +39,7 @@ func TestCPUMeterCountsTheWholeGroup(t *testing.T) {
 	if lo-before < 50*time.Millisecond {
 		t.Fatalf("the group used only %v of CPU in 300ms: cannot judge", lo-before)
 	}
-	// The meter reads between the test's two readings (a process's clock
-	// is read a moment after the one before it: 1ms of slack).
+	// The meter reads each process between the test's two readings of it.
 	if got < lo-before-time.Millisecond || got > hi-before {
 		t.Fatalf("meter counted %v, the group's clocks advanced %v-%v", got, lo-before, hi-before)
 	}
@@ -137,4 +140,38 @@ func TestCPUTriggerConfigureChecks(t *testing.T) {
 	must(t, a.Configure(wire.Configure{Epoch: 1, Target: true, Batch: 1, CPUPerCallNS: int64(time.Millisecond)}))
 	must(t, a.StartSlowdown())
 	a.stopSlowdown()
+}
+
+// BenchmarkCPUMeterRead is the cost of one read of a one-process
+// service's CPU (the trigger reads every cpuPollEvery).
+func BenchmarkCPUMeterRead(b *testing.B) {
+	m := newCPUMeter(syscall.Getpgrp(), time.Now())
+	if len(m.last) == 0 {
+		b.Fatal("no process in this process group")
+	}
+	now := time.Now()
+	b.ResetTimer()
+	for b.Loop() {
+		m.read(now)
+	}
+}
+
+func TestCPUWait(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		used, perRound time.Duration
+		cores          int
+		want           time.Duration
+	}{
+		{0, 10 * ms, 1, 10 * ms},                          // a whole round to go, on one core
+		{4 * ms, 10 * ms, 1, 6 * ms},                      // part of it used
+		{24 * ms, 10 * ms, 2, 3 * ms},                     // 6ms left, on two cores
+		{9900 * time.Microsecond, 10 * ms, 1, cpuPollMin}, // nearly due: no busy loop
+		{0, 10 * time.Second, 1, cpuPollMax},              // a long round: still read now and then
+		{0, 10 * ms, 0, 10 * ms},                          // cores unknown: one
+	} {
+		if got := cpuWait(tc.used, tc.perRound, tc.cores); got != tc.want {
+			t.Errorf("cpuWait(%v, %v, %d) = %v, want %v", tc.used, tc.perRound, tc.cores, got, tc.want)
+		}
+	}
 }

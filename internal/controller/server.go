@@ -369,7 +369,7 @@ func (c *Controller) StartSlowdown() error {
 	if byCPU {
 		c.roundMark = 0
 		c.cpuStop = make(chan struct{})
-		go c.cpuTrigger(time.Duration(conf.CPUPerCallNS), c.cpuStop)
+		go c.cpuTrigger(time.Duration(conf.CPUPerCallNS), conf.Batch, c.numCPUs(), c.cpuStop)
 	}
 	return nil
 }
