@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
@@ -71,4 +72,26 @@ func CanTarget(b Backend, name string) error {
 		return fmt.Errorf("service %q: controller: %w", name, err)
 	}
 	return nil
+}
+
+// Uninstrumented says once per service, not at every restart, that a
+// service runs without slowpoke's instrumentation; the zero value is ready.
+type Uninstrumented struct {
+	mu   sync.Mutex
+	said map[string]bool
+}
+
+// Note logs through logf, the first time only, that service name is not
+// instrumented and what that means.
+func (u *Uninstrumented) Note(name string, logf func(format string, args ...any)) {
+	u.mu.Lock()
+	said := u.said[name]
+	if u.said == nil {
+		u.said = map[string]bool{}
+	}
+	u.said[name] = true
+	u.mu.Unlock()
+	if !said {
+		logf("service %q is not instrumented: its calls are not counted and it is not in the call graph; as the target, its rounds follow its CPU time", name)
+	}
 }

@@ -65,11 +65,10 @@ type Deployment struct {
 	// originals are the Deployments' pod templates as found, by service.
 	originals map[string]*corev1.PodTemplateSpec
 
-	mu             sync.Mutex
-	uninstrumented map[string]bool // services said to be uninstrumented (guarded by mu)
-	services       map[string]*service
-	target         string
-	restarts       map[string]int
+	mu       sync.Mutex
+	services map[string]*service
+	target   string
+	restarts map[string]int
 	// replacing marks the services whose pods Restart replaces: their
 	// old pods' ends are no failure.
 	replacing map[string]bool
@@ -83,10 +82,11 @@ type Deployment struct {
 	renewDone chan struct{}
 	// stopBeat ends the Secret's renewals (heartbeat), once, before the
 	// Secret is deleted.
-	stopBeat     chan struct{}
-	stopBeatOnce sync.Once
-	beatDone     chan struct{}
-	failure      backend.Failure
+	stopBeat       chan struct{}
+	stopBeatOnce   sync.Once
+	beatDone       chan struct{}
+	failure        backend.Failure
+	uninstrumented backend.Uninstrumented
 }
 
 // service is one service's Deployment and current pod.
@@ -331,16 +331,7 @@ func (d *Deployment) await(ctx context.Context, sv *spec.Service, i int) error {
 		}
 	}
 	if !st.AgentConnected {
-		d.mu.Lock()
-		said := d.uninstrumented[sv.Name]
-		if d.uninstrumented == nil {
-			d.uninstrumented = map[string]bool{}
-		}
-		d.uninstrumented[sv.Name] = true
-		d.mu.Unlock()
-		if !said { // once, not at every restart
-			d.opts.Logf("service %q is not instrumented: its calls are not counted and it is not in the call graph; as the target, its rounds follow its CPU time", sv.Name)
-		}
+		d.uninstrumented.Note(sv.Name, d.opts.Logf)
 	}
 	d.mu.Lock()
 	if old := d.services[sv.Name]; old != nil && old.Control != nil {

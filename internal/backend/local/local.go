@@ -61,9 +61,9 @@ type Deployment struct {
 	rec            *record
 	failure        backend.Failure // the first unexpected death
 	mu             sync.Mutex
-	uninstrumented map[string]bool // services said to be uninstrumented (guarded by mu)
 	services       map[string]*Service
 	stopping       bool
+	uninstrumented backend.Uninstrumented
 }
 
 // Service is one running service: what every backend knows of it (its PID
@@ -442,16 +442,7 @@ func (d *Deployment) waitReady(ctx context.Context, s *spec.Service) error {
 		}
 	}
 	if !st.AgentConnected {
-		d.mu.Lock()
-		said := d.uninstrumented[s.Name]
-		if d.uninstrumented == nil {
-			d.uninstrumented = map[string]bool{}
-		}
-		d.uninstrumented[s.Name] = true
-		d.mu.Unlock()
-		if !said { // once, not at every restart
-			d.opts.Logf("service %q is not instrumented: its calls are not counted and it is not in the call graph; as the target, its rounds follow its CPU time", s.Name)
-		}
+		d.uninstrumented.Note(s.Name, d.opts.Logf)
 	}
 	return nil
 }
