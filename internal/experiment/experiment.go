@@ -377,6 +377,11 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		if pause > o.MaxPause {
 			return nil, fmt.Errorf("reduction %s needs a pause of %v per round at batch %d, over the hard cap %v: lower --batch or raise --max-pause", red.Text, pause, b, o.MaxPause)
 		}
+		if o.Validate {
+			if err := r.checkTruthRange(red.Text, d); err != nil {
+				return nil, err
+			}
+		}
 		points[i] = &pointAcc{d: d, pointRuns: pointRuns{sd: slowdown{batch: b, pause: pause}}}
 	}
 	rounds := prof.neighbours

@@ -29,10 +29,33 @@ func (r *Runner) truth(ctx context.Context, d time.Duration) (*sample, error) {
 // d: per call, or, where its calls are not counted, per request, which is
 // d / c1 per call with c1 learned by calibrateTruth.
 func (r *Runner) restartTarget(ctx context.Context, d time.Duration) error {
+	return r.restartRaw(ctx, r.truthPerCall(d))
+}
+
+// truthPerCall is how much the ground truth of the model's d removes per
+// call of the target.
+func (r *Runner) truthPerCall(d time.Duration) time.Duration {
 	if !r.counted && r.truthC1 > 0 {
-		d = time.Duration(float64(d) / r.truthC1)
+		return time.Duration(float64(d) / r.truthC1)
 	}
-	return r.restartRaw(ctx, d)
+	return d
+}
+
+// checkTruthRange refuses, before any point is measured, a reduction whose
+// ground truth would take the knob below zero where its unmodified value
+// is above zero (work that is not there cannot be removed, and the truth
+// would silently be a smaller reduction).
+func (r *Runner) checkTruthRange(text string, d time.Duration) error {
+	svc, _ := r.spec.Service(r.opts.Target)
+	gt := svc.GroundTruth
+	if gt == nil || gt.BaseUS <= 0 {
+		return nil
+	}
+	if per := r.truthPerCall(d); per.Seconds()*1e6 > gt.BaseUS*(1+1e-9) {
+		return fmt.Errorf("validate: reduction %s removes %v per call from %s, more than its ground-truth knob holds (%s=%g µs), so its truth cannot be measured: give reductions up to %g µs per call",
+			text, per.Round(time.Microsecond), r.opts.Target, gt.Env, gt.BaseUS, gt.BaseUS)
+	}
+	return nil
 }
 
 // restartRaw restarts the target with its ground-truth knob lowered by d
