@@ -116,3 +116,39 @@ func TestPolyglotRank(t *testing.T) {
 		t.Errorf("want pricing first with a gain of 3 services:\n%s", stdout)
 	}
 }
+
+// What an uninstrumented target cannot do is refused with the reason and
+// what to do instead, and the run leaves nothing behind.
+func TestPolyglotRefusals(t *testing.T) {
+	requirePolyglot(t)
+	bin := buildSlowpoke(t)
+	spec, err := filepath.Abs(filepath.Join("..", "..", "examples", "polyglot", "app.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"predict", "--target", "pricing", "--reduce", "300us"}, []string{"time per call", `"pricing" is not instrumented`, "30%"}},
+		{[]string{"predict", "--target", "pricing", "--reduce", "30%", "--trigger", "calls"}, []string{`"pricing" is not instrumented`, "--trigger cpu"}},
+	} {
+		t.Run(tc.args[len(tc.args)-1], func(t *testing.T) {
+			work := t.TempDir()
+			cmd := exec.Command(bin, append(append([]string{tc.args[0], "-f", spec}, tc.args[1:]...), "--out", filepath.Join(work, "out"))...)
+			marker := filepath.Join(work, "marker")
+			cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
+			var so, se bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &so, &se
+			if err := runWithTimeout(cmd, 3*time.Minute); err == nil {
+				t.Fatalf("accepted:\n%s", se.String())
+			}
+			checkNoLeftovers(t, marker)
+			for _, w := range tc.want {
+				if !strings.Contains(se.String(), w) {
+					t.Errorf("the error does not say %q:\n%s", w, se.String())
+				}
+			}
+		})
+	}
+}
