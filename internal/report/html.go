@@ -431,7 +431,7 @@ func resultsHeadline(r *Results) (string, []string) {
 		if len(pl.Shared) > 0 {
 			who = "the cores shared by " + strings.Join(pl.Shared, ", ")
 		}
-		stop := fmt.Sprintf("gains stop at about %s%% less CPU per call (%.0f µs), beyond which %s are the limit", trimFloat(math.Round(pl.StopPct)), pl.StopUS, who)
+		stop := fmt.Sprintf("gains stop at about %s%% less CPU per call (%.0f µs%s), beyond which %s are the limit", trimFloat(math.Round(pl.StopPct)), pl.StopUS, pl.unit(), who)
 		if b := r.Baseline.RPS; b > 0 && finite(b) {
 			headline = fmt.Sprintf("If %s took less CPU per call, throughput would go from %s to at least %s req/s (%+.1f%%) and no further: %s.",
 				target, rps(b), rps(pl.CapacityRPS), (pl.CapacityRPS/b-1)*100, stop)

@@ -31,6 +31,9 @@ type Plateau struct {
 	CapacityRPS float64 `json:"capacity_rps"`
 	// Shared are the services on the shared cores.
 	Shared []string `json:"shared,omitempty"`
+	// PerRequest: the target's calls were not counted, so OnsetUS and
+	// StopUS are of its CPU per request, not per call.
+	PerRequest bool `json:"per_request,omitempty"`
 }
 
 // LevelSharedBound makes the curve of ps never fall where the shared cores
@@ -139,7 +142,8 @@ func lastFeasible(ps []Point) *Point {
 // plateauOf says where the gains stop, given the onset point o and the
 // shared cores' capacity.
 func plateauOf(r *Results, o Point, capacity float64) *Plateau {
-	pl := &Plateau{OnsetPct: o.ReductionPct, OnsetUS: o.ReductionUS, CapacityRPS: capacity, Shared: sharedServices(r)}
+	pl := &Plateau{OnsetPct: o.ReductionPct, OnsetUS: o.ReductionUS, CapacityRPS: capacity, Shared: sharedServices(r),
+		PerRequest: r.Trigger != "" && !r.CallsCounted}
 	// The target-bound point just before the onset (the baseline, at no
 	// reduction, where there is none): along the model's curve,
 	// 1/t(d) = 1/t(a) - (d-a)·c1/q1, the target reaches the capacity at
@@ -208,6 +212,14 @@ func (pl *Plateau) Describe() string {
 	if len(pl.Shared) > 0 {
 		who = "the cores shared by " + strings.Join(pl.Shared, ", ")
 	}
-	return fmt.Sprintf("gains stop at about %s%% (%.0f µs): beyond it %s are the limit, at least %s req/s",
-		trimFloat(math.Round(pl.StopPct)), pl.StopUS, who, rps(pl.CapacityRPS))
+	return fmt.Sprintf("gains stop at about %s%% (%.0f µs%s): beyond it %s are the limit, at least %s req/s",
+		trimFloat(math.Round(pl.StopPct)), pl.StopUS, pl.unit(), who, rps(pl.CapacityRPS))
+}
+
+// unit qualifies the plateau's µs where they are per request.
+func (pl *Plateau) unit() string {
+	if pl.PerRequest {
+		return " per request"
+	}
+	return ""
 }

@@ -266,3 +266,14 @@ func TestPlateauIsReported(t *testing.T) {
 		t.Errorf("rank headline %q does not say where the gains stop", h)
 	}
 }
+
+func TestPlateauDescribePerRequest(t *testing.T) {
+	pl := &Plateau{StopPct: 40, StopUS: 1200, CapacityRPS: 800, Shared: []string{"a"}}
+	if got := pl.Describe(); strings.Contains(got, "per request") || !strings.Contains(got, "(1200 µs)") {
+		t.Errorf("per call: %q", got)
+	}
+	pl.PerRequest = true
+	if got := pl.Describe(); !strings.Contains(got, "(1200 µs per request)") {
+		t.Errorf("per request: %q", got)
+	}
+}
