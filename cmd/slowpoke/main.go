@@ -55,6 +55,9 @@ func main() {
 		os.Exit(2)
 	}
 	name := os.Args[1]
+	if name == "--version" || name == "-version" {
+		name = "version"
+	}
 	if name == "help" || name == "-h" || name == "--help" {
 		// "slowpoke help predict" is "slowpoke predict -h".
 		if len(os.Args) == 3 && name == "help" {

@@ -66,6 +66,8 @@ func TestBadInputRefusedBeforeStart(t *testing.T) {
 		{[]string{"pools", "-f", demoSpec, "--sla", "100"}, 2, "durations take a unit"},
 		{[]string{"predict", "--bogus"}, 2, "see -h"},
 		{[]string{"version"}, 0, "slowpoke "},
+		{[]string{"--version"}, 0, "slowpoke "},
+		{[]string{"predict", "-f", demoSpec, "--target", "cart", "--trigger", "ticks"}, 1, "--trigger: unknown trigger"},
 		{[]string{"install", "-h"}, 0, "Usage: slowpoke install"},
 		{[]string{"controller", "-h"}, 0, "Usage: slowpoke controller"},
 		{[]string{"help", "nosuch"}, 2, `unknown command "nosuch"`},
