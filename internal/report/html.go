@@ -240,7 +240,7 @@ func newResultsPage(r *Results) (*htmlPage, error) {
 		{"Calls per request (c1)", num3(r.C1)},
 		{"CPU per call (u1)", fmt.Sprintf("%.1f µs", r.U1US)},
 	}
-	if r.Trigger != "" && !r.CallsCounted {
+	if r.PerRequest() {
 		page.Model[1] = htmlSetting{"Calls per request (c1)", "not counted (not instrumented): a call is one request"}
 		page.Model[2] = htmlSetting{"CPU per request", fmt.Sprintf("%.1f µs", r.U1US)}
 	}
@@ -327,7 +327,7 @@ func newRankPage(r *Rank) (*htmlPage, error) {
 		if res != nil {
 			row.Baseline = rps(res.Baseline.RPS)
 			row.Calls, row.CPU = num3(res.C1), fmt.Sprintf("%.1f", res.U1US)
-			if res.Trigger != "" && !res.CallsCounted {
+			if res.PerRequest() {
 				row.Calls, row.CPU = "not counted", fmt.Sprintf("%.1f per request", res.U1US)
 			}
 			ni.Known, ni.C1, ni.U1US = true, res.C1, res.U1US
@@ -419,7 +419,7 @@ func resultsHeadline(r *Results) (string, []string) {
 	}
 	p := ps[best]
 	less := trimFloat(p.ReductionPct) + "% less CPU per call"
-	if r.Trigger != "" && !r.CallsCounted {
+	if r.PerRequest() {
 		less = trimFloat(p.ReductionPct) + "% less CPU"
 	} else if r.U1US > 0 {
 		less += fmt.Sprintf(" (%.1f of %.1f µs)", p.ReductionUS, r.U1US)
@@ -427,11 +427,7 @@ func resultsHeadline(r *Results) (string, []string) {
 	var headline string
 	var notes []string
 	if pl := r.Plateau; pl != nil {
-		who := "the cores the other services share"
-		if len(pl.Shared) > 0 {
-			who = "the cores shared by " + strings.Join(pl.Shared, ", ")
-		}
-		stop := fmt.Sprintf("gains stop at about %s%% less CPU per call (%.0f µs%s), beyond which %s are the limit", trimFloat(math.Round(pl.StopPct)), pl.StopUS, pl.unit(), who)
+		stop := fmt.Sprintf("gains stop at about %s%% less CPU per call (%.0f µs%s), beyond which %s are the limit", trimFloat(math.Round(pl.StopPct)), pl.StopUS, pl.unit(), pl.limit())
 		if b := r.Baseline.RPS; b > 0 && finite(b) {
 			headline = fmt.Sprintf("If %s took less CPU per call, throughput would go from %s to at least %s req/s (%+.1f%%) and no further: %s.",
 				target, rps(b), rps(pl.CapacityRPS), (pl.CapacityRPS/b-1)*100, stop)

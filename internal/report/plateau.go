@@ -143,7 +143,7 @@ func lastFeasible(ps []Point) *Point {
 // shared cores' capacity.
 func plateauOf(r *Results, o Point, capacity float64) *Plateau {
 	pl := &Plateau{OnsetPct: o.ReductionPct, OnsetUS: o.ReductionUS, CapacityRPS: capacity, Shared: sharedServices(r),
-		PerRequest: r.Trigger != "" && !r.CallsCounted}
+		PerRequest: r.PerRequest()}
 	// The target-bound point just before the onset (the baseline, at no
 	// reduction, where there is none): along the model's curve,
 	// 1/t(d) = 1/t(a) - (d-a)·c1/q1, the target reaches the capacity at
@@ -208,12 +208,16 @@ func sharedServices(r *Results) []string {
 // "gains stop at about 41% (432 µs): beyond it the cores shared by a, b
 // are the limit, at least 2008 req/s".
 func (pl *Plateau) Describe() string {
-	who := "the cores the other services share"
-	if len(pl.Shared) > 0 {
-		who = "the cores shared by " + strings.Join(pl.Shared, ", ")
-	}
 	return fmt.Sprintf("gains stop at about %s%% (%.0f µs%s): beyond it %s are the limit, at least %s req/s",
-		trimFloat(math.Round(pl.StopPct)), pl.StopUS, pl.unit(), who, rps(pl.CapacityRPS))
+		trimFloat(math.Round(pl.StopPct)), pl.StopUS, pl.unit(), pl.limit(), rps(pl.CapacityRPS))
+}
+
+// limit names what binds beyond the plateau.
+func (pl *Plateau) limit() string {
+	if len(pl.Shared) > 0 {
+		return "the cores shared by " + strings.Join(pl.Shared, ", ")
+	}
+	return "the cores the other services share"
 }
 
 // unit qualifies the plateau's µs where they are per request.

@@ -233,7 +233,7 @@ func WriteRankTable(w io.Writer, r *Rank) error {
 			row = append(row, "-", "-", "-")
 		} else {
 			calls, cpu := fmt.Sprintf("%.3g", res.C1), fmt.Sprintf("%.1f", res.U1US)
-			if res.Trigger != "" && !res.CallsCounted { // not instrumented: CPU per request
+			if res.PerRequest() {
 				calls, cpu = "-", cpu+"/req"
 			}
 			row = append(row, fmt.Sprintf("%.0f", res.Baseline.RPS), calls, cpu)

@@ -431,3 +431,8 @@ func sortedPoints(r *Results) []Point {
 	})
 	return ps
 }
+
+// PerRequest says whether the target's calls went uncounted, so that C1 is
+// 1 and U1US (and every µs of a reduction) is per end-to-end request.
+// Results written before triggers existed counted calls.
+func (r *Results) PerRequest() bool { return r.Trigger != "" && !r.CallsCounted }

@@ -25,7 +25,7 @@ func WriteTable(w io.Writer, r *Results) error {
 	if b.Errors > 0 || b.Non2xx > 0 {
 		fmt.Fprintf(hw, "\t%d errors, %d non-2xx responses\n", b.Errors, b.Non2xx)
 	}
-	if r.Trigger == "" || r.CallsCounted {
+	if !r.PerRequest() {
 		fmt.Fprintf(hw, "c1\t%.3g calls to %s per request\n", r.C1, r.Target)
 		fmt.Fprintf(hw, "q1\t%g cores\n", r.Q1)
 		fmt.Fprintf(hw, "u1\t%.1f µs CPU per call\n", r.U1US)
