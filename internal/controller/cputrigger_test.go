@@ -142,8 +142,8 @@ func TestCPUTriggerConfigureChecks(t *testing.T) {
 	a.stopSlowdown()
 }
 
-// BenchmarkCPUMeterRead is the cost of one read of a one-process
-// service's CPU (the trigger reads every cpuPollEvery).
+// BenchmarkCPUMeterRead is the cost of one read of the CPU of this test's
+// process group (the trigger reads once or twice a round, see cpuWait).
 func BenchmarkCPUMeterRead(b *testing.B) {
 	m := newCPUMeter(syscall.Getpgrp(), time.Now())
 	if len(m.last) == 0 {

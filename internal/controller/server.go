@@ -327,8 +327,7 @@ func (c *Controller) StartSlowdown() error {
 		c.mu.Unlock()
 	}()
 	var total uint64
-	byCPU := conf.Target && conf.CPUPerCallNS > 0
-	counting := (conf.Target || conf.Local) && !byCPU
+	counting, byCPU := countsCalls(conf), conf.Target && conf.CPUPerCallNS > 0
 	if counting {
 		// The first round comes Batch calls from now: learn where the
 		// call counter stands.
@@ -419,6 +418,13 @@ func (c *Controller) Reset() {
 }
 
 // ---- rounds ----
+
+// countsCalls says whether a slowdown configured by cf acts on the
+// instrumentation's call counts: the target's rounds (unless they follow
+// its CPU time) and a service's local pauses.
+func countsCalls(cf wire.Configure) bool {
+	return (cf.Target || cf.Local) && cf.CPUPerCallNS == 0
+}
 
 // onTick runs when the instrumentation says the service crossed a batch
 // boundary: on the target it starts a round; on a service in local mode it
@@ -681,7 +687,7 @@ func (c *Controller) acceptAgents() {
 		a := &agentConn{conn: conn, gotRep: make(chan uint64, 16)}
 		c.mu.Lock()
 		c.agents[a] = struct{}{}
-		if c.active && (c.conf.Target || c.conf.Local) && c.conf.CPUPerCallNS == 0 {
+		if c.active && countsCalls(c.conf) {
 			a.send(c.configMessageLocked())
 		}
 		if c.pool != (wire.Pool{}) {

@@ -346,7 +346,11 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		out.Warnings = append(out.Warnings, w)
 	}
 	if r.counted {
-		r.progress("baseline %.0f req/s; c1 = %.3f target calls per request, q1 = %g, u1 = %.1f µs per call; rounds follow its %s", pre.res.Throughput, prof.c1, prof.q1, out.U1US, map[string]string{TriggerCalls: "calls", TriggerCPU: "CPU time"}[r.trigger])
+		follow := "calls"
+		if r.trigger == TriggerCPU {
+			follow = "CPU time"
+		}
+		r.progress("baseline %.0f req/s; c1 = %.3f target calls per request, q1 = %g, u1 = %.1f µs per call; rounds follow its %s", pre.res.Throughput, prof.c1, prof.q1, out.U1US, follow)
 	} else {
 		r.progress("baseline %.0f req/s; %s is not instrumented: its rounds follow its CPU time, %.1f µs per request; q1 = %g", pre.res.Throughput, o.Target, out.U1US, prof.q1)
 	}

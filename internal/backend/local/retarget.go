@@ -20,8 +20,8 @@ import (
 // experiment configures the new target's controller; nothing else holds
 // state about the target.
 //
-// The new target must run under a controller (backend.CanTarget). Retarget must not be called while an experiment
-// runs on the deployment.
+// The new target must run under a controller (backend.CanTarget).
+// Retarget must not be called while an experiment runs on the deployment.
 func (d *Deployment) Retarget(target string) error {
 	if target == d.placement.Target {
 		return nil
