@@ -128,8 +128,8 @@ func (r *Runner) calibrateTruth(ctx context.Context) error {
 	r.progress("calibration: with %s's %gµs of ground-truth work removed per call, its CPU per request fell from %.1f to %.1f µs: %.3f calls per request",
 		r.opts.Target, base, r.prof.u1.Seconds()*1e6, without*1e6, c1)
 	if !(c1 > 0) {
-		return fmt.Errorf("removing %q's ground-truth work (%s=%g) did not lower its CPU per request (%.1f µs, against %.1f µs): check the knob in the spec",
-			r.opts.Target, svc.GroundTruth.Env, 0.0, without*1e6, r.prof.u1.Seconds()*1e6)
+		return fmt.Errorf("removing %q's ground-truth work (%s=0) did not lower its CPU per request (%.1f µs, against %.1f µs): check the knob in the spec",
+			r.opts.Target, svc.GroundTruth.Env, without*1e6, r.prof.u1.Seconds()*1e6)
 	}
 	r.truthC1 = c1
 	return nil
