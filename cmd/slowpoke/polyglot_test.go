@@ -32,10 +32,16 @@ func requirePolyglot(t *testing.T) {
 // results.json, checking that nothing of the run is left behind.
 func runPolyglot(t *testing.T, args ...string) (results []byte, stdout, stderr string) {
 	t.Helper()
+	return runPolyglotSpec(t, "app.yaml", args...)
+}
+
+// runPolyglotSpec is runPolyglot with another spec of examples/polyglot.
+func runPolyglotSpec(t *testing.T, specFile string, args ...string) (results []byte, stdout, stderr string) {
+	t.Helper()
 	bin := buildSlowpoke(t)
 	work := t.TempDir()
 	out := filepath.Join(work, "out")
-	spec, err := filepath.Abs(filepath.Join("..", "..", "examples", "polyglot", "app.yaml"))
+	spec, err := filepath.Abs(filepath.Join("..", "..", "examples", "polyglot", specFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,5 +156,52 @@ func TestPolyglotRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// validate on catalog, which exports OpenTelemetry spans through Node.js's
+// zero-code agent in examples/polyglot/otel.yaml (its package.json,
+// installed by npm ci):
+// its calls are counted from its spans, so a reduction in time per call
+// is accepted, c1 is about 1 (one catalog call per order) and the ground
+// truth removes exactly that time per call.
+func TestPolyglotSpans(t *testing.T) {
+	requirePolyglot(t)
+	agent := filepath.Join("..", "..", "examples", "polyglot", "node_modules", "@opentelemetry", "auto-instrumentations-node")
+	if _, err := os.Stat(agent); err != nil {
+		if os.Getenv("SLOWPOKE_REQUIRE_POLYGLOT") != "" {
+			t.Fatalf("catalog's OpenTelemetry agent is missing (npm ci in examples/polyglot), and SLOWPOKE_REQUIRE_POLYGLOT is set: %v", err)
+		}
+		t.Skip("needs `npm ci` in examples/polyglot")
+	}
+	b, stdout, stderr := runPolyglotSpec(t, "otel.yaml", "validate", "--target", "catalog", "--reduce", "100us", "--reps", "1", "--max-reps", "2", "--duration", "3s")
+	var res struct {
+		Trigger      string   `json:"trigger"`
+		CallsCounted bool     `json:"calls_counted"`
+		CallsFrom    string   `json:"calls_from"`
+		TruthC1      *float64 `json:"truth_c1"`
+		C1           float64  `json:"c1"`
+		Points       []struct {
+			DUS      float64  `json:"reduction_us"`
+			ErrorPct *float64 `json:"error_pct"`
+		} `json:"points"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Trigger != "cpu" || !res.CallsCounted || res.CallsFrom != "spans" || res.TruthC1 != nil {
+		t.Errorf("trigger %q, calls counted %v from %q, truth c1 %v: want cpu, counted from spans, no calibration", res.Trigger, res.CallsCounted, res.CallsFrom, res.TruthC1)
+	}
+	if res.C1 < 0.8 || res.C1 > 1.2 {
+		t.Errorf("c1 %.3f from the spans, want about 1", res.C1)
+	}
+	if len(res.Points) != 1 || res.Points[0].ErrorPct == nil || res.Points[0].DUS != 100 {
+		t.Fatalf("want one validated point of 100 µs per call:\n%s", b)
+	}
+	if e := *res.Points[0].ErrorPct; e < -15 || e > 15 {
+		t.Errorf("error %.1f%% at 100 µs\nstdout:\n%s\nstderr:\n%s", e, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "OpenTelemetry spans") || !strings.Contains(stderr, "SERVER spans") {
+		t.Errorf("the run does not say its calls were counted from spans:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
 }

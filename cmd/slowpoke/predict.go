@@ -146,6 +146,7 @@ func predict(c predictConfig) error {
 		Uncoordinated: c.method.uncoord, NoColocatedExtension: c.method.noExtend, NoPeerExtension: c.method.noPeers, OverheadCorrection: c.method.overhead, NoGrowthCorrection: c.method.noGrowth, GraphRounds: c.method.graph, PauseLead: c.method.lead,
 		PauseMethod: c.method.pauseMethod(),
 		Trigger:     c.method.trigger,
+		Spans:       app.spans,
 	})
 	if err != nil {
 		return err

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
@@ -143,7 +142,7 @@ func rank(c rankConfig) error {
 		return err
 	}
 	defer app.close()
-	ctx, d, logf := app.ctx, app.d, app.logf
+	ctx, logf := app.ctx, app.logf
 
 	var texts []string
 	for _, r := range reds {
@@ -157,7 +156,7 @@ func rank(c rankConfig) error {
 	for i, name := range targets {
 		prog.begin(i, name)
 		e := report.RankEntry{Service: name}
-		res, err := rankOne(ctx, d, c, name, reds, texts, prog)
+		res, err := rankOne(ctx, app, c, name, reds, texts, prog)
 		switch {
 		case err == nil:
 			e.Results = res
@@ -197,16 +196,17 @@ func rank(c rankConfig) error {
 }
 
 // rankOne makes name the target and runs its experiment.
-func rankOne(ctx context.Context, d backend.Backend, c rankConfig, name string, reds []model.Reduction, texts []string, prog *rankProgress) (*report.Results, error) {
-	if err := d.Retarget(name); err != nil {
+func rankOne(ctx context.Context, app *session, c rankConfig, name string, reds []model.Reduction, texts []string, prog *rankProgress) (*report.Results, error) {
+	if err := app.d.Retarget(name); err != nil {
 		return nil, err
 	}
-	runner, err := experiment.New(d, experiment.Options{
+	runner, err := experiment.New(app.d, experiment.Options{
 		Target: name, Reductions: reds, ReductionsText: texts, Connections: c.conns,
 		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxRepetitions: c.maxReps, PrecisionPct: c.method.precision, MaxPause: c.maxPause,
 		SpecPath: c.specPath, Progress: os.Stderr, ProgressPrefix: prog.prefix, PauseLead: c.method.lead,
 		PauseMethod: c.method.pauseMethod(),
 		Trigger:     c.method.trigger,
+		Spans:       app.spans,
 	})
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/kube"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/spans"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 )
 
@@ -23,6 +24,9 @@ import (
 // in outDir/logs, stopped by close.
 type session struct {
 	d backend.Backend
+	// spans receives the services' OpenTelemetry spans (nil on
+	// Kubernetes, whose pods do not reach this machine's loopback).
+	spans *spans.Receiver
 	// ctx ends on Ctrl-C or SIGTERM, or when a service, a controller or
 	// the guard dies (with the death as its cause); interrupted only on
 	// Ctrl-C or SIGTERM.
@@ -45,14 +49,19 @@ func startSession(s *spec.Spec, outDir string, opts local.Options) (*session, er
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 	opts.LogDir, opts.Logf = filepath.Join(outDir, "logs"), logf
 	var d backend.Backend
+	var rcv *spans.Receiver
 	var err error
 	if s.Kubernetes != nil {
 		d, err = kube.Start(interrupted, s, kube.Options{Target: opts.Target, MaxPause: opts.MaxPause, Logf: logf})
-	} else {
-		logf("starting %d services of %q (logs in %s)", len(s.Services), s.Name, opts.LogDir)
+	} else if rcv, err = spans.Listen(); err == nil {
+		opts.Env = withSpans(s, opts.Env, rcv)
+		logf("starting %d services of %q (logs in %s; OpenTelemetry spans to %s)", len(s.Services), s.Name, opts.LogDir, rcv.Endpoint())
 		d, err = local.Start(interrupted, s, opts)
 	}
 	if err != nil {
+		if rcv != nil {
+			rcv.Close()
+		}
 		stopSignals()
 		// Nothing to keep from a start that failed before writing a log
 		// (a refused run): no empty directory made here is left, such as
@@ -66,7 +75,22 @@ func startSession(s *spec.Spec, outDir string, opts local.Options) (*session, er
 		return nil, err
 	}
 	ctx, cancel := d.Watch(interrupted)
-	return &session{d: d, ctx: ctx, interrupted: interrupted, logf: logf, stopSignals: stopSignals, cancel: cancel}, nil
+	return &session{d: d, spans: rcv, ctx: ctx, interrupted: interrupted, logf: logf, stopSignals: stopSignals, cancel: cancel}, nil
+}
+
+// withSpans adds to env, for every service of s, what makes its
+// OpenTelemetry SDK or agent, if it has one, export its spans to rcv under
+// its name in the spec (over any OTEL_ variables the spec sets).
+func withSpans(s *spec.Spec, env map[string]map[string]string, rcv *spans.Receiver) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, svc := range s.Services {
+		e := rcv.Env(svc.Name)
+		for k, v := range env[svc.Name] {
+			e[k] = v
+		}
+		out[svc.Name] = e
+	}
+	return out
 }
 
 // close stops the application and the signal handling.
@@ -74,6 +98,9 @@ func (s *session) close() {
 	s.cancel()
 	s.logf("stopping services")
 	s.d.Stop()
+	if s.spans != nil {
+		s.spans.Close()
+	}
 	s.stopSignals()
 }
 

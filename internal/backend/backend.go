@@ -28,8 +28,9 @@ type Backend interface {
 	// Retarget makes another service the target without restarting
 	// anything.
 	Retarget(target string) error
-	// Restart restarts one service with env over its spec'd environment
-	// (nil: the spec's), and waits until it is ready.
+	// Restart restarts one service with env over the environment it was
+	// started with (its spec's and what the run added, such as where to
+	// export spans), and waits until it is ready.
 	Restart(ctx context.Context, name string, env map[string]string) error
 	// Watch returns a context that ends when parent does or when the
 	// application fails (a service or its controller dies), with the

@@ -17,6 +17,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/spans"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/load"
 	"github.com/slowpoke-dev/slowpoke/model"
@@ -111,6 +112,11 @@ type Options struct {
 	// TriggerCPU, or "" / TriggerAuto (calls where the target is
 	// instrumented, its CPU time otherwise).
 	Trigger string
+	// Spans, where set, counts the services' OpenTelemetry SERVER spans:
+	// a target that is not instrumented but exports spans then has its
+	// calls counted from them (c1, u1 per call, reductions in time per
+	// call), and the spans' calls between services join the call graph.
+	Spans *spans.Receiver
 }
 
 // Thresholds for flags.
@@ -168,8 +174,11 @@ type Runner struct {
 	// TriggerCPU); counted says whether its calls are counted (it is
 	// instrumented). truthC1 is its calls per request as its ground-truth
 	// knob shows them, where they are not counted (calibrateTruth).
+	// spanned says that its calls were counted from its OpenTelemetry
+	// spans instead (it is not instrumented, but exports spans).
 	trigger string
 	counted bool
+	spanned bool
 	truthC1 float64
 	prof    *profile  // set by pre-profiling
 	base    []*sample // baseline runs so far
@@ -309,7 +318,6 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	if o.Validate {
 		out.Kind = report.KindValidate
 	}
-	out.Trigger, out.CallsCounted = r.trigger, r.counted
 	perRep := 1 + len(o.Reductions)
 	if o.Validate {
 		perRep += len(o.Reductions)
@@ -333,11 +341,18 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.opts.Spans != nil && !r.counted {
+		// The spans of the window's last calls are still on their way.
+		if err := r.opts.Spans.Settle(ctx, pre.from.Add(pre.window)); err != nil {
+			return nil, err
+		}
+	}
 	prof, err := r.profile(pre)
 	if err != nil {
 		return nil, err
 	}
 	r.prof = prof
+	out.Trigger, out.CallsCounted, out.CallsFrom = r.trigger, r.counted || r.spanned, r.callsFrom()
 	r.base = append(r.base, pre)
 	out.C1, out.Q1, out.U1US, out.Neighbours = prof.c1, prof.q1, prof.u1.Seconds()*1e6, prof.neighbours
 	out.Q1Assigned, out.TargetCoresP95, out.TargetCoresMean = prof.q1Assigned, prof.coresP95, prof.coresMean
@@ -345,16 +360,16 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		r.progress("warning: %s", w)
 		out.Warnings = append(out.Warnings, w)
 	}
-	if r.counted {
+	if r.counted || r.spanned {
 		follow := "calls"
 		if r.trigger == TriggerCPU {
 			follow = "CPU time"
 		}
-		r.progress("baseline %.0f req/s; c1 = %.3f target calls per request, q1 = %g, u1 = %.1f µs per call; rounds follow its %s", pre.res.Throughput, prof.c1, prof.q1, out.U1US, follow)
+		r.progress("baseline %.0f req/s; c1 = %.3f target calls per request (counted by its %s), q1 = %g, u1 = %.1f µs per call; rounds follow its %s", pre.res.Throughput, prof.c1, r.callsFrom(), prof.q1, out.U1US, follow)
 	} else {
 		r.progress("baseline %.0f req/s; %s is not instrumented: its rounds follow its CPU time, %.1f µs per request; q1 = %g", pre.res.Throughput, o.Target, out.U1US, prof.q1)
 	}
-	if o.Validate && !r.counted {
+	if o.Validate && !r.counted && !r.spanned {
 		if err := r.calibrateTruth(ctx); err != nil {
 			return nil, err
 		}

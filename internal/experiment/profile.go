@@ -65,6 +65,9 @@ func (r *Runner) profile(s *sample) (*profile, error) {
 			return nil, err
 		}
 		p.ci[r.opts.Target] = p.c1
+		if err := r.needCalls(); err != nil {
+			return nil, err
+		}
 	}
 	var warn string
 	p.q1Assigned = r.targetCores()
@@ -124,6 +127,15 @@ func (r *Runner) callGraph(stats map[string]*wire.Stats) (map[string][]string, [
 		}
 	}
 	eachCall(r.spec, stats, link)
+	if r.opts.Spans != nil {
+		for e := range r.opts.Spans.Stats().Edges {
+			_, caller := r.spec.Service(e.Caller)
+			_, callee := r.spec.Service(e.Callee)
+			if caller && callee {
+				link(e.Caller, e.Callee)
+			}
+		}
+	}
 	// Reachability from the target.
 	seen := map[string]bool{r.opts.Target: true}
 	queue := []string{r.opts.Target}

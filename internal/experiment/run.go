@@ -82,6 +82,7 @@ type sample struct {
 	idle0    map[string]*wire.Stats // before the load started and after it drained (pre-profiling only)
 	idle1    map[string]*wire.Stats
 	rounds   map[string]*wire.Stats // controller counters after the slowdown stopped
+	from     time.Time              // when the measurement window began
 	window   time.Duration
 	idle     time.Duration // idle time of the shared cores in the window, summed over them
 	loadCPU  time.Duration // this process's CPU time in the window: the load generator's, mostly
@@ -233,6 +234,7 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 				par = sampleParallelism(tgt.PID)
 			}
 			t0 = time.Now()
+			s.from = t0
 		}, func() {
 			s.window = time.Since(t0)
 			s.loadCPU += processCPUTime()

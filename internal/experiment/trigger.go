@@ -62,15 +62,38 @@ func (r *Runner) resolveTrigger() error {
 			r.trigger = TriggerCPU
 		}
 	}
-	if r.counted {
+	if r.counted || r.opts.Spans != nil {
+		// With spans, whether its calls are counted is known after
+		// pre-profiling (needCalls).
+		return nil
+	}
+	return r.needCalls()
+}
+
+// needCalls refuses reductions given as a time per call where the
+// target's calls are not counted.
+func (r *Runner) needCalls() error {
+	if r.counted || r.spanned {
 		return nil
 	}
 	for _, red := range r.opts.Reductions {
 		if red.Kind == model.Absolute {
-			return fmt.Errorf("reduction %s is a time per call, which needs the target's calls counted, and %q is not instrumented: give it as a share of its cost (30%%), a capacity factor (2x) or replicas (1->2), or wrap its handlers with instrument/slowhttp or instrument/slowgrpc", red.Text, r.opts.Target)
+			return fmt.Errorf("reduction %s is a time per call, which needs the target's calls counted, and %q is not instrumented and exported no OpenTelemetry spans: give it as a share of its cost (30%%), a capacity factor (2x) or replicas (1->2), have it export spans (docs/opentelemetry.md), or wrap its handlers with instrument/slowhttp or instrument/slowgrpc", red.Text, r.opts.Target)
 		}
 	}
 	return nil
+}
+
+// callsFrom says what counted the target's calls: "instrumentation",
+// "spans", or "" (none: a "call" is one end-to-end request).
+func (r *Runner) callsFrom() string {
+	switch {
+	case r.counted:
+		return "instrumentation"
+	case r.spanned:
+		return "spans"
+	}
+	return ""
 }
 
 // perRequest fills in p's c1 and u1 for a target whose calls are not
@@ -90,7 +113,42 @@ func (r *Runner) perRequest(s *sample, p *profile) error {
 			r.opts.Target, 100*cores, (cpu / time.Duration(max(1, n))).Round(time.Microsecond), r.opts.Target)
 	}
 	p.c1, p.u1 = 1, cpu/time.Duration(n)
+	r.fromSpans(s, p, cpu)
 	return nil
+}
+
+// fromSpans counts the calls of every service that exports OpenTelemetry
+// spans and is not instrumented, over s's window: its calls per request
+// (over the entry service's spans where it exports them, the load
+// generator's responses otherwise) and, for the target, its CPU per call.
+// The target's calls are then counted (r.spanned).
+func (r *Runner) fromSpans(s *sample, p *profile, targetCPU time.Duration) {
+	if r.opts.Spans == nil || s.from.IsZero() {
+		return
+	}
+	from, to := s.from, s.from.Add(s.window)
+	requests := float64(s.responses())
+	counted := func(name string) bool { st := s.after[name]; return st != nil && st.AgentConnected }
+	if entry := r.entryService(); entry != "" && !counted(entry) {
+		if n := r.opts.Spans.Count(entry, from, to); n > 0 {
+			requests = float64(n)
+		}
+	}
+	if requests <= 0 {
+		return
+	}
+	for _, svc := range r.spec.Services {
+		if counted(svc.Name) {
+			continue // its instrumentation counts it
+		}
+		if n := r.opts.Spans.Count(svc.Name, from, to); n > 0 {
+			p.ci[svc.Name] = float64(n) / requests
+		}
+	}
+	if n := r.opts.Spans.Count(r.opts.Target, from, to); n > 0 {
+		p.c1, p.u1, r.spanned = float64(n)/requests, targetCPU/time.Duration(n), true
+		r.progress("%s's OpenTelemetry spans: %d SERVER spans over %.0f requests in the %v window", r.opts.Target, n, requests, s.window.Round(time.Millisecond))
+	}
 }
 
 // calibrateTruth learns, for validate on a target whose calls are not

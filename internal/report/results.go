@@ -65,6 +65,10 @@ type Results struct {
 	// per request.
 	Trigger      string `json:"trigger"`
 	CallsCounted bool   `json:"calls_counted"`
+	// CallsFrom says what counted the target's calls: "instrumentation"
+	// (instrument/slowhttp, instrument/slowgrpc) or "spans" (its
+	// OpenTelemetry SERVER spans); empty where they were not counted.
+	CallsFrom string `json:"calls_from,omitempty"`
 	// TruthC1: validate on a target whose calls were not counted learns
 	// its calls per request from its ground-truth knob (docs/method.md).
 	TruthC1 *float64 `json:"truth_c1,omitempty"`

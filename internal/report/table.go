@@ -143,6 +143,8 @@ func triggerText(r *Results) string {
 	switch {
 	case r.Trigger == "cpu" && !r.CallsCounted:
 		return "rounds followed " + r.Target + "'s CPU time (it is not instrumented)"
+	case r.Trigger == "cpu" && r.CallsFrom == "spans":
+		return "rounds followed " + r.Target + "'s CPU time; its calls were counted from its OpenTelemetry spans"
 	case r.Trigger == "cpu":
 		return "rounds followed " + r.Target + "'s CPU time (--trigger cpu)"
 	}

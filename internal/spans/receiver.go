@@ -94,6 +94,9 @@ func (r *Receiver) Env(service string) map[string]string {
 		"OTEL_BSP_SCHEDULE_DELAY":     fmt.Sprint(ExportDelay.Milliseconds()),
 		"OTEL_METRICS_EXPORTER":       "none",
 		"OTEL_LOGS_EXPORTER":          "none",
+		// Node.js's agent otherwise asks cloud metadata servers where it
+		// runs, at every start.
+		"OTEL_NODE_RESOURCE_DETECTORS": "env,host,os,process",
 	}
 }
 

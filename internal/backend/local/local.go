@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -64,6 +65,7 @@ type Deployment struct {
 	services       map[string]*Service
 	stopping       bool
 	uninstrumented backend.Uninstrumented
+	startEnv       map[string]map[string]string // Options.Env as Start was given it
 }
 
 // Service is one running service: what every backend knows of it (its PID
@@ -129,7 +131,8 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 	if err != nil {
 		return nil, err
 	}
-	d := &Deployment{spec: s, placement: pl, Secret: secret, opts: opts, services: map[string]*Service{}}
+	d := &Deployment{spec: s, placement: pl, Secret: secret, opts: opts, services: map[string]*Service{}, startEnv: opts.Env}
+	d.opts.Env = maps.Clone(opts.Env) // Restart changes it
 	if !opts.NoCgroups {
 		if h, err := pause.FindHierarchy(); err == nil {
 			d.Cgroups = &h
@@ -448,7 +451,8 @@ func (d *Deployment) waitReady(ctx context.Context, s *spec.Service) error {
 }
 
 // Restart stops one service and starts it again with extra environment
-// (e.g. a ground-truth knob), waiting until it is ready.
+// (e.g. a ground-truth knob) over what Options.Env gave it at the start,
+// waiting until it is ready.
 func (d *Deployment) Restart(ctx context.Context, name string, env map[string]string) error {
 	s, ok := d.spec.Service(name)
 	if !ok {
@@ -467,7 +471,11 @@ func (d *Deployment) Restart(ctx context.Context, name string, env map[string]st
 	if d.opts.Env == nil {
 		d.opts.Env = map[string]map[string]string{}
 	}
-	d.opts.Env[name] = env
+	d.opts.Env[name] = maps.Clone(d.startEnv[name])
+	if d.opts.Env[name] == nil {
+		d.opts.Env[name] = map[string]string{}
+	}
+	maps.Copy(d.opts.Env[name], env)
 	if err := d.launch(s); err != nil {
 		return err
 	}
