@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -166,15 +167,30 @@ func benchOverhead(args []string) int {
 	return finishBench("overhead", o.Dir, bench.Overhead, o, bench.WriteOverheadTable)
 }
 
+// failureStatus is the exit status of a benchmark that failed with err:
+// 130 when Ctrl-C or SIGTERM ended it (err wraps context.Canceled), as for
+// every other command, 1 otherwise.
+func failureStatus(err error) int {
+	if errors.Is(err, context.Canceled) {
+		return 130
+	}
+	return 1
+}
+
 // finishBench runs a benchmark until it ends or Ctrl-C, prints its table
 // and writes its result to dir/<name>.json.
 func finishBench[O, R any](name, dir string, run func(context.Context, O) (R, error), o O, table func(io.Writer, R)) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := run(ctx, o)
+	if ctx.Err() != nil {
+		// Ctrl-C or SIGTERM, whether the benchmark stopped with an error
+		// or with what it had measured so far.
+		err = fmt.Errorf("interrupted: %w", ctx.Err())
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "slowpoke bench %s: %v\n", name, err)
-		return 1
+		return failureStatus(err)
 	}
 	fmt.Println()
 	table(os.Stdout, res)
@@ -323,16 +339,19 @@ func benchMethods(args []string) int {
 		fmt.Fprintln(os.Stderr, "slowpoke bench methods:", err)
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	interrupted, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
-	d, err := local.Start(ctx, s, local.Options{Target: c.target, LogDir: filepath.Join(*out, "logs"), Logf: logf})
+	d, err := local.Start(interrupted, s, local.Options{Target: c.target, LogDir: filepath.Join(*out, "logs"), Logf: logf})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "slowpoke bench methods:", err)
+		if interrupted.Err() != nil {
+			return 130
+		}
 		return 1
 	}
 	defer d.Stop()
-	ctx, cancel := d.Watch(ctx)
+	ctx, cancel := d.Watch(interrupted)
 	defer cancel()
 	var texts []string
 	for _, r := range reds {
@@ -344,6 +363,9 @@ func benchMethods(args []string) int {
 	}, variants)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "slowpoke bench methods:", d.Explain(err))
+		if interrupted.Err() != nil {
+			return 130
+		}
 		return 1
 	}
 	writeMethodsTable(os.Stdout, res)

@@ -57,7 +57,7 @@ func benchLatency(args []string) int {
 	if *overhead {
 		if err := latencyOverhead(extra, *reps); err != nil {
 			fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", err)
-			return 1
+			return failureStatus(err)
 		}
 		return 0
 	}
@@ -187,6 +187,9 @@ func benchLatency(args []string) int {
 		}
 	}
 	fmt.Printf("results in %s\n", *out)
+	if n := len(rows); n > 0 && errors.Is(rows[n-1].err, context.Canceled) {
+		return 130
+	}
 	if failed {
 		return 1
 	}
@@ -257,9 +260,7 @@ func latencyOverhead(extra []string, reps int) error {
 		return fmt.Errorf("%w (logs in %s)", err, dir)
 	}
 	off, on, rate, err := experiment.LatencyOverhead(app.ctx, app.d, experiment.LatencyOptions{Target: "cart", Duration: 5 * time.Second, Progress: os.Stderr}, reps)
-	if err != nil {
-		err = app.d.Explain(err)
-	}
+	err = app.explain(err)
 	app.close()
 	if err != nil {
 		return fmt.Errorf("%w (logs in %s)", err, dir)

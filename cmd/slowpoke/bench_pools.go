@@ -90,6 +90,9 @@ cases:
 	}
 	tw.Flush()
 	fmt.Println("\ntargets: recommended goodput >= 97% of the best of recommended, half and double; better SLA attainment than unlimited; advisor done in 5 minutes")
+	if n := len(rows); n > 0 && errors.Is(rows[n-1].err, context.Canceled) {
+		return 130
+	}
 	if failed {
 		return 1
 	}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// flagPages says which page documents each command's flags, and where on
+// it: the text from the first line that starts with from up to the next
+// heading or bench paragraph.
+var flagPages = []struct {
+	args       []string
+	page, from string
+}{
+	{[]string{"demo"}, "docs/cli.md", "## demo"},
+	{[]string{"predict"}, "docs/cli.md", "## predict and validate"},
+	{[]string{"validate"}, "docs/cli.md", "## predict and validate"},
+	{[]string{"rank"}, "docs/cli.md", "## rank"},
+	{[]string{"restore"}, "docs/cli.md", "## restore"},
+	{[]string{"latency"}, "docs/latency.md", "## Flags"},
+	{[]string{"pools"}, "docs/pools.md", "## Flags"},
+	{[]string{"controller"}, "docs/controller.md", "# The controller"},
+	{[]string{"bench", "overhead"}, "docs/cli.md", "**`bench overhead`**"},
+	{[]string{"bench", "pausecost"}, "docs/cli.md", "**`bench pausecost`**"},
+	{[]string{"bench", "methods"}, "docs/cli.md", "**`bench methods`**"},
+	{[]string{"bench", "pools"}, "docs/cli.md", "**`bench pools`**"},
+	{[]string{"bench", "latency"}, "docs/cli.md", "**`bench latency`**"},
+	{[]string{"bench", "accuracy"}, "docs/cli.md", "**`bench accuracy`**"},
+	// No flags: the page must still name them.
+	{[]string{"guard"}, "docs/cli.md", ""},
+	{[]string{"install"}, "docs/cli.md", ""},
+	{[]string{"version"}, "docs/cli.md", ""},
+}
+
+// TestFlagsDocumented checks the command reference against the binary:
+// every command and benchmark is listed in docs/cli.md, every flag that
+// `slowpoke CMD -h` prints appears in its page's section, and every flag
+// a section's tables name exists.
+func TestFlagsDocumented(t *testing.T) {
+	cli := readDoc(t, "docs/cli.md")
+	covered := map[string]bool{}
+	for _, p := range flagPages {
+		covered[strings.Join(p.args, " ")] = true
+	}
+	for _, c := range commands {
+		if !strings.Contains(cli, "`slowpoke "+c.name) {
+			t.Errorf("docs/cli.md does not list `slowpoke %s`", c.name)
+		}
+		if !covered[c.name] && c.name != "bench" {
+			t.Errorf("command %s has no entry in flagPages: say which page documents its flags", c.name)
+		}
+	}
+	for _, b := range benches {
+		if !covered["bench "+b.name] {
+			t.Errorf("bench %s has no entry in flagPages", b.name)
+		}
+	}
+	for _, p := range flagPages {
+		name := strings.Join(p.args, " ")
+		flags := commandFlags(t, p.args)
+		if p.from == "" {
+			if len(flags) > 0 {
+				t.Errorf("slowpoke %s has flags %v: give flagPages the section that documents them", name, flags)
+			}
+			continue
+		}
+		sec := section(readDoc(t, p.page), p.from)
+		if sec == "" {
+			t.Errorf("%s has no section starting %q (slowpoke %s)", p.page, p.from, name)
+			continue
+		}
+		known := map[string]bool{}
+		for _, f := range flags {
+			known[f] = true
+			if !regexp.MustCompile(`(^|[^\w-])--?` + regexp.QuoteMeta(f) + `([^\w-]|$)`).MatchString(sec) {
+				t.Errorf("%s (%s) does not document slowpoke %s's flag --%s", p.page, p.from, name, f)
+			}
+		}
+		for _, f := range tableFlags(sec) {
+			if !known[f] {
+				t.Errorf("%s (%s) documents --%s, which slowpoke %s does not have", p.page, p.from, f, name)
+			}
+		}
+	}
+}
+
+func readDoc(t *testing.T, page string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../" + page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// commandFlags runs `slowpoke ARGS -h` in this process and returns the
+// names of the flags its usage lists.
+func commandFlags(t *testing.T, args []string) []string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = w
+	got := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		got <- string(b)
+	}()
+	var code int
+	for _, c := range commands {
+		if c.name == args[0] {
+			code = c.run(append(args[1:], "-h"))
+		}
+	}
+	os.Stderr = saved
+	w.Close()
+	usage := <-got
+	if code != 0 {
+		t.Errorf("slowpoke %s -h: exit %d\n%s", strings.Join(args, " "), code, usage)
+	}
+	var flags []string
+	for _, m := range regexp.MustCompile(`(?m)^  -([\w-]+)`).FindAllStringSubmatch(usage, -1) {
+		flags = append(flags, m[1])
+	}
+	return flags
+}
+
+// section is doc from the line starting with from up to the next heading
+// or bench paragraph.
+func section(doc, from string) string {
+	i := strings.Index(doc, "\n"+from)
+	if strings.HasPrefix(doc, from) {
+		i = 0
+	} else if i < 0 {
+		return ""
+	}
+	rest := doc[i+1+len(from):]
+	end := len(rest)
+	for _, next := range []string{"\n#", "\n**`bench "} {
+		if j := strings.Index(rest, next); j >= 0 && j < end {
+			end = j
+		}
+	}
+	return from + rest[:end]
+}
+
+// tableFlags are the flags named in the first cell of a section's table
+// rows.
+func tableFlags(sec string) []string {
+	var out []string
+	for _, line := range strings.Split(sec, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cell := strings.SplitN(line[1:], " | ", 2)[0]
+		for _, m := range regexp.MustCompile("(?:^|[\\s`,(])--?([a-z][a-z0-9-]*)").FindAllStringSubmatch(cell, -1) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
