@@ -20,6 +20,7 @@ var flagPages = []struct {
 	{[]string{"validate"}, "docs/cli.md", "## predict and validate"},
 	{[]string{"rank"}, "docs/cli.md", "## rank"},
 	{[]string{"restore"}, "docs/cli.md", "## restore"},
+	{[]string{"image"}, "docs/cli.md", "## image"},
 	{[]string{"latency"}, "docs/latency.md", "## Flags"},
 	{[]string{"pools"}, "docs/pools.md", "## Flags"},
 	{[]string{"controller"}, "docs/controller.md", "# The controller"},

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the test cluster's images from static binaries, without a registry
-# or a Docker engine, as docker-archive tars, and imports them into the
-# containerd at SOCKET (namespace k8s.io):
+# or a Docker engine, as docker-archive tars (slowpoke's with `slowpoke
+# image`), and imports them into the containerd at SOCKET (namespace k8s.io):
 #   slowpoke.local/pause:dev     the pod sandbox (test/kube/pause)
 #   slowpoke.local/slowpoke:dev  /slowpoke, /slowpoke-emu (the same binary,
 #                                the service emulator by that name), the
@@ -44,7 +44,11 @@ mkdir -p "$work/slowpoke/apps/bin"
 cp "$root/examples/demo/topology.yaml" "$work/slowpoke/apps/demo/topology.yaml"
 mkdir -p "$work/slowpoke/apps/pools"
 cp "$root/examples/pools/topology.yaml" "$work/slowpoke/apps/pools/topology.yaml"
-mkdir -p "$work/slowpoke/tmp" "$work/pause/tmp"
-chmod 1777 "$work/slowpoke/tmp"
+mkdir -p "$work/pause/tmp"
 image slowpoke.local/pause:dev "$work/pause" /pause
-image slowpoke.local/slowpoke:dev "$work/slowpoke" /slowpoke
+# The slowpoke image as users build theirs (slowpoke image), with the
+# emulator's name and the test applications added.
+"$work/slowpoke/slowpoke" image --tag slowpoke.local/slowpoke:dev --archive "$work/slowpoke.tar" \
+  --add "$work/slowpoke/slowpoke-emu:/slowpoke-emu" --add "$work/slowpoke/apps:/apps" >&2
+ctr --address "$sock" -n k8s.io images import --no-unpack=false "$work/slowpoke.tar" >/dev/null
+echo "images: imported slowpoke.local/slowpoke:dev (slowpoke image)" >&2
