@@ -346,6 +346,41 @@ func TestKubeValidate(t *testing.T) {
 	e.checkRestored(t)
 }
 
+// TestKubeCPUTrigger: rounds that follow the target's CPU time work in a
+// pod as on this machine: the controller in cart's pod reads the CPU of
+// the processes it started there, and the prediction shows cart's gain.
+func TestKubeCPUTrigger(t *testing.T) {
+	e := setupKube(t)
+	out := t.TempDir()
+	cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--reduce", "0,80%", "--trigger", "cpu",
+		"--reps", "1", "--max-reps", "1", "--duration", "2s", "--warmup", "500ms", "--out", out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := runWithTimeout(cmd, 8*time.Minute); err != nil {
+		t.Fatalf("predict: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	var res struct {
+		Trigger string `json:"trigger"`
+		Points  []struct {
+			Predicted float64 `json:"predicted_rps"`
+		} `json:"points"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil || len(res.Points) != 2 {
+		t.Fatalf("results (%v): want 2 points\n%s", err, b)
+	}
+	if res.Trigger != "cpu" {
+		t.Errorf("trigger %q, want cpu", res.Trigger)
+	}
+	if res.Points[1].Predicted < 1.2*res.Points[0].Predicted {
+		t.Errorf("predicted %.0f req/s at 80%% against %.0f at 0%%: no gain predicted\n%s", res.Points[1].Predicted, res.Points[0].Predicted, stderr.String())
+	}
+	e.checkRestored(t)
+}
+
 type validatedPoint struct {
 	Predicted float64  `json:"predicted_rps"`
 	True      *float64 `json:"true_rps"`
