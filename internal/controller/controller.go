@@ -35,9 +35,6 @@ const EnvSecret = "SLOWPOKE_SECRET"
 const (
 	DefaultMaxPause    = time.Second
 	DefaultStopTimeout = 10 * time.Second
-	maxNeighbours      = 256
-	maxColocated       = 64
-	maxBatch           = 1 << 20
 	recentRounds       = 64
 	idleTimeout        = 10 * time.Minute
 	// MaxLease bounds Config.Lease.

@@ -27,8 +27,6 @@ const (
 	// again (a scan of /proc, about 0.75 ms of CPU with 70 processes), to count
 	// the children it starts.
 	cpuRelistEvery = time.Second
-	// maxCPUPerCall bounds Configure.CPUPerCallNS.
-	maxCPUPerCall = 10 * time.Second
 )
 
 // cpuMeter sums the CPU time that a process group's processes use from the

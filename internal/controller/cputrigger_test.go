@@ -77,7 +77,7 @@ func TestCPUTriggerStartsRoundsByCPU(t *testing.T) {
 	n := wire.Neighbour{Name: "b", Addr: b.Addr()}
 	const perCall, batch = 500 * time.Microsecond, 20 // a round every 10ms of the target's CPU
 	must(t, b.Configure(wire.Configure{Epoch: 2, PausePerRoundNS: int64(time.Millisecond)}))
-	must(t, a.Configure(wire.Configure{Epoch: 2, Target: true, Batch: batch, CPUPerCallNS: int64(perCall), PausePerRoundNS: int64(time.Millisecond), Neighbours: []wire.Neighbour{n}}))
+	must(t, a.Configure(wire.Configure{Epoch: 2, Target: true, Batch: batch, CPUPerCallNS: int64(perCall), PausePerRoundNS: int64(time.Millisecond), Pause: signalPause(wire.SignalPause{Neighbours: []wire.Neighbour{n}})}))
 	must(t, b.StartSlowdown())
 	cpu0 := processCPU(a.PID())
 	must(t, a.StartSlowdown())
@@ -124,7 +124,7 @@ func TestCPUTriggerConfigureChecks(t *testing.T) {
 	a := startCtl(t, "a", "spin", time.Second)
 	for _, cf := range []wire.Configure{
 		{Epoch: 1, Target: true, Batch: 1, CPUPerCallNS: -1},
-		{Epoch: 1, Target: true, Batch: 1, CPUPerCallNS: int64(maxCPUPerCall) + 1},
+		{Epoch: 1, Target: true, Batch: 1, CPUPerCallNS: int64(wire.MaxCPUPerCall) + 1},
 		{Epoch: 1, CPUPerCallNS: int64(time.Millisecond)},
 	} {
 		if err := a.Configure(cf); err == nil {

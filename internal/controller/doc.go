@@ -10,6 +10,11 @@
 // round once (round numbers de-duplicate) and, unless it controls the
 // target, pauses its service for the configured pause per round.
 //
+// How the other services are paused is the run's method, one variant of
+// wire.Pause and one type here (method): with signals, as above; with a
+// cgroup freezer or by holding their cores, the target's controller pauses
+// all of them itself and no rounds travel.
+//
 // Safety: every stop is followed by a continue within MaxPause, enforced by
 // a timer independent of the pause loop; the child is started with a
 // parent-death signal of SIGCONT, so it runs on if the controller is killed,

@@ -109,23 +109,20 @@ func TestGroupMethodsPauseTheOthers(t *testing.T) {
 	first, last := twoCores(t)
 	for _, m := range []pause.Method{pause.MethodCores, pause.MethodCgroup} {
 		t.Run(string(m), func(t *testing.T) {
-			cf := wire.Configure{Epoch: 1, Target: true, Batch: 5, PausePerRoundNS: int64(2 * time.Millisecond), Method: string(m)}
+			cf := wire.Configure{Epoch: 1, Target: true, Batch: 5, PausePerRoundNS: int64(2 * time.Millisecond)}
 			var cg *pause.Cgroup
+			var held *pause.HeldFile
 			if m == pause.MethodCgroup {
 				c := testCgroup(t, "others")
 				cg = &c
-				cf.Freeze = []string{c.Path}
+				cf.Pause.Cgroup = &wire.CgroupPause{Freeze: []string{c.Path}}
 			} else {
-				cf.HoldCores = []int{last}
-			}
-			var held *pause.HeldFile
-			if m == pause.MethodCores {
 				var err error
-				if held, err = pause.CreateHeldFile(filepath.Join(t.TempDir(), HeldFileKind+"-test")); err != nil {
+				if held, err = pause.CreateHeldFile(filepath.Join(t.TempDir(), wire.HeldFileKind+"-test")); err != nil {
 					t.Fatal(err)
 				}
 				defer held.Close()
-				cf.HeldFile = held.Path()
+				cf.Pause.Cores = &wire.CoresPause{Cores: []int{last}, HeldFile: held.Path()}
 			}
 			other := startSpinner(t, last, cg)
 			c := startTarget(t, []int{first}, time.Second)
@@ -199,7 +196,7 @@ func TestFreezeHardCap(t *testing.T) {
 	// A cap long enough for the test to see the freeze on a busy machine.
 	const hardCap = time.Second
 	c := startTarget(t, []int{first}, hardCap)
-	must(t, c.Configure(wire.Configure{Epoch: 1, Target: true, Batch: 1 << 20, PausePerRoundNS: int64(100 * time.Millisecond), Method: "cgroup", Freeze: []string{cg.Path}}))
+	must(t, c.Configure(wire.Configure{Epoch: 1, Target: true, Batch: 1 << 20, PausePerRoundNS: int64(100 * time.Millisecond), Pause: wire.Pause{Cgroup: &wire.CgroupPause{Freeze: []string{cg.Path}}}}))
 	must(t, c.StartSlowdown())
 	defer c.stopSlowdown()
 	c.mu.Lock()
@@ -214,7 +211,8 @@ func TestFreezeHardCap(t *testing.T) {
 	}
 }
 
-// Configure refuses method fields that do not fit.
+// Configure refuses what its method cannot do here, beyond the message's
+// form (wire's tests check that, and one case here that Configure asks).
 func TestConfigureMethodChecks(t *testing.T) {
 	c := startCtl(t, "target", "spin", time.Second)
 	// The service runs on core 0 now; it was started on core 1 (a
@@ -225,26 +223,19 @@ func TestConfigureMethodChecks(t *testing.T) {
 	if err := unix.SchedSetaffinity(c.cmd.Process.Pid, &set); err != nil {
 		t.Fatal(err)
 	}
+	cores := func(cs ...int) wire.Pause { return wire.Pause{Cores: &wire.CoresPause{Cores: cs}} }
+	freeze := func(p string) wire.Pause { return wire.Pause{Cgroup: &wire.CgroupPause{Freeze: []string{p}}} }
+	notCgroup := filepath.Join(t.TempDir(), "slowpoke", "x")
+	must(t, os.MkdirAll(notCgroup, 0o755))
 	tests := []struct {
 		name string
 		cf   wire.Configure
 		want string
 	}{
-		{"unknown method", wire.Configure{Method: "freeze"}, "pause method"},
-		{"auto is not a method of a run", wire.Configure{Method: "auto"}, "pause method"},
-		{"cores without cores", wire.Configure{Target: true, Batch: 1, Method: "cores"}, "cores to hold"},
-		{"the target's own core", wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{0}}, "runs the target"},
-		{"a bad core", wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{-1}}, "bad core"},
-		{"cores on a non-target", wire.Configure{Method: "cores", HoldCores: []int{1}}, "only the target"},
-		{"cgroups with the cores method", wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{1}, Freeze: []string{"/sys/fs/cgroup/freezer/slowpoke/x"}}, "do not go with"},
-		{"a held-time file without cores", wire.Configure{Target: true, Batch: 1, Method: "cgroup", Freeze: []string{"/sys/fs/cgroup/freezer/slowpoke/x"}, HeldFile: "/dev/shm/slowpoke-held-1-ab"}, "goes with cores to hold"},
-		{"a held-time file elsewhere", wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{1}, HeldFile: "/etc/passwd"}, "held-time file"},
-		{"a relative held-time file", wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{1}, HeldFile: "slowpoke-held-1-ab"}, "held-time file"},
-		{"cgroup without cgroups", wire.Configure{Target: true, Batch: 1, Method: "cgroup"}, "cgroups to freeze"},
-		{"a path outside slowpoke's", wire.Configure{Target: true, Batch: 1, Method: "cgroup", Freeze: []string{"/sys/fs/cgroup/freezer"}}, "not a cgroup of slowpoke's"},
-		{"a relative path", wire.Configure{Target: true, Batch: 1, Method: "cgroup", Freeze: []string{"slowpoke/x"}}, "not a cgroup of slowpoke's"},
-		{"not a cgroup file system", wire.Configure{Target: true, Batch: 1, Method: "cgroup", Freeze: []string{"/tmp/slowpoke/x"}}, "cgroup"},
-		{"local pausing with cgroups", wire.Configure{Local: true, Batch: 1, Method: "cgroup"}, "signals"},
+		{"the target's own core", wire.Configure{Target: true, Batch: 1, Pause: cores(2, 0)}, "core 0 runs the target"},
+		{"not a cgroup file system", wire.Configure{Target: true, Batch: 1, Pause: freeze(notCgroup)}, "not on a cgroup file system"},
+		{"a form wire refuses", wire.Configure{Pause: cores(1)}, "only the target"},
+		{"over the hard cap", wire.Configure{PausePerRoundNS: int64(2 * time.Second)}, "hard cap"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -254,7 +245,7 @@ func TestConfigureMethodChecks(t *testing.T) {
 			}
 		})
 	}
-	must(t, c.Configure(wire.Configure{Target: true, Batch: 1, Method: "cores", HoldCores: []int{1, 2}}))
+	must(t, c.Configure(wire.Configure{Target: true, Batch: 1, Pause: cores(1, 2)}))
 	must(t, c.Configure(wire.Configure{Batch: 1}))
 }
 

@@ -3,6 +3,8 @@ package controller
 import (
 	"sync"
 	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
 // stopper is what a pauser stops and continues: the service's process
@@ -73,12 +75,9 @@ type pauseRequest struct {
 	at time.Time
 }
 
-// MaxLead bounds how long a stop may be deferred (Configure.LeadNS): a
-// round stamped further in the future (a clock gone wrong) stops at once.
-const MaxLead = 50 * time.Millisecond
-
-// maxLead is MaxLead, a variable so that tests can observe long leads.
-var maxLead = MaxLead
+// maxLead bounds how long a stop may be deferred: wire.MaxLead, a
+// variable so that tests can observe long leads.
+var maxLead = wire.MaxLead
 
 // Pause asks for d more of pause. It never blocks; a full queue drops the
 // request (counted as clipped).

@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
-	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
@@ -102,7 +100,7 @@ func (c *Controller) serveControl(conn net.Conn, slots chan struct{}) {
 		}
 		if t == wire.TRound {
 			var r wire.Round
-			if decode(payload, &r) == nil && r.Count >= 1 && r.Count <= maxBatch {
+			if decode(payload, &r) == nil && r.Count >= 1 && r.Count <= wire.MaxBatch {
 				c.onRound(r, time.Now())
 			}
 			continue
@@ -211,45 +209,22 @@ func poolMessage(pl wire.Pool) agent.Message {
 	return agent.Message{Type: "pool", Limit: pl.Limit, ThresholdNS: pl.ThresholdNS}
 }
 
-// Configure validates and stores slowdown parameters for the next start.
+// Configure validates and stores slowdown parameters for the next start:
+// the message's form (wire.Configure.Check), this controller's hard cap on
+// a pause, and what its method can tell only here.
 func (c *Controller) Configure(cf wire.Configure) error {
-	switch {
-	case (cf.Target || cf.Local) && (cf.Batch < 1 || cf.Batch > maxBatch):
-		return fmt.Errorf("batch must be in [1, %d], got %d", maxBatch, cf.Batch)
-	case cf.Target && cf.Local:
-		return errors.New("the target never pauses: local mode is for the other services")
-	case cf.CPUPerCallNS < 0 || time.Duration(cf.CPUPerCallNS) > maxCPUPerCall:
-		return fmt.Errorf("CPU per call must be in [0, %v], got %v", maxCPUPerCall, time.Duration(cf.CPUPerCallNS))
-	case cf.CPUPerCallNS > 0 && !cf.Target:
-		return errors.New("only the target's rounds follow its CPU time")
-	case cf.PausePerRoundNS < 0:
-		return fmt.Errorf("pause per round must be >= 0, got %d", cf.PausePerRoundNS)
-	case time.Duration(cf.PausePerRoundNS) > c.cfg.MaxPause:
-		return fmt.Errorf("pause per round %v exceeds this controller's hard cap %v", time.Duration(cf.PausePerRoundNS), c.cfg.MaxPause)
-	case len(cf.Neighbours) > maxNeighbours:
-		return fmt.Errorf("at most %d neighbours, got %d", maxNeighbours, len(cf.Neighbours))
-	case cf.LeadNS < 0 || time.Duration(cf.LeadNS) > MaxLead:
-		return fmt.Errorf("lead must be in [0, %v], got %v", MaxLead, time.Duration(cf.LeadNS))
-	case len(cf.Colocated) > maxColocated:
-		return fmt.Errorf("at most %d co-located processes, got %d", maxColocated, len(cf.Colocated))
-	case len(cf.CorePeers) > maxColocated:
-		return fmt.Errorf("at most %d core peers, got %d", maxColocated, len(cf.CorePeers))
-	}
-	if cf.Method == "" {
-		cf.Method = string(pause.MethodSignal)
-	}
-	if err := c.checkMethod(cf); err != nil {
+	if err := cf.Check(); err != nil {
 		return err
 	}
-	for _, pid := range append(slices.Clip(cf.Colocated), cf.CorePeers...) {
-		if pid <= 0 {
-			return fmt.Errorf("bad co-located or core peer pid %d", pid)
-		}
+	if time.Duration(cf.PausePerRoundNS) > c.cfg.MaxPause {
+		return fmt.Errorf("pause per round %v exceeds this controller's hard cap %v", time.Duration(cf.PausePerRoundNS), c.cfg.MaxPause)
 	}
-	for _, n := range cf.Neighbours {
-		if _, _, err := net.SplitHostPort(n.Addr); err != nil || n.Name == "" || len(n.Name) > 253 {
-			return fmt.Errorf("bad neighbour %q at %q", n.Name, n.Addr)
-		}
+	m, err := methodOf(cf.Pause)
+	if err != nil {
+		return err
+	}
+	if err := m.check(c); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -257,7 +232,6 @@ func (c *Controller) Configure(cf wire.Configure) error {
 		return errors.New("slowdown is running: stop it before configuring")
 	}
 	c.conf = cf
-	c.pauser.setOthers(colocatedCPU(cf.Colocated, c.numCPUs()), colocatedCPU(cf.CorePeers, c.numCPUs()))
 	// Fresh connections for every run: a neighbour restarted at the same
 	// address (a pod on the host network, a reused pod IP) would leave a
 	// kept connection dead, and the first rounds sent on it lost. (The
@@ -267,11 +241,7 @@ func (c *Controller) Configure(cf wire.Configure) error {
 		p.close()
 		delete(c.peers, addr)
 	}
-	for _, n := range cf.Neighbours {
-		if c.peers[n.Addr] == nil {
-			c.peers[n.Addr] = newPeer(n, c.cfg.Secret, c.noteForwardError)
-		}
-	}
+	m.arm(c)
 	return nil
 }
 
@@ -344,7 +314,7 @@ func (c *Controller) StartSlowdown() error {
 	}
 	grp, err := c.startGroup(conf)
 	if err != nil {
-		return fmt.Errorf("%s method: %w", conf.Method, err)
+		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -423,7 +393,7 @@ func (c *Controller) Reset() {
 // instrumentation's call counts: the target's rounds (unless they follow
 // its CPU time) and a service's local pauses.
 func countsCalls(cf wire.Configure) bool {
-	return (cf.Target || cf.Local) && cf.CPUPerCallNS == 0
+	return (cf.Target || cf.Local()) && cf.CPUPerCallNS == 0
 }
 
 // onTick runs when the instrumentation says the service crossed a batch
@@ -436,7 +406,7 @@ func (c *Controller) onTick(total uint64) { c.onCount(total, false) }
 // see cpuTrigger) reached total, and acts on every batch boundary crossed.
 func (c *Controller) onCount(total uint64, byCPU bool) {
 	c.mu.Lock()
-	if !c.active || !(c.conf.Target || c.conf.Local) || c.conf.Batch <= 0 || (c.conf.CPUPerCallNS > 0) != byCPU {
+	if !c.active || !(c.conf.Target || c.conf.Local()) || c.conf.Batch <= 0 || (c.conf.CPUPerCallNS > 0) != byCPU {
 		c.mu.Unlock()
 		return
 	}
@@ -447,7 +417,7 @@ func (c *Controller) onCount(total uint64, byCPU bool) {
 	}
 	count := due - c.roundMark
 	c.roundMark = due
-	if c.conf.Local {
+	if c.conf.Local() {
 		c.c.started += count
 		pause := time.Duration(c.conf.PausePerRoundNS) * time.Duration(count)
 		c.mu.Unlock()
@@ -461,12 +431,11 @@ func (c *Controller) onCount(total uint64, byCPU bool) {
 	c.seen.add(r.Round)
 	pause := time.Duration(c.conf.PausePerRoundNS) * time.Duration(count)
 	// A holder reads the target's CPU over every hold itself.
-	_, holds := c.grp.(holdGroup)
-	measure := !holds && !c.busyMeasured && now.Sub(c.busySampled) >= busySampleEvery
+	measure := (c.grp == nil || !c.grp.timesBusy()) && !c.busyMeasured && now.Sub(c.busySampled) >= busySampleEvery
 	if measure {
 		c.busyMeasured, c.busySampled = true, now
 	}
-	lead := time.Duration(c.conf.LeadNS)
+	lead := c.conf.Lead()
 	c.forwardLocked(r, "")
 	grp := c.grp
 	c.mu.Unlock()
@@ -521,7 +490,8 @@ func (c *Controller) onRound(r wire.Round, now time.Time) {
 	c.c.received += uint64(r.Count)
 	delay := now.UnixNano() - r.SentUnixNS
 	c.c.delaySum += delay
-	if c.conf.LeadNS > 0 && delay > c.conf.LeadNS {
+	lead := int64(c.conf.Lead())
+	if lead > 0 && delay > lead {
 		c.c.late += uint64(r.Count)
 	}
 	c.c.delayMax = max(c.c.delayMax, delay)
@@ -540,8 +510,8 @@ func (c *Controller) onRound(r wire.Round, now time.Time) {
 	c.forwardLocked(r, from)
 	target := c.conf.Target
 	var at time.Time
-	if c.conf.LeadNS > 0 {
-		at = time.Unix(0, r.SentUnixNS+c.conf.LeadNS)
+	if lead > 0 {
+		at = time.Unix(0, r.SentUnixNS+lead)
 	}
 	c.mu.Unlock()
 	if !target {

@@ -19,6 +19,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spans"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
 	"github.com/slowpoke-dev/slowpoke/load"
 	"github.com/slowpoke-dev/slowpoke/model"
 )
@@ -161,8 +162,8 @@ const DefaultPauseLead = 2 * time.Millisecond
 // CheckPauseLead refuses a lead the controllers would refuse, so that
 // commands can fail before they start anything.
 func CheckPauseLead(lead time.Duration) error {
-	if lead < 0 || lead > controller.MaxLead {
-		return fmt.Errorf("pause lead must be between 0 and %v, got %v", controller.MaxLead, lead)
+	if lead < 0 || lead > wire.MaxLead {
+		return fmt.Errorf("pause lead must be between 0 and %v, got %v", wire.MaxLead, lead)
 	}
 	return nil
 }
@@ -237,6 +238,9 @@ func New(d backend.Backend, opts Options) (*Runner, error) {
 	method, err := d.PauseMethod(opts.PauseMethod)
 	if err != nil {
 		return nil, err
+	}
+	if pausings[method] == nil {
+		return nil, fmt.Errorf("the backend chose pause method %q, which no run makes", method)
 	}
 	if method != pause.MethodSignal && (opts.Uncoordinated || opts.GraphRounds) {
 		return nil, fmt.Errorf("uncoordinated pausing and rounds along the call graph are made with signals, not with the %s method", method)

@@ -19,7 +19,6 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
-	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
@@ -659,7 +658,7 @@ func (r *latencyRun) measure(ctx context.Context, rate float64, window time.Dura
 // leaves the holds out (load.WithPausedTime), so that every latency and the
 // send schedule are in the time the held cores ran.
 func (r *latencyRun) measureHolding(ctx context.Context, rate float64, window, d time.Duration, batch int) (openRun, error) {
-	held, err := pause.CreateHeldFile(sharedPath(controller.HeldFileKind))
+	held, err := pause.CreateHeldFile(sharedPath(wire.HeldFileKind))
 	if err != nil {
 		return openRun{}, err
 	}
@@ -669,8 +668,8 @@ func (r *latencyRun) measureHolding(ctx context.Context, rate float64, window, d
 	}()
 	ctl := r.d.Service(r.o.Target).Control
 	r.epoch++
-	cf := wire.Configure{Epoch: r.epoch, Target: true, Batch: batch, PausePerRoundNS: int64(batch) * int64(d), Method: string(pause.MethodCores),
-		HoldCores: r.d.Placement().HoldCores(), HeldFile: held.Path()}
+	cf := wire.Configure{Epoch: r.epoch, Target: true, Batch: batch, PausePerRoundNS: int64(batch) * int64(d),
+		Pause: wire.Pause{Cores: &wire.CoresPause{Cores: r.d.Placement().HoldCores(), HeldFile: held.Path()}}}
 	if err := ctl.Configure(cf); err != nil {
 		return openRun{}, fmt.Errorf("configure %s to hold the other services' cores: %w", r.o.Target, err)
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
-	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 	"github.com/slowpoke-dev/slowpoke/load"
 )
@@ -280,57 +279,15 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 	return s, nil
 }
 
-// configure is a service's part of a slowdown run (skip: it takes none).
+// configure is a service's part of a slowdown run (skip: it takes none):
+// what every method shares, and what the run's method adds (pausing).
 func (r *Runner) configure(name string, sd *slowdown, neighbours map[string][]string) (cf wire.Configure, skip bool) {
 	target := name == r.opts.Target
-	cf = wire.Configure{Epoch: r.epoch, Target: target, Batch: sd.batch, PausePerRoundNS: int64(sd.pause), Method: string(r.method)}
+	cf = wire.Configure{Epoch: r.epoch, Target: target, Batch: sd.batch, PausePerRoundNS: int64(sd.pause)}
 	if target && r.trigger == TriggerCPU && r.prof != nil {
 		cf.CPUPerCallNS = max(1, int64(r.prof.u1))
 	}
-	switch r.method {
-	case pause.MethodCores:
-		// The target's controller holds the other services' cores; the
-		// other controllers take no part.
-		if target {
-			cf.HoldCores = r.d.Placement().HoldCores()
-		}
-		return cf, false
-	case pause.MethodCgroup:
-		// The target's controller freezes the other services' cgroups,
-		// extending each freeze by what the load generator used on their
-		// cores meanwhile (as Colocated does for signals).
-		if target {
-			for _, svc := range r.d.Services() {
-				if svc.Name != name && svc.Cgroup != "" {
-					cf.Freeze = append(cf.Freeze, svc.Cgroup)
-				}
-			}
-			if !r.opts.NoColocatedExtension && sharesCPU(r.d.Placement().PausedCPUs(), r.d.Placement().OtherCPUs) && r.d.Placement().Mode() == backend.ModeShared {
-				cf.Colocated = []int{os.Getpid()}
-			}
-		}
-		return cf, false
-	}
-	cf.Colocated, cf.CorePeers, cf.LeadNS = r.colocated(name), r.corePeers(name), int64(r.opts.PauseLead)
-	if r.opts.Uncoordinated && !target && r.prof != nil {
-		// Same pause per call as rounds give, applied locally: B calls of
-		// this service take B d c1/(q1 ci).
-		ci := r.prof.ci[name]
-		if ci <= 0 {
-			return cf, true
-		}
-		cf.Local = true
-		cf.PausePerRoundNS = int64(float64(sd.pause) * r.prof.c1 / ci)
-	}
-	if r.opts.Uncoordinated {
-		return cf, false // no rounds travel: every service paces itself
-	}
-	for _, n := range neighbours[name] {
-		if ns := r.d.Service(n); ns != nil && ns.Control != nil {
-			cf.Neighbours = append(cf.Neighbours, wire.Neighbour{Name: n, Addr: ns.Control.Addr})
-		}
-	}
-	return cf, false
+	return cf, pausings[r.method].configure(r, &cf, name, neighbours)
 }
 
 // colocated lists the never-paused processes whose CPU use during a stop
@@ -354,7 +311,7 @@ func (r *Runner) colocated(svc string) []int {
 
 // corePeers lists the other paused services that share a core with svc
 // (none with --no-peer-extension): a stop is extended by the CPU they used
-// during it (wire.Configure.CorePeers).
+// during it (wire.SignalPause.CorePeers).
 //
 // Why: with a pause lead, the stops of services on one core are due at the
 // same moment, but their controllers wake in turn on that core and start

@@ -13,4 +13,8 @@
 // connection, in one direction, at one position: a recorded frame cannot be
 // replayed, reordered or reflected. The hello frame is itself MACed (sequence
 // 0, server direction), so both sides prove they hold the secret.
+//
+// A configure message names its pause method as a tagged union (Pause):
+// one key per method, holding only that method's fields. Configure.Check
+// is the one place that says which messages are well formed.
 package wire

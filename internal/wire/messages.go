@@ -11,7 +11,8 @@ type Neighbour struct {
 }
 
 // Configure sets the slowdown parameters (TConfigure). It takes effect at the
-// next TStart; configuring while active is refused.
+// next TStart; configuring while active is refused. Check says whether it
+// is well formed.
 type Configure struct {
 	Epoch  uint64 `json:"epoch"`  // identifies one slowdown run; rounds of other epochs are ignored
 	Target bool   `json:"target"` // this service is the virtually sped-up target
@@ -21,47 +22,11 @@ type Configure struct {
 	// processes use is one call, so rounds start every Batch×CPUPerCallNS
 	// of CPU. For targets in any language, without slowpoke's wrappers.
 	// 0: rounds follow the instrumentation's call counts.
-	CPUPerCallNS    int64       `json:"cpu_per_call_ns,omitempty"`
-	PausePerRoundNS int64       `json:"pause_per_round_ns"` // non-target: pause this long per round
-	Neighbours      []Neighbour `json:"neighbours"`
-	// Local switches a non-target to uncoordinated pausing, for comparison
-	// with rounds: it pauses PausePerRoundNS every Batch calls to its own
-	// service, on its own, and neither sends nor forwards rounds.
-	Local bool `json:"local,omitempty"`
-	// Colocated are processes that are never paused but share this
-	// service's cores (load generator, controllers). A stop is extended by
-	// the CPU time they use during it, so that it removes the full pause
-	// from the cores' capacity instead of lending part of it to them.
-	Colocated []int `json:"colocated,omitempty"`
-	// CorePeers are the other paused services on this service's cores
-	// (not the round neighbours). Stops due together start and end a
-	// little apart (each controller wakes in turn on a shared core), and a
-	// peer that runs while this service is stopped takes the core the
-	// pause should have left idle. At the end of the stop as asked, the
-	// stop is extended once by the CPU time the peers used since it began,
-	// divided by the service's cores.
-	CorePeers []int `json:"core_peers,omitempty"`
-	// LeadNS delays each stop until this long after the round was
-	// triggered (Round.SentUnixNS), so that services sharing cores stop
-	// together instead of one round delay apart; a round that arrives
-	// later stops at once. 0 stops on arrival.
-	LeadNS int64 `json:"lead_ns,omitempty"`
-	// Method is how the other services are paused: "signal" (the
-	// default when empty: every controller stops its own service at every
-	// round), "cgroup" or "cores" (the target's controller pauses all the
-	// others itself, and no rounds travel).
-	Method string `json:"method,omitempty"`
-	// Freeze are the cgroups the target's controller freezes at every
-	// round (method "cgroup"): the other services', made by slowpoke.
-	Freeze []string `json:"freeze,omitempty"`
-	// HoldCores are the cores the target's controller holds at every
-	// round (method "cores"): those the other services run on, never the
-	// target's.
-	HoldCores []int `json:"hold_cores,omitempty"`
-	// HeldFile, with HoldCores, is a file the orchestrator made (see
-	// pause.HeldFile) to which the holds' time is added as they end: a
-	// load generator on the held cores keeps its clock in their time.
-	HeldFile string `json:"held_file,omitempty"`
+	CPUPerCallNS    int64 `json:"cpu_per_call_ns,omitempty"`
+	PausePerRoundNS int64 `json:"pause_per_round_ns"` // non-target: pause this long per round
+	// Pause is how the services other than the target are paused, and
+	// what that method needs.
+	Pause Pause `json:"pause"`
 }
 
 // Pool sets the service's admission limit and good-call threshold (TPool),

@@ -1,0 +1,93 @@
+package controller
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+)
+
+// freezes is the cgroup method: the target's controller freezes the other
+// services' cgroups.
+type freezes struct {
+	*wire.CgroupPause
+	targetPauses
+}
+
+func (f freezes) check(*Controller) error {
+	for _, p := range f.Freeze {
+		if _, err := cgroupVersion(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f freezes) start(c *Controller, _ wire.Configure) (group, error) {
+	cgs := make([]pause.Cgroup, len(f.Freeze))
+	for i, p := range f.Freeze {
+		v2, err := cgroupVersion(p)
+		if err != nil {
+			return nil, err
+		}
+		cgs[i] = pause.Cgroup{Path: p, V2: v2}
+	}
+	fr, err := pause.OpenFreezer(cgs)
+	if err != nil {
+		return nil, err
+	}
+	p := newPauser(c.cfg.MaxPause, freezeStopper{fr})
+	// The never-paused processes listed share the frozen services'
+	// cores, which are this controller's own (it runs beside them).
+	var own unix.CPUSet
+	unix.SchedGetaffinity(0, &own)
+	p.setOthers(colocatedCPU(f.Colocated, own.Count()), nil)
+	return freezeGroup{p, fr}, nil
+}
+
+// freezeStopper freezes a set of cgroups, one write each.
+type freezeStopper struct{ f *pause.Freezer }
+
+func (s freezeStopper) stop() error { return s.f.Set(true) }
+func (s freezeStopper) cont()       { s.f.Set(false) }
+
+// freezeGroup freezes cgroups from a pause loop of its own: a frozen
+// cgroup stays frozen until thawed, so the loop times every freeze.
+type freezeGroup struct {
+	*pauser
+	f *pause.Freezer
+}
+
+func (g freezeGroup) bellPath() string { return "" }
+
+func (g freezeGroup) timesBusy() bool { return false }
+
+func (g freezeGroup) close() pauseStats {
+	g.Halt()
+	g.Close()
+	st := g.stats()
+	g.f.Close()
+	return st
+}
+
+// cgroupVersion checks that path is a cgroup slowpoke made (a directory on
+// a cgroup file system, under a "slowpoke" directory) and says whether it
+// is in the unified (v2) hierarchy.
+func cgroupVersion(path string) (v2 bool, err error) {
+	if !wire.SlowpokeCgroup(path) {
+		return false, fmt.Errorf("%.100q is not a cgroup of slowpoke's", path)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(path, &fs); err != nil {
+		return false, fmt.Errorf("cgroup %s: %w", path, err)
+	}
+	switch fs.Type {
+	case unix.CGROUP2_SUPER_MAGIC:
+		return true, nil
+	case unix.CGROUP_SUPER_MAGIC:
+		return false, nil
+	}
+	return false, fmt.Errorf("%s is not on a cgroup file system", path)
+}
