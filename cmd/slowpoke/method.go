@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend/kube"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
@@ -88,14 +89,15 @@ func (m methodConfig) check() error {
 }
 
 // checkFor refuses, before anything starts, what the spec's backend would
-// refuse only once the application is up: on Kubernetes, the controllers
-// pause their services by signals, and the cluster places the pods.
+// refuse only once the application is up: on Kubernetes, the pause methods
+// the backend cannot make (kube.PauseMethod), and a placement, which the
+// cluster makes.
 func (m methodConfig) checkFor(s *spec.Spec) error {
 	if s.Kubernetes == nil {
 		return nil
 	}
-	if p := m.pauseMethod(); p != pause.MethodAuto && p != pause.MethodSignal {
-		return fmt.Errorf("--pause %s: not available on Kubernetes, where the controllers run inside the services' unprivileged containers; use signal (the default there)", p)
+	if _, err := kube.PauseMethod(m.pauseMethod()); err != nil {
+		return err
 	}
 	if mode := m.mode(); mode != local.ModeAuto {
 		return fmt.Errorf("--placement %s: not available on Kubernetes, where the cluster's scheduler places the pods (docs/kubernetes.md)", mode)

@@ -239,10 +239,11 @@ func New(d backend.Backend, opts Options) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pausings[method] == nil {
+	p := pausings[method]
+	if p == nil {
 		return nil, fmt.Errorf("the backend chose pause method %q, which no run makes", method)
 	}
-	if method != pause.MethodSignal && (opts.Uncoordinated || opts.GraphRounds) {
+	if !p.rounds() && (opts.Uncoordinated || opts.GraphRounds) {
 		return nil, fmt.Errorf("uncoordinated pausing and rounds along the call graph are made with signals, not with the %s method", method)
 	}
 	r := &Runner{d: d, spec: s, opts: opts, method: method, epoch: uint64(time.Now().UnixNano())}

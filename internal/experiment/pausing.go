@@ -17,6 +17,10 @@ type pausing interface {
 	// of cf, for the service called name (skip: it takes no part in the
 	// run). neighbours are the services each forwards rounds to.
 	configure(r *Runner, cf *wire.Configure, name string, neighbours map[string][]string) (skip bool)
+	// rounds says whether rounds travel between the controllers: only
+	// then can they be sent along the call graph, or every service pace
+	// itself instead (Options.GraphRounds, Options.Uncoordinated).
+	rounds() bool
 }
 
 // pausings are the methods, by name.
@@ -29,6 +33,8 @@ var pausings = map[pause.Method]pausing{
 // signals: every service's controller stops it at every round it
 // receives, and forwards the round to its neighbours.
 type signals struct{}
+
+func (signals) rounds() bool { return true }
 
 func (signals) configure(r *Runner, cf *wire.Configure, name string, neighbours map[string][]string) bool {
 	s := &wire.SignalPause{Colocated: r.colocated(name), CorePeers: r.corePeers(name), LeadNS: int64(r.opts.PauseLead)}
@@ -60,6 +66,8 @@ func (signals) configure(r *Runner, cf *wire.Configure, name string, neighbours 
 // controllers take no part.
 type freezes struct{}
 
+func (freezes) rounds() bool { return false }
+
 func (freezes) configure(r *Runner, cf *wire.Configure, name string, _ map[string][]string) bool {
 	g := &wire.CgroupPause{}
 	cf.Pause = wire.Pause{Cgroup: g}
@@ -81,6 +89,8 @@ func (freezes) configure(r *Runner, cf *wire.Configure, name string, _ map[strin
 // holds: the target's controller holds the other services' cores; the
 // other controllers take no part.
 type holds struct{}
+
+func (holds) rounds() bool { return false }
 
 func (holds) configure(r *Runner, cf *wire.Configure, _ string, _ map[string][]string) bool {
 	h := &wire.CoresPause{}

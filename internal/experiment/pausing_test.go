@@ -77,6 +77,7 @@ func TestPausingsConfigureEveryService(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.method), func(t *testing.T) {
 			r := &Runner{d: d, method: tt.method, opts: Options{Target: "t", PauseLead: DefaultPauseLead}}
+			forwards := false
 			for _, svc := range svcs {
 				cf, skip := r.configure(svc.Name, sd, graph)
 				if skip {
@@ -89,6 +90,11 @@ func TestPausingsConfigureEveryService(t *testing.T) {
 					t.Errorf("%s: the %s method, want %s", svc.Name, m.Name(), tt.method)
 				}
 				tt.check(t, svc.Name, cf.Pause)
+				forwards = forwards || cf.Pause.Signal != nil && len(cf.Pause.Signal.Neighbours) > 0
+			}
+			// What New refuses graph rounds and uncoordinated pausing by.
+			if got := pausings[tt.method].rounds(); got != forwards {
+				t.Errorf("rounds() = %v, but rounds forwarded: %v", got, forwards)
 			}
 		})
 	}

@@ -375,15 +375,20 @@ func (d *Deployment) Service(name string) *backend.Service {
 	return nil
 }
 
-// PauseMethod: the controllers in the pods pause their services with
-// signals; freezing cgroups or holding cores needs privileges a pod of
-// the user's does not have.
-func (d *Deployment) PauseMethod(m pause.Method) (pause.Method, error) {
+// PauseMethod resolves m on Kubernetes (see the function PauseMethod).
+func (d *Deployment) PauseMethod(m pause.Method) (pause.Method, error) { return PauseMethod(m) }
+
+// PauseMethod resolves m for an application on Kubernetes, deployed or
+// not, so that a command can refuse a method before it deploys: the
+// controllers in the pods pause their services with signals; freezing
+// cgroups or holding cores needs privileges a pod of the user's does not
+// have.
+func PauseMethod(m pause.Method) (pause.Method, error) {
 	switch m {
 	case "", pause.MethodAuto, pause.MethodSignal:
 		return pause.MethodSignal, nil
 	case pause.MethodCgroup, pause.MethodCores:
-		return "", fmt.Errorf("--pause %s: not available on Kubernetes, where the controllers run inside the services' unprivileged containers; use signal", m)
+		return "", fmt.Errorf("--pause %s: not available on Kubernetes, where the controllers run inside the services' unprivileged containers; use signal (the default there)", m)
 	}
 	return "", fmt.Errorf("unknown pause method %q", m)
 }
