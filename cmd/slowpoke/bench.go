@@ -123,8 +123,7 @@ func benchAccuracy(args []string) int {
 		fmt.Fprintln(os.Stderr, "slowpoke bench accuracy:", err)
 		return 2
 	}
-	o.PrecisionPct, o.PauseLead, o.GraphRounds, o.Uncoordinated = m.precision, m.lead, m.graph, m.uncoord
-	o.NoColocatedExtension, o.NoPeerExtension, o.OverheadCorrection, o.NoGrowthCorrection = m.noExtend, m.noPeers, m.overhead, m.noGrowth
+	o.PrecisionPct, o.Tuning = m.precision, m.tuning()
 	o.Placement = m.mode()
 	o.PauseMethod = m.pauseMethod()
 	if *only != "" {
@@ -359,7 +358,7 @@ func benchMethods(args []string) int {
 	}
 	res, err := experiment.Compare(ctx, d, experiment.Options{
 		Target: c.target, Reductions: reds, ReductionsText: texts, Connections: c.conns, Duration: c.duration,
-		Repetitions: c.reps, SpecPath: c.specPath, Progress: os.Stderr, PauseLead: experiment.DefaultPauseLead,
+		Repetitions: c.reps, SpecPath: c.specPath, Progress: os.Stderr,
 	}, variants)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "slowpoke bench methods:", d.Explain(err))

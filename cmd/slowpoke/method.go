@@ -56,6 +56,15 @@ func researchFlags(fs *flag.FlagSet, m *methodConfig) {
 	fs.BoolVar(&m.noGrowth, "no-growth-correction", m.noGrowth, "leave the paused services' extra CPU per request (above the baseline's) in the slowdown runs instead of taking it off before predicting (for comparison)")
 }
 
+// tuning is the research switches as the experiment takes them (only
+// the benchmarks offer their flags; elsewhere they keep their defaults,
+// the product's method).
+func (m methodConfig) tuning() experiment.Tuning {
+	lead := m.lead
+	return experiment.Tuning{PauseLead: &lead, GraphRounds: m.graph, Uncoordinated: m.uncoord, NoColocatedExtension: m.noExtend,
+		NoPeerExtension: m.noPeers, OverheadCorrection: m.overhead, NoGrowthCorrection: m.noGrowth}
+}
+
 // pauseMethod is the pause method (checked by check).
 func (m methodConfig) pauseMethod() pause.Method {
 	p, _ := pause.ParseMethod(m.pause)

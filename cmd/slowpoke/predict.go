@@ -143,7 +143,6 @@ func predict(c predictConfig) error {
 		Target: c.target, Reductions: reds, ReductionsText: texts, Batch: c.batch, Connections: c.conns,
 		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxRepetitions: c.maxReps, PrecisionPct: c.method.precision, MaxPause: c.maxPause,
 		SpecPath: c.specPath, Progress: os.Stderr, Validate: c.validate, AutoConnections: c.autoConns,
-		Uncoordinated: c.method.uncoord, NoColocatedExtension: c.method.noExtend, NoPeerExtension: c.method.noPeers, OverheadCorrection: c.method.overhead, NoGrowthCorrection: c.method.noGrowth, GraphRounds: c.method.graph, PauseLead: c.method.lead,
 		PauseMethod: c.method.pauseMethod(),
 		Trigger:     c.method.trigger,
 		Spans:       app.spans,

@@ -203,7 +203,7 @@ func rankOne(ctx context.Context, app *session, c rankConfig, name string, reds 
 	runner, err := experiment.New(app.d, experiment.Options{
 		Target: name, Reductions: reds, ReductionsText: texts, Connections: c.conns,
 		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxRepetitions: c.maxReps, PrecisionPct: c.method.precision, MaxPause: c.maxPause,
-		SpecPath: c.specPath, Progress: os.Stderr, ProgressPrefix: prog.prefix, PauseLead: c.method.lead,
+		SpecPath: c.specPath, Progress: os.Stderr, ProgressPrefix: prog.prefix,
 		PauseMethod: c.method.pauseMethod(),
 		Trigger:     c.method.trigger,
 		Spans:       app.spans,

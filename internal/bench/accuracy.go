@@ -22,29 +22,23 @@ import (
 
 // AccuracyOptions configure the accuracy benchmark.
 type AccuracyOptions struct {
-	Dir                  string   // configs, logs, results
-	ExtraPath            []string // where slowpoke-emu is found
-	Seed                 int64
-	Full                 bool     // all 108 configurations instead of the subset
-	Only                 []string // config names (or tags) to run; overrides Full
-	Reduce               string   // default "20,40,...,80%"
-	Reps                 int
-	MaxReps              int     // noisy points are repeated up to this many runs
-	PrecisionPct         float64 // ... until their standard error is within this
-	Batch                int
-	Duration             time.Duration
-	Warmup               time.Duration
-	Progress             io.Writer `json:"-"`
-	Uncoordinated        bool
-	NoColocatedExtension bool
-	NoPeerExtension      bool
-	OverheadCorrection   bool
-	NoGrowthCorrection   bool
-	GraphRounds          bool // forward rounds along the call graph
-	PauseLead            time.Duration
-	FixedConnections     bool // use the configs' connection count instead of choosing one
-	Placement            local.Mode
-	PauseMethod          pause.Method
+	Dir              string   // configs, logs, results
+	ExtraPath        []string // where slowpoke-emu is found
+	Seed             int64
+	Full             bool     // all 108 configurations instead of the subset
+	Only             []string // config names (or tags) to run; overrides Full
+	Reduce           string   // default "20,40,...,80%"
+	Reps             int
+	MaxReps          int     // noisy points are repeated up to this many runs
+	PrecisionPct     float64 // ... until their standard error is within this
+	Batch            int
+	Duration         time.Duration
+	Warmup           time.Duration
+	Progress         io.Writer         `json:"-"`
+	Tuning           experiment.Tuning // the research switches
+	FixedConnections bool              // use the configs' connection count instead of choosing one
+	Placement        local.Mode
+	PauseMethod      pause.Method
 }
 
 // AccuracyConfig is the outcome for one configuration.
@@ -88,7 +82,7 @@ func Accuracy(ctx context.Context, o AccuracyOptions) (*AccuracyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := experiment.CheckPauseLead(o.PauseLead); err != nil {
+	if err := o.Tuning.CheckPauseLead(); err != nil {
 		return nil, err
 	}
 	all, err := suite.Suite(o.Seed)
@@ -190,7 +184,7 @@ func validateConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds
 	}
 	r, err := experiment.New(d, experiment.Options{
 		Target: c.Target, Reductions: reds, ReductionsText: texts, Repetitions: o.Reps, MaxRepetitions: o.MaxReps, PrecisionPct: o.PrecisionPct, Batch: o.Batch,
-		Duration: o.Duration, Warmup: o.Warmup, SpecPath: specPath, Validate: true, Uncoordinated: o.Uncoordinated, NoColocatedExtension: o.NoColocatedExtension, NoPeerExtension: o.NoPeerExtension, OverheadCorrection: o.OverheadCorrection, NoGrowthCorrection: o.NoGrowthCorrection, GraphRounds: o.GraphRounds, PauseLead: o.PauseLead, AutoConnections: !o.FixedConnections,
+		Duration: o.Duration, Warmup: o.Warmup, SpecPath: specPath, Validate: true, Tuning: o.Tuning, AutoConnections: !o.FixedConnections,
 		PauseMethod: o.PauseMethod, Progress: o.Progress,
 	})
 	if err != nil {

@@ -133,7 +133,7 @@ func pauseCostFor(ctx context.Context, o PauseCostOptions, n int, say func(strin
 	}
 	defer d.Stop()
 	newRunner := func(m pause.Method, rate float64) (*experiment.Runner, error) {
-		return experiment.New(d, experiment.Options{Target: "target", Warmup: o.Warmup, Duration: o.Duration, OpenLoopRate: rate, PauseMethod: m})
+		return experiment.New(d, experiment.Options{Target: "target", Warmup: o.Warmup, Duration: o.Duration, Tuning: experiment.Tuning{OpenLoopRate: rate}, PauseMethod: m})
 	}
 	// The paused cores' busy time per request, from a light load, sets the
 	// rate that keeps them o.Load busy.

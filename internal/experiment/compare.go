@@ -22,10 +22,10 @@ type Variant struct {
 	// PauseCap is the longest pause a chosen batch may make (0: the
 	// default, 4 ms).
 	PauseCap time.Duration
-	// NoGrowthCorrection and ShortPausesOnly as in Options.
+	// NoGrowthCorrection and ShortPausesOnly as in Tuning.
 	NoGrowthCorrection bool
 	ShortPausesOnly    bool
-	// LongPauseCap as in Options.
+	// LongPauseCap as in Tuning.
 	LongPauseCap time.Duration
 	// Trigger as in Options ("": auto).
 	Trigger string
@@ -69,7 +69,7 @@ func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Va
 	runners := make([]*Runner, len(variants))
 	for i, v := range variants {
 		o := opts
-		o.PauseMethod, o.Batch, o.NoGrowthCorrection, o.ShortPausesOnly, o.LongPauseCap = v.Method, v.Batch, v.NoGrowthCorrection, v.ShortPausesOnly, v.LongPauseCap
+		o.PauseMethod, o.Batch, o.Tuning.NoGrowthCorrection, o.Tuning.ShortPausesOnly, o.Tuning.LongPauseCap = v.Method, v.Batch, v.NoGrowthCorrection, v.ShortPausesOnly, v.LongPauseCap
 		o.Trigger = v.Trigger
 		r, err := New(d, o)
 		if err != nil {

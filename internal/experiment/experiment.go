@@ -53,24 +53,46 @@ type Options struct {
 	// Validate also measures the ground truth of every point: the target
 	// restarted with its work really reduced (the spec's ground_truth knob).
 	Validate bool
+	// AutoConnections replaces Connections by the smallest count that
+	// saturates the application (see chooseConnections).
+	AutoConnections bool
+	// PauseMethod is how the other services are paused (pause.Method);
+	// "" or auto lets the deployment choose (backend.Backend.PauseMethod).
+	PauseMethod pause.Method
+	// Trigger is what the target's rounds follow: TriggerCalls,
+	// TriggerCPU, or "" / TriggerAuto (calls where the target is
+	// instrumented, its CPU time otherwise).
+	Trigger string
+	// Tuning switches parts of the method off or on; its zero value is
+	// the product. Only the benchmarks set it.
+	Tuning Tuning
+	// Spans, where set, counts the services' OpenTelemetry SERVER spans:
+	// a target that is not instrumented but exports spans then has its
+	// calls counted from them (c1, u1 per call, reductions in time per
+	// call), and the spans' calls between services join the call graph.
+	Spans *spans.Receiver
+}
+
+// Tuning changes the method to measure what each of its parts buys
+// (docs/notes/). Its zero value is the product: what every user command
+// runs. Only the benchmarks set it, and results.json records it
+// (report.Settings.Tuning) only where it is not zero.
+type Tuning struct {
 	// Uncoordinated replaces rounds by local pausing: every service pauses
 	// on its own, d c1/(q1 ci) per call of its own, in batches. It exists
 	// to measure what coordination buys; predictions use rounds.
 	Uncoordinated bool
-	// AutoConnections replaces Connections by the smallest count that
-	// saturates the application (see chooseConnections).
-	AutoConnections bool
 	// GraphRounds propagates rounds along the observed call graph, every
 	// controller forwarding to its neighbours, as the paper does. By
 	// default the target's controller sends every round straight to every
 	// other controller: the orchestrator knows them all, and one hop
 	// instead of up to the graph's diameter keeps pauses in step.
 	GraphRounds bool
-	// PauseLead defers every stop until this long after the target
-	// triggered the round, so that the services sharing cores stop
-	// together rather than each when its copy of the round arrives
-	// (DefaultPauseLead; 0 stops on arrival).
-	PauseLead time.Duration
+	// PauseLead, where set, replaces DefaultPauseLead: every stop is
+	// deferred until this long after the target triggered the round, so
+	// that the services sharing cores stop together rather than each
+	// when its copy of the round arrives (0 stops on arrival).
+	PauseLead *time.Duration
 	// OverheadCorrection takes the cost of the rounds themselves off the
 	// prediction: the CPU time the controllers spend per request outside
 	// stops, above what they spend in the baseline, is taken off each
@@ -106,18 +128,27 @@ type Options struct {
 	// requests per second instead of closed loop (for benchmarks that
 	// measure cost at a fixed load; predictions need a closed loop).
 	OpenLoopRate float64
-	// PauseMethod is how the other services are paused (pause.Method);
-	// "" or auto lets the deployment choose (backend.Backend.PauseMethod).
-	PauseMethod pause.Method
-	// Trigger is what the target's rounds follow: TriggerCalls,
-	// TriggerCPU, or "" / TriggerAuto (calls where the target is
-	// instrumented, its CPU time otherwise).
-	Trigger string
-	// Spans, where set, counts the services' OpenTelemetry SERVER spans:
-	// a target that is not instrumented but exports spans then has its
-	// calls counted from them (c1, u1 per call, reductions in time per
-	// call), and the spans' calls between services join the call graph.
-	Spans *spans.Receiver
+}
+
+// report is t as results.json records it: nil for the product.
+func (t Tuning) report() *report.Tuning {
+	if t == (Tuning{PauseLead: t.PauseLead}) {
+		return nil
+	}
+	return &report.Tuning{GraphRounds: t.GraphRounds, Uncoordinated: t.Uncoordinated, NoColocatedExtension: t.NoColocatedExtension,
+		NoPeerExtension: t.NoPeerExtension, OverheadCorrection: t.OverheadCorrection, NoGrowthCorrection: t.NoGrowthCorrection,
+		ShortPausesOnly: t.ShortPausesOnly, LongPauseCapMS: float64(t.LongPauseCap) / 1e6, OpenLoopRate: t.OpenLoopRate}
+}
+
+// CheckPauseLead refuses a PauseLead the controllers would refuse.
+func (t Tuning) CheckPauseLead() error { return CheckPauseLead(t.pauseLead()) }
+
+// pauseLead is the lead every stop is deferred by.
+func (t Tuning) pauseLead() time.Duration {
+	if t.PauseLead == nil {
+		return DefaultPauseLead
+	}
+	return *t.PauseLead
 }
 
 // Thresholds for flags.
@@ -222,7 +253,7 @@ func New(d backend.Backend, opts Options) (*Runner, error) {
 	if opts.Batch < 0 {
 		return nil, errors.New("batch must be 0 (chosen per point) or positive")
 	}
-	if err := CheckPauseLead(opts.PauseLead); err != nil {
+	if err := CheckPauseLead(opts.Tuning.pauseLead()); err != nil {
 		return nil, err
 	}
 	trigger, err := ParseTrigger(opts.Trigger)
@@ -243,7 +274,7 @@ func New(d backend.Backend, opts Options) (*Runner, error) {
 	if p == nil {
 		return nil, fmt.Errorf("the backend chose pause method %q, which no run makes", method)
 	}
-	if !p.rounds() && (opts.Uncoordinated || opts.GraphRounds) {
+	if !p.rounds() && (opts.Tuning.Uncoordinated || opts.Tuning.GraphRounds) {
 		return nil, fmt.Errorf("uncoordinated pausing and rounds along the call graph are made with signals, not with the %s method", method)
 	}
 	r := &Runner{d: d, spec: s, opts: opts, method: method, epoch: uint64(time.Now().UnixNano())}
@@ -308,8 +339,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 			WarmupS: o.Warmup.Seconds(), DurationS: o.Duration.Seconds(), Repetitions: o.Repetitions,
 			MaxRepetitions: o.MaxRepetitions, PrecisionPct: o.PrecisionPct,
 			MaxPauseMS: float64(o.MaxPause) / 1e6, Placement: map[string][]int{}, PlacementMode: string(r.d.Placement().Mode()), LoadCPUs: r.d.Placement().OtherCPUs, NumCPU: runtime.NumCPU(),
-			PauseLeadMS: float64(o.PauseLead) / 1e6, GraphRounds: o.GraphRounds, Uncoordinated: o.Uncoordinated,
-			NoColocatedExtension: o.NoColocatedExtension, NoPeerExtension: o.NoPeerExtension, OverheadCorrection: o.OverheadCorrection, NoGrowthCorrection: o.NoGrowthCorrection,
+			PauseLeadMS: float64(o.Tuning.pauseLead()) / 1e6, Tuning: o.Tuning.report(),
 			PauseMethod: string(r.method),
 		},
 	}
@@ -409,7 +439,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		points[i] = &pointAcc{d: d, pointRuns: pointRuns{sd: slowdown{batch: b, pause: pause}}}
 	}
 	rounds := prof.neighbours
-	if !o.GraphRounds {
+	if !o.Tuning.GraphRounds {
 		rounds = r.star()
 	}
 	slow := func(rep, i int) error {

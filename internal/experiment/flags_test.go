@@ -128,7 +128,7 @@ func TestLengthenSharedBound(t *testing.T) {
 				method: tt.method,
 				prof:   &profile{c1: 1, q1: 1, u1: 1100 * time.Microsecond},
 				d:      placed{spec: &spec.Spec{}, pl: backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}}},
-				opts:   Options{Target: "t", Connections: 256, Batch: tt.batch, ShortPausesOnly: tt.short, MaxPause: tt.maxPause},
+				opts:   Options{Target: "t", Connections: 256, Batch: tt.batch, Tuning: Tuning{ShortPausesOnly: tt.short}, MaxPause: tt.maxPause},
 			}
 			short := slowdown{batch: chooseBatch(d, r.prof.u1, 1, 256, 0), pause: 4 * time.Millisecond}
 			pr := &pointRuns{sd: short, long: tt.long}

@@ -19,7 +19,7 @@ type pausing interface {
 	configure(r *Runner, cf *wire.Configure, name string, neighbours map[string][]string) (skip bool)
 	// rounds says whether rounds travel between the controllers: only
 	// then can they be sent along the call graph, or every service pace
-	// itself instead (Options.GraphRounds, Options.Uncoordinated).
+	// itself instead (Tuning.GraphRounds, Tuning.Uncoordinated).
 	rounds() bool
 }
 
@@ -37,9 +37,9 @@ type signals struct{}
 func (signals) rounds() bool { return true }
 
 func (signals) configure(r *Runner, cf *wire.Configure, name string, neighbours map[string][]string) bool {
-	s := &wire.SignalPause{Colocated: r.colocated(name), CorePeers: r.corePeers(name), LeadNS: int64(r.opts.PauseLead)}
+	s := &wire.SignalPause{Colocated: r.colocated(name), CorePeers: r.corePeers(name), LeadNS: int64(r.opts.Tuning.pauseLead())}
 	cf.Pause = wire.Pause{Signal: s}
-	if r.opts.Uncoordinated && !cf.Target && r.prof != nil {
+	if r.opts.Tuning.Uncoordinated && !cf.Target && r.prof != nil {
 		// Same pause per call as rounds give, applied locally: B calls of
 		// this service take B d c1/(q1 ci).
 		ci := r.prof.ci[name]
@@ -49,7 +49,7 @@ func (signals) configure(r *Runner, cf *wire.Configure, name string, neighbours 
 		s.Local = true
 		cf.PausePerRoundNS = int64(float64(cf.PausePerRoundNS) * r.prof.c1 / ci)
 	}
-	if r.opts.Uncoordinated {
+	if r.opts.Tuning.Uncoordinated {
 		return false // no rounds travel: every service paces itself
 	}
 	for _, n := range neighbours[name] {
@@ -80,7 +80,7 @@ func (freezes) configure(r *Runner, cf *wire.Configure, name string, _ map[strin
 		}
 	}
 	p := r.d.Placement()
-	if !r.opts.NoColocatedExtension && sharesCPU(p.PausedCPUs(), p.OtherCPUs) && p.Mode() == backend.ModeShared {
+	if !r.opts.Tuning.NoColocatedExtension && sharesCPU(p.PausedCPUs(), p.OtherCPUs) && p.Mode() == backend.ModeShared {
 		g.Colocated = []int{os.Getpid()}
 	}
 	return false

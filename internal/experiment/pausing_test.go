@@ -76,7 +76,7 @@ func TestPausingsConfigureEveryService(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.method), func(t *testing.T) {
-			r := &Runner{d: d, method: tt.method, opts: Options{Target: "t", PauseLead: DefaultPauseLead}}
+			r := &Runner{d: d, method: tt.method, opts: Options{Target: "t"}}
 			forwards := false
 			for _, svc := range svcs {
 				cf, skip := r.configure(svc.Name, sd, graph)

@@ -28,7 +28,7 @@ func TestColocatedFollowsPlacement(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &Runner{d: placed{pl: tt.pl}, opts: Options{Target: "t", NoColocatedExtension: tt.off}}
+			r := &Runner{d: placed{pl: tt.pl}, opts: Options{Target: "t", Tuning: Tuning{NoColocatedExtension: tt.off}}}
 			if got := r.colocated(tt.svc); !slices.Equal(got, tt.want) {
 				t.Fatalf("colocated(%s) = %v, want %v", tt.svc, got, tt.want)
 			}

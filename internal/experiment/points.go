@@ -121,13 +121,13 @@ type pointRuns struct {
 // the target's queue, which the short pauses protect, does not matter
 // there, since the target does not set the throughput.
 func (r *Runner) lengthen(pr *pointRuns, d time.Duration, s *sample) bool {
-	if pr.long || len(pr.samples) > 0 || r.opts.Batch != 0 || r.opts.ShortPausesOnly ||
+	if pr.long || len(pr.samples) > 0 || r.opts.Batch != 0 || r.opts.Tuning.ShortPausesOnly ||
 		r.method != pause.MethodCores || !r.sharedBound(r.sharedIdlePct(s), r.targetBusy(s)) {
 		return false
 	}
 	long := sharedBoundPause
-	if r.opts.LongPauseCap > 0 {
-		long = r.opts.LongPauseCap
+	if r.opts.Tuning.LongPauseCap > 0 {
+		long = r.opts.Tuning.LongPauseCap
 	}
 	b := chooseBatch(d, r.prof.u1, r.prof.q1, r.opts.Connections, long)
 	pause := model.PausePerRound(b, d, r.prof.q1)
@@ -292,10 +292,10 @@ func (r *Runner) roundOverhead(s *sample) float64 {
 	var extra float64
 	// Under dedicated placement the controllers run on the load
 	// generator's cores, not on the services'.
-	if r.opts.OverheadCorrection && r.d.Placement().Mode() == backend.ModeShared {
+	if r.opts.Tuning.OverheadCorrection && r.d.Placement().Mode() == backend.ModeShared {
 		extra += max(0, r.controllersCPU(s)-medianOf(r.base, r.controllersCPU))
 	}
-	if !r.opts.NoGrowthCorrection {
+	if !r.opts.Tuning.NoGrowthCorrection {
 		growth := r.othersCPU
 		if r.method == pause.MethodCores {
 			// The held cores stop everything on them: what grows is all
@@ -397,7 +397,7 @@ func (r *Runner) point(d time.Duration, pr *pointRuns, truthRuns []*sample) repo
 			actual += st.PauseActualNS
 			received += st.RoundsReceived
 			late += st.RoundsLate
-			if st.ForwardErrors > 0 || (!r.opts.Uncoordinated && st.RoundsReceived < tgt.RoundsStarted) {
+			if st.ForwardErrors > 0 || (!r.opts.Tuning.Uncoordinated && st.RoundsReceived < tgt.RoundsStarted) {
 				flags[report.FlagNeighbourUnreachable] = true
 			}
 		}
@@ -462,7 +462,7 @@ func (r *Runner) point(d time.Duration, pr *pointRuns, truthRuns []*sample) repo
 	// controllers' work, which nothing takes off.
 	if d > 0 && p.PredictedRPS > 0 {
 		cost := p.OverheadUS
-		if r.method != pause.MethodCores && r.d.Placement().Mode() == backend.ModeShared && !r.opts.OverheadCorrection {
+		if r.method != pause.MethodCores && r.d.Placement().Mode() == backend.ModeShared && !r.opts.Tuning.OverheadCorrection {
 			cost += max(0, p.ControllersCPUUS-medianOf(r.base, r.controllersCPU)) / float64(max(1, len(r.d.Placement().PausedCPUs())))
 		}
 		p.MechanismPct = 100 * cost / 1e6 * p.PredictedRPS

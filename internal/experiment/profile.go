@@ -155,7 +155,7 @@ func (r *Runner) callGraph(stats map[string]*wire.Stats) (map[string][]string, [
 			link(r.opts.Target, svc.Name)
 			// Rounds go from the target to every service directly
 			// unless they travel along the graph.
-			if r.opts.GraphRounds {
+			if r.opts.Tuning.GraphRounds {
 				warnings = append(warnings, fmt.Sprintf("service %q is not connected to the target in the observed call graph; it receives rounds from the target directly", svc.Name))
 			}
 		}

@@ -251,8 +251,8 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 	}()
 	var res *load.Result
 	var err error
-	if r.opts.OpenLoopRate > 0 {
-		res, err = load.RunOpen(ctx, r.mix, r.opts.OpenLoopRate, opts...)
+	if r.opts.Tuning.OpenLoopRate > 0 {
+		res, err = load.RunOpen(ctx, r.mix, r.opts.Tuning.OpenLoopRate, opts...)
 	} else {
 		res, err = load.RunClosed(ctx, r.mix, append(opts, load.WithConnections(r.opts.Connections))...)
 	}
@@ -303,7 +303,7 @@ func (r *Runner) colocated(svc string) []int {
 	if r.d.Placement().Mode() == backend.ModeCluster {
 		return nil // the services run elsewhere, in namespaces of their own
 	}
-	if r.opts.NoColocatedExtension || !sharesCPU(r.d.Placement().CPUs(svc), r.d.Placement().OtherCPUs) {
+	if r.opts.Tuning.NoColocatedExtension || !sharesCPU(r.d.Placement().CPUs(svc), r.d.Placement().OtherCPUs) {
 		return nil
 	}
 	return []int{os.Getpid()}
@@ -321,7 +321,7 @@ func (r *Runner) colocated(svc string) []int {
 // target, which never pauses, and in uncoordinated mode, where stops are
 // not meant to coincide.
 func (r *Runner) corePeers(svc string) []int {
-	if r.opts.NoPeerExtension || r.opts.Uncoordinated || svc == r.opts.Target {
+	if r.opts.Tuning.NoPeerExtension || r.opts.Tuning.Uncoordinated || svc == r.opts.Target {
 		return nil
 	}
 	mine := r.d.Placement().CPUs(svc)

@@ -118,7 +118,7 @@ func TestPredictRemovesRoundOverhead(t *testing.T) {
 				prof: &profile{c1: 1, q1: 1},
 				base: []*sample{base},
 				d:    placed{pl: pl},
-				opts: Options{Target: "t", OverheadCorrection: tt.overhead, NoGrowthCorrection: !tt.growth},
+				opts: Options{Target: "t", Tuning: Tuning{OverheadCorrection: tt.overhead, NoGrowthCorrection: !tt.growth}},
 			}
 			s := mk(tt.tvs, tt.ctl, 7*ms, tt.others, tt.target)
 			if tt.noPause {

@@ -671,17 +671,24 @@ func settingsRows(s Settings) []htmlSetting {
 
 // researchSwitches are the flags of slowpoke bench accuracy that s records.
 func researchSwitches(s Settings) []string {
+	t := s.Tuning
+	if t == nil {
+		return nil
+	}
 	var out []string
 	for _, sw := range []struct {
 		on   bool
 		flag string
 	}{
-		{s.GraphRounds, "--graph-rounds"},
-		{s.Uncoordinated, "--uncoordinated"},
-		{s.NoColocatedExtension, "--no-colocated-extension"},
-		{s.NoPeerExtension, "--no-peer-extension"},
-		{s.OverheadCorrection, "--overhead-correction"},
-		{s.NoGrowthCorrection, "--no-growth-correction"},
+		{t.GraphRounds, "--graph-rounds"},
+		{t.Uncoordinated, "--uncoordinated"},
+		{t.NoColocatedExtension, "--no-colocated-extension"},
+		{t.NoPeerExtension, "--no-peer-extension"},
+		{t.OverheadCorrection, "--overhead-correction"},
+		{t.NoGrowthCorrection, "--no-growth-correction"},
+		{t.ShortPausesOnly, "short pauses only"},
+		{t.LongPauseCapMS > 0, fmt.Sprintf("long pauses capped at %g ms", t.LongPauseCapMS)},
+		{t.OpenLoopRate > 0, fmt.Sprintf("open loop at %g req/s", t.OpenLoopRate)},
 	} {
 		if sw.on {
 			out = append(out, sw.flag)

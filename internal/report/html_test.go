@@ -254,7 +254,7 @@ func TestWriteHTML(t *testing.T) {
 	}
 	research := htmlSampleResults(KindPredict, "cart")
 	research.Settings.Batch = 8
-	research.Settings.GraphRounds, research.Settings.NoGrowthCorrection = true, true
+	research.Settings.Tuning = &Tuning{GraphRounds: true, NoGrowthCorrection: true}
 	research.Settings.Reductions = []string{"1->2", "300us"}
 
 	unknownFlag := htmlSampleResults(KindPredict, "cart")

@@ -106,14 +106,12 @@ type Settings struct {
 	// PauseMethod is how the other services were paused: "signal",
 	// "cgroup" or "cores" (docs/method.md).
 	PauseMethod string `json:"pause_method"`
-	// How stops were made (the method flags; false or 0 when not set).
-	PauseLeadMS          float64 `json:"pause_lead_ms"`
-	GraphRounds          bool    `json:"graph_rounds,omitempty"`
-	Uncoordinated        bool    `json:"uncoordinated,omitempty"`
-	NoColocatedExtension bool    `json:"no_colocated_extension,omitempty"`
-	NoPeerExtension      bool    `json:"no_peer_extension,omitempty"`
-	OverheadCorrection   bool    `json:"overhead_correction,omitempty"`
-	NoGrowthCorrection   bool    `json:"no_growth_correction,omitempty"`
+	// PauseLeadMS: with signals, how long after a round's trigger the
+	// stops were due.
+	PauseLeadMS float64 `json:"pause_lead_ms"`
+	// Tuning records the research switches a benchmark set (nil for
+	// every user command: the product's method).
+	Tuning *Tuning `json:"tuning,omitempty"`
 	// Placement maps each service to the CPU ids it was pinned to;
 	// PlacementMode says whether the non-target services shared cores
 	// ("shared") or had cores of their own ("dedicated").
@@ -440,3 +438,18 @@ func sortedPoints(r *Results) []Point {
 // 1 and U1US (and every µs of a reduction) is per end-to-end request.
 // Results written before triggers existed counted calls.
 func (r *Results) PerRequest() bool { return r.Trigger != "" && !r.CallsCounted }
+
+// Tuning is what a benchmark changed in the method to measure what a part
+// of it buys (the switches of the same names of slowpoke bench accuracy;
+// false or 0 when not set).
+type Tuning struct {
+	GraphRounds          bool    `json:"graph_rounds,omitempty"`
+	Uncoordinated        bool    `json:"uncoordinated,omitempty"`
+	NoColocatedExtension bool    `json:"no_colocated_extension,omitempty"`
+	NoPeerExtension      bool    `json:"no_peer_extension,omitempty"`
+	OverheadCorrection   bool    `json:"overhead_correction,omitempty"`
+	NoGrowthCorrection   bool    `json:"no_growth_correction,omitempty"`
+	ShortPausesOnly      bool    `json:"short_pauses_only,omitempty"`
+	LongPauseCapMS       float64 `json:"long_pause_cap_ms,omitempty"`
+	OpenLoopRate         float64 `json:"open_loop_rate,omitempty"`
+}
