@@ -113,6 +113,7 @@ func benchAccuracy(args []string) int {
 	fs.DurationVar(&o.Warmup, "warmup", 0, "warm-up (default: the configs' 1s)")
 	fs.BoolVar(&o.FixedConnections, "fixed-connections", false, "use each config's connections instead of choosing the smallest that saturates")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-accuracy-<time>)")
+	variants := fs.String("methods", "", "compare these variants, paired against one ground truth per point, as bench methods' --methods does (e.g. cores,cores/cpu); empty: one validate per configuration")
 	m := defaultMethod()
 	methodFlags(fs, &m)
 	researchFlags(fs, &m)
@@ -130,6 +131,12 @@ func benchAccuracy(args []string) int {
 		o.Only = strings.Split(*only, ",")
 	}
 	var err error
+	if *variants != "" {
+		if o.Variants, err = parseVariants(*variants); err != nil {
+			fmt.Fprintln(os.Stderr, "slowpoke bench accuracy: --methods:", err)
+			return 2
+		}
+	}
 	if o.ExtraPath, err = benchSetup(out, "accuracy"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

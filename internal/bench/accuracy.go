@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"gonum.org/v1/gonum/stat"
 	"io"
 	"math"
 	"os"
@@ -22,21 +23,26 @@ import (
 
 // AccuracyOptions configure the accuracy benchmark.
 type AccuracyOptions struct {
-	Dir              string   // configs, logs, results
-	ExtraPath        []string // where slowpoke-emu is found
-	Seed             int64
-	Full             bool     // all 108 configurations instead of the subset
-	Only             []string // config names (or tags) to run; overrides Full
-	Reduce           string   // default "20,40,...,80%"
-	Reps             int
-	MaxReps          int     // noisy points are repeated up to this many runs
-	PrecisionPct     float64 // ... until their standard error is within this
-	Batch            int
-	Duration         time.Duration
-	Warmup           time.Duration
-	Progress         io.Writer         `json:"-"`
-	Tuning           experiment.Tuning // the research switches
-	FixedConnections bool              // use the configs' connection count instead of choosing one
+	Dir          string   // configs, logs, results
+	ExtraPath    []string // where slowpoke-emu is found
+	Seed         int64
+	Full         bool     // all 108 configurations instead of the subset
+	Only         []string // config names (or tags) to run; overrides Full
+	Reduce       string   // default "20,40,...,80%"
+	Reps         int
+	MaxReps      int     // noisy points are repeated up to this many runs
+	PrecisionPct float64 // ... until their standard error is within this
+	Batch        int
+	Duration     time.Duration
+	Warmup       time.Duration
+	Progress     io.Writer         `json:"-"`
+	Tuning       experiment.Tuning // the research switches
+	// Variants, where given, measure every configuration's points with
+	// each variant against one shared ground truth (experiment.Compare),
+	// so that the variants' errors are paired; the totals are then per
+	// variant (AccuracyResult.Variants).
+	Variants         []experiment.Variant
+	FixedConnections bool // use the configs' connection count instead of choosing one
 	Placement        local.Mode
 	PauseMethod      pause.Method
 }
@@ -52,6 +58,22 @@ type AccuracyConfig struct {
 	Seconds    float64         `json:"seconds"`
 	Error      string          `json:"error,omitempty"`
 	Results    *report.Results `json:"-"`
+	// Comparison is the configuration's paired variants (with Variants).
+	Comparison *experiment.Comparison `json:"comparison,omitempty"`
+}
+
+// VariantTotal is one variant's error over every configuration, paired
+// with the first variant's point by point.
+type VariantTotal struct {
+	Name    string  `json:"name"`
+	Points  int     `json:"points"`
+	RMSEPct float64 `json:"rmse_pct"`
+	MeanPct float64 `json:"mean_error_pct"`
+	MaxPct  float64 `json:"max_abs_error_pct"`
+	// DiffMeanPct and DiffSDPct: the mean and standard deviation over
+	// the points of this variant's |error| minus the first variant's.
+	DiffMeanPct float64 `json:"abs_error_diff_mean_pct"`
+	DiffSDPct   float64 `json:"abs_error_diff_sd_pct"`
 }
 
 // AccuracyResult is the benchmark's output.
@@ -67,6 +89,8 @@ type AccuracyResult struct {
 	MeanErrorPct float64         `json:"mean_error_pct"` // signed: the bias
 	Seconds      float64         `json:"seconds"`
 	Settings     AccuracyOptions `json:"settings"`
+	// Variants holds the paired totals, with AccuracyOptions.Variants.
+	Variants []VariantTotal `json:"variants,omitempty"`
 }
 
 // Accuracy runs slowpoke validate on synthetic configurations and reports
@@ -121,6 +145,24 @@ func Accuracy(ctx context.Context, o AccuracyOptions) (*AccuracyResult, error) {
 		say("== [%d/%d] %s (target %s, bottleneck %v) after %v", i+1, len(configs), c.Name, c.Target, c.TargetIsBottleneck, time.Since(start).Round(time.Second))
 		ac := AccuracyConfig{Name: c.Name, Target: c.Target, Bottleneck: c.TargetIsBottleneck}
 		t0 := time.Now()
+		if len(o.Variants) > 0 {
+			cmp, err := compareConfig(ctx, o, c, reds)
+			ac.Seconds = time.Since(t0).Seconds()
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				ac.Error = err.Error()
+				say("   failed: %v", err)
+			} else {
+				ac.Comparison = cmp
+				for _, m := range cmp.Methods {
+					say("   %-16s RMSE %.2f%%, mean %+.2f%%", m.Method, m.RMSEPct, m.MeanPct)
+				}
+			}
+			out.Configs = append(out.Configs, ac)
+			continue
+		}
 		res, err := validateConfig(ctx, o, c, reds)
 		ac.Seconds = time.Since(t0).Seconds()
 		if err != nil {
@@ -160,8 +202,79 @@ func Accuracy(ctx context.Context, o AccuracyOptions) (*AccuracyResult, error) {
 		out.NoiseRMSEPct = math.Sqrt(noiseSq / float64(out.Points))
 		out.MeanErrorPct = sum / float64(out.Points)
 	}
+	out.Variants = variantTotals(o.Variants, out.Configs)
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
+}
+
+// variantTotals sums the paired variants' errors over the configurations.
+func variantTotals(variants []experiment.Variant, configs []AccuracyConfig) []VariantTotal {
+	if len(variants) == 0 {
+		return nil
+	}
+	type acc struct {
+		sq, sum, max float64
+		diffs        []float64
+		n            int
+	}
+	accs := make([]acc, len(variants))
+	for _, c := range configs {
+		if c.Comparison == nil || len(c.Comparison.Methods) != len(variants) {
+			continue
+		}
+		first := c.Comparison.Methods[0].Points
+		for i, m := range c.Comparison.Methods {
+			for j, p := range m.Points {
+				if p.ErrorPct == nil || j >= len(first) || first[j].ErrorPct == nil {
+					continue
+				}
+				e := *p.ErrorPct
+				a := &accs[i]
+				a.sq, a.sum, a.n = a.sq+e*e, a.sum+e, a.n+1
+				a.max = max(a.max, math.Abs(e))
+				a.diffs = append(a.diffs, math.Abs(e)-math.Abs(*first[j].ErrorPct))
+			}
+		}
+	}
+	out := make([]VariantTotal, len(variants))
+	for i, v := range variants {
+		a := accs[i]
+		out[i] = VariantTotal{Name: v.Name, Points: a.n, MaxPct: a.max}
+		if a.n > 0 {
+			out[i].RMSEPct, out[i].MeanPct = math.Sqrt(a.sq/float64(a.n)), a.sum/float64(a.n)
+			out[i].DiffMeanPct = stat.Mean(a.diffs, nil)
+			if len(a.diffs) > 1 {
+				out[i].DiffSDPct = stat.StdDev(a.diffs, nil)
+			}
+		}
+	}
+	return out
+}
+
+// compareConfig measures one configuration's points with every variant
+// against one ground truth.
+func compareConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds []model.Reduction) (*experiment.Comparison, error) {
+	specPath, err := suite.Write(filepath.Join(o.Dir, "configs"), c)
+	if err != nil {
+		return nil, err
+	}
+	s, err := spec.Load(specPath)
+	if err != nil {
+		return nil, err
+	}
+	d, err := local.Start(ctx, s, local.Options{Target: c.Target, Placement: o.Placement, LogDir: filepath.Join(o.Dir, "logs", c.Name), ExtraPath: o.ExtraPath})
+	if err != nil {
+		return nil, err
+	}
+	defer d.Stop()
+	var texts []string
+	for _, r := range reds {
+		texts = append(texts, r.Text)
+	}
+	return experiment.Compare(ctx, d, experiment.Options{
+		Target: c.Target, Reductions: reds, ReductionsText: texts, Repetitions: o.Reps, Duration: o.Duration, Warmup: o.Warmup,
+		SpecPath: specPath, Tuning: o.Tuning, AutoConnections: !o.FixedConnections, Progress: o.Progress,
+	}, o.Variants)
 }
 
 func validateConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds []model.Reduction) (*report.Results, error) {
@@ -205,6 +318,10 @@ func validateConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds
 
 // WriteAccuracyTable prints one line per configuration and the totals.
 func WriteAccuracyTable(w io.Writer, r *AccuracyResult) {
+	if len(r.Variants) > 0 {
+		writeVariantsTable(w, r)
+		return
+	}
 	fmt.Fprintf(w, "%-34s %-10s %-5s %-44s %7s %7s\n", "configuration", "target", "bneck", "error ± standard error per point (%)", "RMSE", "max")
 	for _, c := range r.Configs {
 		if c.Error != "" {
@@ -224,4 +341,34 @@ func WriteAccuracyTable(w io.Writer, r *AccuracyResult) {
 	fmt.Fprintf(w, "\n%d points over %d configurations: RMSE %.2f%%, max |error| %.2f%%, mean error %+.2f%%, %s\n",
 		r.Points, len(r.Configs), r.RMSEPct, r.MaxAbsPct, r.MeanErrorPct, (time.Duration(r.Seconds) * time.Second).String())
 	fmt.Fprintf(w, "noise alone (root mean square of the points' standard errors) would give an RMSE of %.2f%%\n", r.NoiseRMSEPct)
+}
+
+// writeVariantsTable prints every configuration's RMSE per variant and the
+// paired totals.
+func writeVariantsTable(w io.Writer, r *AccuracyResult) {
+	fmt.Fprintf(w, "%-34s %-10s", "configuration", "target")
+	for _, v := range r.Variants {
+		fmt.Fprintf(w, " %16s", v.Name)
+	}
+	fmt.Fprintln(w)
+	for _, c := range r.Configs {
+		fmt.Fprintf(w, "%-34s %-10s", c.Name, c.Target)
+		if c.Comparison == nil {
+			fmt.Fprintf(w, " failed: %s\n", c.Error)
+			continue
+		}
+		for _, m := range c.Comparison.Methods {
+			fmt.Fprintf(w, " %15.2f%%", m.RMSEPct)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	for i, v := range r.Variants {
+		fmt.Fprintf(w, "%-16s %d points: RMSE %.2f%%, mean %+.2f%%, max |error| %.2f%%", v.Name, v.Points, v.RMSEPct, v.MeanPct, v.MaxPct)
+		if i > 0 {
+			fmt.Fprintf(w, "; |error| minus %s's, per point: %+.2f ± %.2f (sd)", r.Variants[0].Name, v.DiffMeanPct, v.DiffSDPct)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "%s\n", (time.Duration(r.Seconds) * time.Second).String())
 }
