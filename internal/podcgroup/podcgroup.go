@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
 // Node is a node's cgroup file system, as the kubelet lays pods out in it.
@@ -46,24 +47,9 @@ func Open(root string) (Node, error) {
 	return Node{}, fmt.Errorf("podcgroup: no v1 cpuacct hierarchy under %s", root)
 }
 
-// ValidUID says whether uid has the form of a pod's UID (RFC 4122 text:
-// 36 characters of hex digits and dashes), the only form used in paths.
-func ValidUID(uid string) bool {
-	if len(uid) != 36 {
-		return false
-	}
-	for i, r := range uid {
-		switch {
-		case i == 8 || i == 13 || i == 18 || i == 23:
-			if r != '-' {
-				return false
-			}
-		case !('0' <= r && r <= '9' || 'a' <= r && r <= 'f'):
-			return false
-		}
-	}
-	return true
-}
+// ValidUID says whether uid has the form of a pod's UID (wire.PodUID),
+// the only form used in paths.
+func ValidUID(uid string) bool { return wire.PodUID(uid) }
 
 // isPodDir says whether a cgroup directory's name is that of the pod
 // uid's cgroup, with the cgroupfs or the systemd driver.
