@@ -137,6 +137,18 @@ func Start(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
+// ThawLeft thaws what the ledgers of agents that are gone record, for
+// `slowpoke agent --thaw-only` (what `slowpoke restore` runs on a node).
+func ThawLeft(cgroupRoot, stateDir string, log *slog.Logger) error {
+	node, err := podcgroup.Open(cgroupRoot)
+	if err != nil {
+		return err
+	}
+	thawed, err := podcgroup.ThawRecorded(stateDir, node)
+	log.Info("thawed what agents that are gone left", "cgroups", thawed)
+	return err
+}
+
 // Addr is the control address of the service's controller.
 func (a *Agent) Addr(service string) string {
 	if c := a.ctls[service]; c != nil {
