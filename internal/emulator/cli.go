@@ -1,8 +1,6 @@
 package emulator
 
 import (
-	"golang.org/x/sys/unix"
-
 	"context"
 	"errors"
 	"flag"
@@ -18,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Environment variables read by the command.
