@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -117,7 +118,22 @@ func (e *kubeEnv) checkUntouched(t *testing.T, before map[string]int32) {
 	if f := frozenPods(t); len(f) > 0 {
 		t.Errorf("pods left frozen: %v", f)
 	}
-	e.checkRestored(t) // templates, annotations, Secrets, the entry
+	for _, sv := range e.spec.Services {
+		dep := e.deployment(t, sv.Name)
+		if !reflect.DeepEqual(&dep.Spec.Template, e.originals[sv.Name]) {
+			t.Errorf("%s: the template changed", sv.Name)
+		}
+		for _, a := range []string{kube.AnnotationOriginal, kube.AnnotationRun} {
+			if _, ok := dep.Annotations[a]; ok {
+				t.Errorf("%s: annotation %s left", sv.Name, a)
+			}
+		}
+	}
+	secrets, err := e.client.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelRun})
+	if err != nil || len(secrets.Items) != 0 {
+		t.Errorf("slowpoke's Secrets left: %d, %v", len(secrets.Items), err)
+	}
+	e.checkAnswers(t)
 }
 
 func mapsEqual(a, b map[string]int32) bool {
