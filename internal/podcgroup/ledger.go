@@ -25,6 +25,10 @@ const LedgerKind = "slowpoke-ledger"
 // ledgerFile is a ledger's content: the pods' cgroups, relative to the
 // hierarchy's root, that its agent may have frozen.
 type ledgerFile struct {
+	// Start is the agent's start time (proc.Stat.Start): a process that
+	// has its pid but started at another time is not the agent, which is
+	// gone.
+	Start   string   `json:"start"`
 	V2      bool     `json:"v2"`
 	Cgroups []string `json:"cgroups"`
 }
@@ -65,7 +69,8 @@ func (l *Ledger) Add(pods ...Pod) error {
 	if !grew {
 		return nil
 	}
-	b, _ := json.Marshal(ledgerFile{V2: l.n.V2, Cgroups: l.rels})
+	self, _ := proc.Read(os.Getpid())
+	b, _ := json.Marshal(ledgerFile{Start: self.Start, V2: l.n.V2, Cgroups: l.rels})
 	if err := atomicfile.Write(l.path, b, 0o600); err != nil {
 		return fmt.Errorf("podcgroup: ledger: %w", err)
 	}
@@ -103,7 +108,7 @@ func ThawRecorded(dir string, n Node) (thawed []string, err error) {
 	var errs []error
 	for _, e := range ents {
 		pid, ok := stale.Creator(e.Name(), LedgerKind)
-		if !ok || e.IsDir() || (pid != os.Getpid() && alive(pid)) {
+		if !ok || e.IsDir() {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
@@ -111,6 +116,9 @@ func ThawRecorded(dir string, n Node) (thawed []string, err error) {
 		var lf ledgerFile
 		if rerr != nil || json.Unmarshal(b, &lf) != nil {
 			os.Remove(p)
+			continue
+		}
+		if pid != os.Getpid() && alive(pid, lf.Start) {
 			continue
 		}
 		if lf.V2 != n.V2 {
@@ -150,11 +158,12 @@ func thawAll(n Node, rels []string) error {
 	return errors.Join(errs...)
 }
 
-// alive says whether process pid runs (and is no zombie).
-func alive(pid int) bool {
+// alive says whether process pid runs (and is no zombie), started at
+// start: a recycled pid is another process's.
+func alive(pid int, start string) bool {
 	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
 		return false
 	}
 	s, ok := proc.Read(pid)
-	return !ok || !s.Ended()
+	return ok && !s.Ended() && s.Start == start
 }

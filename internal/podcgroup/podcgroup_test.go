@@ -3,6 +3,7 @@ package podcgroup
 import (
 	"bufio"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -251,12 +252,24 @@ func TestLedgerThawsWhatAKilledAgentLeft(t *testing.T) {
 			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 				t.Errorf("ledgers left: %v", ents)
 			}
+			// A ledger whose pid now names another process (pid 1, which
+			// did not start when the ledger says) is a gone agent's.
+			p, _ := n.Find(uid)
+			recycled := filepath.Join(dir, LedgerKind+"-1-recycled")
+			rel, _ := filepath.Rel(n.Freezer, p.Freezer().Path)
+			b, _ := json.Marshal(ledgerFile{Start: "1", V2: n.V2, Cgroups: []string{rel}})
+			if err := os.WriteFile(recycled, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p.Freezer().Freeze()
+			if thawed, err := ThawRecorded(dir, n); err != nil || len(thawed) != 1 || !running(t, pid) {
+				t.Errorf("a ledger of a recycled pid: thawed %v, %v; the pod runs: %v", thawed, err, running(t, pid))
+			}
 			// One's own ledger: Close thaws and removes it.
 			l, err := OpenLedger(dir, "own", n)
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, _ := n.Find(uid)
 			if err := l.Add(p); err != nil {
 				t.Fatal(err)
 			}
