@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/slowpoke-dev/slowpoke/internal/backend/kube"
 	"math"
 	"os"
 	"path/filepath"
@@ -250,7 +251,7 @@ func latencyOverhead(extra []string, reps int) error {
 	if err != nil {
 		return err
 	}
-	app, err := startSession(s, dir, local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: extra})
+	app, err := startSession(s, dir, local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: extra}, kube.Options{})
 	if err != nil {
 		// A start refused before any log was written leaves nothing.
 		os.Remove(filepath.Join(dir, "logs"))

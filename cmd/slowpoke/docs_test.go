@@ -24,6 +24,7 @@ var flagPages = []struct {
 	{[]string{"latency"}, "docs/latency.md", "## Flags"},
 	{[]string{"pools"}, "docs/pools.md", "## Flags"},
 	{[]string{"controller"}, "docs/controller.md", "# The controller"},
+	{[]string{"agent"}, "docs/kubernetes.md", "## The node agent"},
 	{[]string{"bench", "overhead"}, "docs/cli.md", "**`bench overhead`**"},
 	{[]string{"bench", "pausecost"}, "docs/cli.md", "**`bench pausecost`**"},
 	{[]string{"bench", "methods"}, "docs/cli.md", "**`bench methods`**"},

@@ -352,7 +352,7 @@ func TestKubeValidate(t *testing.T) {
 func TestKubeCPUTrigger(t *testing.T) {
 	e := setupKube(t)
 	out := t.TempDir()
-	cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--reduce", "0,80%", "--trigger", "cpu",
+	cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--kube-mode", "template", "--reduce", "0,80%", "--trigger", "cpu",
 		"--reps", "1", "--max-reps", "1", "--duration", "2s", "--warmup", "500ms", "--out", out)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -464,7 +464,7 @@ func TestKubeFaults(t *testing.T) {
 		t.Logf("SIGKILL: every slowdown ended %v after the kill (lease %v)", time.Since(killed).Round(time.Millisecond), kube.DefaultLease)
 		e.checkAnswers(t)
 		// A new run refuses the Deployments and says how to restore.
-		out, err := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--reduce", "50%", "--out", t.TempDir()).CombinedOutput()
+		out, err := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--kube-mode", "template", "--reduce", "50%", "--out", t.TempDir()).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), "slowpoke restore") {
 			t.Errorf("a run over a killed run's Deployments: %v\n%s", err, out)
 		}
@@ -555,7 +555,8 @@ func (e *kubeEnv) grantRole(t *testing.T, user string) {
 // the test ends, if it has not ended before.
 func (e *kubeEnv) startPredict(t *testing.T) (*exec.Cmd, *lockedBuffer, []*controller.Client) {
 	t.Helper()
-	cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--reduce", "0,50%", "--duration", "30s", "--reps", "1", "--max-reps", "1", "--out", t.TempDir())
+	// The template mode's faults: the node agent's are TestKubeAgentFaults.
+	cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--kube-mode", "template", "--reduce", "0,50%", "--duration", "30s", "--reps", "1", "--max-reps", "1", "--out", t.TempDir())
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/slowpoke-dev/slowpoke/internal/backend/kube"
 	"io"
 	"math"
 	"os"
@@ -126,7 +127,7 @@ func latencyMain(c latencyConfig) error {
 	if c.holds {
 		opts.Target, opts.Placement = c.target, local.ModeShared
 	}
-	app, err := startSession(s, c.outDir, opts)
+	app, err := startSession(s, c.outDir, opts, kube.Options{})
 	if err != nil {
 		return err
 	}

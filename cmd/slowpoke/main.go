@@ -32,6 +32,7 @@ func init() {
 		{"bench", "benchmarks that print figures: overhead, accuracy, pausecost, methods, pools, latency", runBench},
 		{"controller", "run one service under a slowpoke controller (used by the backends)", runController},
 		{"guard", "end a run's services if its orchestrator or a controller dies (used by the backends)", runGuard},
+		{"agent", "the Kubernetes node agent: pause a run's pods from their node (run by the backend's DaemonSet)", runAgent},
 		{"install", "copy this binary next to a service in its pod (used by the Kubernetes backend)", runInstall},
 		{"version", "print the version of slowpoke and of the Go toolchain that built it", runVersion},
 	}

@@ -29,6 +29,7 @@ type methodConfig struct {
 	placement string // a local.Mode
 	pause     string // a pause.Method
 	trigger   string // an experiment trigger
+	kubeMode  string // a kube.Mode
 }
 
 // defaultMethod is the method every command uses unless told otherwise.
@@ -42,6 +43,21 @@ func methodFlags(fs *flag.FlagSet, m *methodConfig) {
 	fs.StringVar(&m.placement, "placement", m.placement, "auto, shared or dedicated: dedicated gives every service its spec'd cores of its own (as the paper's one service per node) and keeps 2 for the load generator and the controllers; shared gives only the target cores of its own; auto is dedicated where the machine has the cores")
 	fs.StringVar(&m.pause, "pause", m.pause, "how the other services are paused: cores (hold the cores they run on; needs the target on cores of its own and real-time scheduling), cgroup (freeze their cgroups), signal (SIGSTOP/SIGCONT each), or auto (cores where the target has cores of its own and real-time scheduling is allowed, signal otherwise)")
 	fs.StringVar(&m.trigger, "trigger", m.trigger, "what starts the target's pause rounds: calls (counted by its slowhttp/slowgrpc instrumentation), cpu (its CPU time: any language, no instrumentation), or auto (calls where the target is instrumented, cpu otherwise)")
+}
+
+// kubeModeFlag is how predict and rank reach the pods on Kubernetes.
+func kubeModeFlag(fs *flag.FlagSet, m *methodConfig) {
+	fs.StringVar(&m.kubeMode, "kube-mode", string(kube.ModeAuto), "on Kubernetes: agent (a node agent per node freezes the pods from outside; nothing rolls out, every replica counts), template (each Deployment rolls out with its service under a controller, one replica, and back), or auto (agent where the cluster admits its privileged pod, template otherwise, and for validate's ground truth)")
+}
+
+// kubeOptions is what the Kubernetes backend needs of the method: the
+// mode, whether the command restarts the target, the pause method.
+func (m methodConfig) kubeOptions(restarts bool) kube.Options {
+	mode, _ := kube.ParseMode(m.kubeMode)
+	if m.kubeMode == "" {
+		mode = kube.ModeTemplate // a command without --kube-mode
+	}
+	return kube.Options{Mode: mode, Restarts: restarts, Pause: m.pauseMethod()}
 }
 
 // researchFlags switch parts of the method off or on, to measure what
@@ -105,7 +121,14 @@ func (m methodConfig) checkFor(s *spec.Spec) error {
 	if s.Kubernetes == nil {
 		return nil
 	}
-	if _, err := kube.PauseMethod(m.pauseMethod()); err != nil {
+	mode, err := kube.ParseMode(m.kubeMode)
+	if err != nil {
+		return fmt.Errorf("--kube-mode: %w", err)
+	}
+	if m.kubeMode == "" {
+		mode = kube.ModeTemplate
+	}
+	if err := kube.CheckPause(mode, m.pauseMethod()); err != nil {
 		return err
 	}
 	if mode := m.mode(); mode != local.ModeAuto {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/slowpoke-dev/slowpoke/internal/backend/kube"
 	"io"
 	"os"
 	"path/filepath"
@@ -124,7 +125,7 @@ func poolsMain(c poolsConfig) error {
 	if c.outDir == "" {
 		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-pools-%s", s.Name, time.Now().Format("20060102-150405")))
 	}
-	app, err := startSession(s, c.outDir, local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: c.extraPath})
+	app, err := startSession(s, c.outDir, local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: c.extraPath}, kube.Options{})
 	if err != nil {
 		return err
 	}

@@ -62,6 +62,7 @@ func predictFlags(fs *flag.FlagSet, c *predictConfig) {
 	fs.DurationVar(&c.maxPause, "max-pause", controller.DefaultMaxPause, "hard cap on any single pause of a service")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-<target>-<time>)")
 	methodFlags(fs, &c.method)
+	kubeModeFlag(fs, &c.method)
 }
 
 func runPredict(args []string) int { return predictCommand("predict", args) }
@@ -127,7 +128,7 @@ func predict(c predictConfig) error {
 	// what died as the error.
 	app, err := startSession(s, c.outDir, local.Options{
 		Target: c.target, Placement: c.method.mode(), MaxPause: c.maxPause, ExtraPath: c.extraPath,
-	})
+	}, c.method.kubeOptions(c.validate))
 	if err != nil {
 		return err
 	}

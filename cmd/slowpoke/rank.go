@@ -62,6 +62,7 @@ func runRank(args []string) int {
 	fs.DurationVar(&c.maxPause, "max-pause", c.maxPause, "hard cap on any single pause of a service")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-rank-<time>)")
 	methodFlags(fs, &c.method)
+	kubeModeFlag(fs, &c.method)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: slowpoke rank -f app.yaml [--reduce LIST] [--services a,b,...] [flags]\n\n"+
 			"Which service is worth optimizing? Starts the application once and makes every\n"+
@@ -137,7 +138,7 @@ func rank(c rankConfig) error {
 	}
 	app, err := startSession(s, c.outDir, local.Options{
 		Target: targets[0], Placement: c.method.mode(), MaxPause: c.maxPause, ExtraPath: c.extraPath,
-	})
+	}, c.method.kubeOptions(false))
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,10 @@ type session struct {
 // LogDir and Logf are set here), progress and warnings going to stderr: on
 // this machine, or, where s has a kubernetes section, on that cluster
 // (opts' Target and MaxPause apply there too).
-func startSession(s *spec.Spec, outDir string, opts local.Options) (*session, error) {
+//
+// kopts' Mode, Restarts and Pause choose how a run reaches the pods on
+// Kubernetes (its zero value: template mode).
+func startSession(s *spec.Spec, outDir string, opts local.Options, kopts kube.Options) (*session, error) {
 	created := firstMissing(outDir)
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, err
@@ -52,7 +55,8 @@ func startSession(s *spec.Spec, outDir string, opts local.Options) (*session, er
 	var rcv *spans.Receiver
 	var err error
 	if s.Kubernetes != nil {
-		d, err = kube.Start(interrupted, s, kube.Options{Target: opts.Target, MaxPause: opts.MaxPause, Logf: logf})
+		d, err = kube.Start(interrupted, s, kube.Options{Target: opts.Target, MaxPause: opts.MaxPause, Logf: logf,
+			Mode: kopts.Mode, Restarts: kopts.Restarts, Pause: kopts.Pause})
 	} else if rcv, err = spans.Listen(); err == nil {
 		opts.Env = withSpans(s, opts.Env, rcv)
 		logf("starting %d services of %q (logs in %s; OpenTelemetry spans to %s)", len(s.Services), s.Name, opts.LogDir, rcv.Endpoint())

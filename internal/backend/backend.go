@@ -55,6 +55,9 @@ type Service struct {
 	// that shows it.
 	LogPath string
 	Cgroup  string // its cgroup on this machine ("" for none)
+	// Pods are the UIDs of its pods, where a node agent pauses them by
+	// UID (the cgroup method's wire.CgroupPause.Pods); nil otherwise.
+	Pods []string
 }
 
 // CanTarget says why the service called name of b cannot be a target, or

@@ -66,6 +66,10 @@ type Config struct {
 	// pod). Every message from the orchestrator but stats renews it; it
 	// sends wire.TRenew between them. At most MaxLease.
 	Lease time.Duration
+	// Pods, when set, is a service that runs in pods on this node, which
+	// the controller neither starts nor ends (Command is then empty): see
+	// pods.go.
+	Pods PodService
 	// NormalPriority keeps the controller at the normal scheduling
 	// priority instead of raising it (see raisePriority).
 	NormalPriority bool
@@ -82,6 +86,8 @@ type Controller struct {
 	pgid   int
 	cgroup *pause.Cgroup // the service's, when Config.Cgroup is set
 	pauser *pauser
+	// releaseOnce ends a controller of pods once (Release).
+	releaseOnce sync.Once
 
 	ln       net.Listener // control
 	agentLn  net.Listener
@@ -136,8 +142,13 @@ type counters struct {
 
 // Start starts the child and the controller's listeners.
 func Start(cfg Config) (*Controller, error) {
-	if len(cfg.Command) == 0 {
+	switch {
+	case len(cfg.Command) == 0 && cfg.Pods == nil:
 		return nil, errors.New("controller: no command to run")
+	case len(cfg.Command) > 0 && cfg.Pods != nil:
+		return nil, errors.New("controller: a command to run and pods to serve: give one")
+	case cfg.Pods != nil && cfg.Name == "":
+		return nil, errors.New("controller: a service in pods needs a name")
 	}
 	if len(cfg.Secret) < wire.MinSecret {
 		return nil, fmt.Errorf("controller: experiment secret must be at least %d bytes (set %s)", wire.MinSecret, EnvSecret)
@@ -187,7 +198,11 @@ func Start(cfg Config) (*Controller, error) {
 	if err := quietChildStops(); err != nil {
 		c.log.Warn("cannot stop SIGCHLD on the service's stops and continues; every round costs two more wake-ups", "err", err)
 	}
-	if err := c.startChild(sock); err != nil {
+	start := c.startChild
+	if cfg.Pods != nil {
+		start = func(string) error { return nil } // nothing to start: pgid stays 0, never signalled
+	}
+	if err := start(sock); err != nil {
 		c.ln.Close()
 		c.agentLn.Close()
 		os.RemoveAll(c.sockDir)
@@ -205,13 +220,15 @@ func Start(cfg Config) (*Controller, error) {
 	}
 	go c.acceptAgents()
 	go c.acceptControl()
-	go c.watchChild()
+	if cfg.Pods == nil {
+		go c.watchChild()
+	}
 	if cfg.AddrFile != "" {
 		if err := atomicfile.Write(cfg.AddrFile, []byte(c.Addr()+"\n"), 0o600); err != nil {
 			c.log.Error("cannot write address file", "err", err)
 		}
 	}
-	c.log.Info("controller started", "pid", c.cmd.Process.Pid, "control", c.Addr(), "cpus", cfg.CPUs)
+	c.log.Info("controller started", "pid", c.pgid, "pods", cfg.Pods != nil, "control", c.Addr(), "cpus", cfg.CPUs)
 	return c, nil
 }
 

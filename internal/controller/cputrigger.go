@@ -83,7 +83,7 @@ func (m *cpuMeter) read(now time.Time) time.Duration {
 // every batch calls. cores is the most CPU time the target can use per
 // unit of wall time.
 func (c *Controller) cpuTrigger(perCall time.Duration, batch, cores int, stop <-chan struct{}) {
-	m := newCPUMeter(c.pgid, time.Now())
+	m := c.newMeter(time.Now())
 	perRound := perCall * time.Duration(max(1, batch))
 	t := time.NewTimer(cpuWait(0, perRound, cores))
 	defer t.Stop()

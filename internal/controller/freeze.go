@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -16,7 +17,15 @@ type freezes struct {
 	targetPauses
 }
 
-func (f freezes) check(*Controller) error {
+func (f freezes) check(c *Controller) error {
+	if len(f.Pods) > 0 && c.cfg.Pods == nil {
+		return errors.New("pods to freeze by UID, but this controller runs its service itself: only the node agent's controllers find pods")
+	}
+	for _, uid := range f.Pods {
+		if c.cfg.Pods.Owns(uid) {
+			return fmt.Errorf("pod %s is the target's own, which is never paused", uid)
+		}
+	}
 	for _, p := range f.Freeze {
 		if _, err := cgroupVersion(p); err != nil {
 			return err
@@ -33,6 +42,13 @@ func (f freezes) start(c *Controller, _ wire.Configure) (group, error) {
 			return nil, err
 		}
 		cgs[i] = pause.Cgroup{Path: p, V2: v2}
+	}
+	if len(f.Pods) > 0 {
+		pods, err := c.cfg.Pods.Freezers(f.Pods)
+		if err != nil {
+			return nil, err
+		}
+		cgs = append(cgs, pods...)
 	}
 	fr, err := pause.OpenFreezer(cgs)
 	if err != nil {

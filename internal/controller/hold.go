@@ -21,6 +21,9 @@ type holds struct {
 }
 
 func (h holds) check(c *Controller) error {
+	if c.cfg.Pods != nil {
+		return errNoGroup
+	}
 	own := c.serviceCPUs()
 	for _, core := range h.Cores {
 		if slices.Contains(own, core) {

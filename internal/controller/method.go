@@ -61,7 +61,12 @@ func (c *Controller) startGroup(cf wire.Configure) (group, error) {
 // for every round it receives, and forwards the round to its neighbours.
 type signals struct{ *wire.SignalPause }
 
-func (signals) check(*Controller) error { return nil }
+func (signals) check(c *Controller) error {
+	if c.cfg.Pods != nil {
+		return errNoGroup
+	}
+	return nil
+}
 
 func (s signals) arm(c *Controller) {
 	n := c.numCPUs()

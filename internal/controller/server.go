@@ -466,9 +466,9 @@ func (c *Controller) measureBusy(lead, pause time.Duration) {
 		return
 	}
 	time.Sleep(lead)
-	before := processCPU(c.pgid)
+	before := c.serviceCPUTime()
 	time.Sleep(pause)
-	used := int64(processCPU(c.pgid) - before)
+	used := int64(c.serviceCPUTime() - before)
 	c.mu.Lock()
 	c.c.pauseBusy += used
 	c.c.pauseWindow += int64(pause)
@@ -780,7 +780,11 @@ func (c *Controller) Stats() *wire.Stats {
 	st.Service = c.cfg.Name
 	st.PID = c.pgid
 	st.AgentConnected = connected
-	st.CPUNS = groupCPU(c.pgid)
+	if c.cfg.Pods != nil {
+		st.CPUNS = int64(c.cfg.Pods.CPU())
+	} else {
+		st.CPUNS = groupCPU(c.pgid)
+	}
 	st.ControllerCPUNS = int64(selfCPU())
 	st.TakenUnixNS = time.Now().UnixNano()
 	ps := c.pauser.stats()

@@ -16,12 +16,18 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Environment variables read by the command.
 const (
 	envWorkOffset = "EMU_WORK_OFFSET_US"
 	envPort       = "EMU_PORT"
+	// envReusePort, when set, makes the service listen with SO_REUSEPORT,
+	// so that several replicas on one host's network share its port (the
+	// kernel spreads the connections over them).
+	envReusePort = "EMU_REUSE_PORT"
 )
 
 // Main is the slowpoke-emu command line: it parses args, runs the service
@@ -81,13 +87,18 @@ func Main(args []string, stderr io.Writer) int {
 		}
 		opts = append(opts, WithWorkOffset(time.Duration(math.Round(f*float64(time.Microsecond)))))
 	}
+	addr, own := svc.Addr(), false
 	if v, ok := os.LookupEnv(envPort); ok && strings.TrimSpace(v) != "" {
 		port, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || port < 0 || port > 65535 {
 			return fail(2, "%s=%q is not a port number", envPort, v)
 		}
-		host, _, _ := net.SplitHostPort(svc.Addr())
-		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		host, _, _ := net.SplitHostPort(addr)
+		addr, own = net.JoinHostPort(host, strconv.Itoa(port)), true
+	}
+	reuse := os.Getenv(envReusePort) != ""
+	if own || reuse {
+		ln, err := listen(addr, reuse)
 		if err != nil {
 			return fail(1, "%s: %v", *name, err)
 		}
@@ -104,4 +115,21 @@ func Main(args []string, stderr io.Writer) int {
 		return fail(1, "%s: %v", *name, err)
 	}
 	return 0
+}
+
+// listen listens on addr, with SO_REUSEPORT if reuse.
+func listen(addr string, reuse bool) (net.Listener, error) {
+	var lc net.ListenConfig
+	if reuse {
+		lc.Control = func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			if err := c.Control(func(fd uintptr) {
+				serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+			}); err != nil {
+				return err
+			}
+			return serr
+		}
+	}
+	return lc.Listen(context.Background(), "tcp", addr)
 }

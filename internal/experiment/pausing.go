@@ -75,9 +75,13 @@ func (freezes) configure(r *Runner, cf *wire.Configure, name string, _ map[strin
 		return false
 	}
 	for _, svc := range r.d.Services() {
-		if svc.Name != name && svc.Cgroup != "" {
+		if svc.Name == name {
+			continue
+		}
+		if svc.Cgroup != "" {
 			g.Freeze = append(g.Freeze, svc.Cgroup)
 		}
+		g.Pods = append(g.Pods, svc.Pods...)
 	}
 	p := r.d.Placement()
 	if !r.opts.Tuning.NoColocatedExtension && sharesCPU(p.PausedCPUs(), p.OtherCPUs) && p.Mode() == backend.ModeShared {

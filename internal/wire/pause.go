@@ -117,6 +117,9 @@ type CgroupPause struct {
 	// Freeze are the cgroups to freeze (target only): the other
 	// services', made by slowpoke.
 	Freeze []string `json:"freeze,omitempty"`
+	// Pods are the other services' pods to freeze, by UID (target
+	// only): a node agent finds their cgroups on its node.
+	Pods []string `json:"pods,omitempty"`
 	// Colocated are processes that are never frozen but share the frozen
 	// services' cores (target only; see SignalPause.Colocated).
 	Colocated []int `json:"colocated,omitempty"`
@@ -129,14 +132,21 @@ func (g *CgroupPause) check(target bool) error {
 	switch {
 	case len(g.Freeze) > MaxNeighbours:
 		return fmt.Errorf("at most %d cgroups to freeze, got %d", MaxNeighbours, len(g.Freeze))
-	case !target && (len(g.Freeze) > 0 || len(g.Colocated) > 0):
+	case len(g.Pods) > MaxPods:
+		return fmt.Errorf("at most %d pods to freeze, got %d", MaxPods, len(g.Pods))
+	case !target && (len(g.Freeze) > 0 || len(g.Pods) > 0 || len(g.Colocated) > 0):
 		return errors.New("only the target's controller freezes cgroups")
-	case target && len(g.Freeze) == 0:
-		return errors.New("the cgroup method needs the cgroups to freeze")
+	case target && len(g.Freeze) == 0 && len(g.Pods) == 0:
+		return errors.New("the cgroup method needs the cgroups or the pods to freeze")
 	}
 	for _, p := range g.Freeze {
 		if !SlowpokeCgroup(p) {
 			return fmt.Errorf("%.100q is not a cgroup of slowpoke's", p)
+		}
+	}
+	for _, uid := range g.Pods {
+		if !PodUID(uid) {
+			return fmt.Errorf("%.60q is not a pod's UID", uid)
 		}
 	}
 	return checkPIDs("co-located processes", g.Colocated)
@@ -147,6 +157,25 @@ func (g *CgroupPause) check(target bool) error {
 // checks that it is on a cgroup file system.
 func SlowpokeCgroup(p string) bool {
 	return filepath.IsAbs(p) && filepath.Clean(p) == p && len(p) <= MaxPath && strings.Contains(p, "/slowpoke/")
+}
+
+// PodUID checks the form of a pod's UID (CgroupPause.Pods): RFC 4122
+// text in lower case, the form the kubelet names the pod's cgroup after.
+func PodUID(uid string) bool {
+	if len(uid) != 36 {
+		return false
+	}
+	for i, r := range uid {
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if r != '-' {
+				return false
+			}
+		case !('0' <= r && r <= '9' || 'a' <= r && r <= 'f'):
+			return false
+		}
+	}
+	return true
 }
 
 // CoresPause is the cores method: the target's controller holds the
@@ -213,6 +242,7 @@ const (
 	// future (a clock gone wrong) stops at once.
 	MaxLead       = 50 * time.Millisecond
 	MaxNeighbours = 256  // SignalPause.Neighbours, CgroupPause.Freeze
+	MaxPods       = 1024 // CgroupPause.Pods
 	MaxColocated  = 64   // each list of process ids
 	MaxHoldCores  = 1024 // CoresPause.Cores
 	MaxCPU        = 4096 // the highest core number, plus one

@@ -10,7 +10,11 @@ import (
 
 func signal(s SignalPause) Pause { return Pause{Signal: &s} }
 func cgroup(g CgroupPause) Pause { return Pause{Cgroup: &g} }
-func cores(h CoresPause) Pause   { return Pause{Cores: &h} }
+
+// uid is a pod's UID, as the API server writes it.
+const uid = "0c2e8a7d-5b1f-4c3e-9a2b-7d6e5f4a3b21"
+
+func cores(h CoresPause) Pause { return Pause{Cores: &h} }
 
 // Every bound and combination of a configure message is checked by
 // Configure.Check, and what a controller would run passes.
@@ -50,7 +54,12 @@ func TestConfigureCheck(t *testing.T) {
 
 		{"cgroups on a non-target", Configure{Pause: cgroup(CgroupPause{Freeze: []string{cg}})}, "only the target"},
 		{"co-located on a freezing non-target", Configure{Pause: cgroup(CgroupPause{Colocated: []int{1}})}, "only the target"},
-		{"cgroup without cgroups", Configure{Target: true, Batch: 1, Pause: cgroup(CgroupPause{})}, "cgroups to freeze"},
+		{"cgroup without cgroups", Configure{Target: true, Batch: 1, Pause: cgroup(CgroupPause{})}, "cgroups or the pods to freeze"},
+		{"a target freezing pods", Configure{Target: true, Batch: 1, Pause: cgroup(CgroupPause{Pods: []string{uid}})}, ""},
+		{"pods on a non-target", Configure{Pause: cgroup(CgroupPause{Pods: []string{uid}})}, "only the target"},
+		{"a pod UID in upper case", Configure{Target: true, Batch: 1, Pause: cgroup(CgroupPause{Pods: []string{strings.ToUpper(uid)}})}, "not a pod's UID"},
+		{"a pod UID that is a path", Configure{Target: true, Batch: 1, Pause: cgroup(CgroupPause{Pods: []string{"../../" + uid[6:]}})}, "not a pod's UID"},
+		{"too many pods", Configure{Target: true, Batch: 1, Pause: cgroup(CgroupPause{Pods: slices.Repeat([]string{uid}, MaxPods+1)})}, "pods to freeze"},
 		{"too many cgroups", Configure{Target: true, Batch: 1, Pause: cgroup(CgroupPause{Freeze: slices.Repeat([]string{cg}, MaxNeighbours+1)})}, "cgroups to freeze"},
 		{"a path outside slowpoke's", Configure{Target: true, Batch: 1, Pause: cgroup(CgroupPause{Freeze: []string{"/sys/fs/cgroup/freezer"}})}, "not a cgroup of slowpoke's"},
 		{"a relative path", Configure{Target: true, Batch: 1, Pause: cgroup(CgroupPause{Freeze: []string{"slowpoke/x"}})}, "not a cgroup of slowpoke's"},

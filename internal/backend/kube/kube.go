@@ -47,6 +47,14 @@ type Options struct {
 	// Client is the cluster's client; nil: made from the spec's
 	// kubernetes section (Client).
 	Client kubernetes.Interface
+	// Mode is how the run reaches the pods (ModeAuto: chosen, with a
+	// message where it is the template).
+	Mode Mode
+	// Restarts says that the command restarts the target (a ground
+	// truth): the node agent cannot yet.
+	Restarts bool
+	// Pause is the pause method asked for, which ModeAuto heeds.
+	Pause pause.Method
 	// ControlHost, when set, replaces the pods' IPs in the controllers'
 	// addresses (for a cluster whose pod network this machine cannot
 	// reach but through, e.g., a node's address with host networking).
@@ -75,6 +83,13 @@ type Deployment struct {
 	// limitWarned marks the services whose CPU limit has been warned of.
 	limitWarned map[string]bool
 	stopped     bool
+	// agent says that the run reaches the pods through node agents
+	// (ModeAgent); pods are every service's pods as found, agents the
+	// agents' pods; dsMade says that their DaemonSet exists.
+	agent  bool
+	pods   map[string][]podRef
+	agents []corev1.Pod
+	dsMade bool
 	// secretMade says that the run's Secret exists (Stop deletes it).
 	secretMade bool
 
@@ -141,9 +156,18 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 		stopRenew: make(chan struct{}), renewDone: make(chan struct{}),
 		stopBeat: make(chan struct{}), beatDone: make(chan struct{}),
 	}
-	if err := d.start(ctx); err != nil {
-		if rerr := d.restoreAll(); rerr != nil {
-			err = fmt.Errorf("%w (and restoring the Deployments: %v)", err, rerr)
+	mode, err := d.chooseMode(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.agent = mode == ModeAgent
+	start, undo := d.start, d.restoreAll
+	if d.agent {
+		start, undo = d.startAgent, d.stopAgent
+	}
+	if err := start(ctx); err != nil {
+		if rerr := undo(); rerr != nil {
+			err = fmt.Errorf("%w (and undoing what the run made: %v)", err, rerr)
 		}
 		close(d.renewDone)
 		return nil, err
@@ -177,22 +201,9 @@ func (d *Deployment) start(ctx context.Context) error {
 		}
 		found[sv.Name] = dep
 	}
-	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: d.secretName(), Labels: map[string]string{LabelRun: d.run.ID},
-			Annotations: map[string]string{AnnotationRenewEvery: RenewSecretEvery.String()}},
-		Data: map[string][]byte{secretKey: []byte(hex.EncodeToString(d.secret))},
+	if err := d.makeSecret(ctx); err != nil {
+		return err
 	}
-	if _, err := d.client.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
-		return explainAPI(err, "create", "secrets", ns, sec.Name)
-	}
-	d.secretMade = true
-	// The first renewal before anything changes: without the right to
-	// patch Secrets, the run stops here.
-	if err := d.renewSecret(ctx); err != nil {
-		close(d.beatDone)
-		return explainAPI(err, "patch", "secrets", ns, sec.Name)
-	}
-	go d.heartbeat()
 	d.opts.Logf("putting %d Deployments in namespace %q under slowpoke controllers (run %s)", len(found), ns, d.run.ID)
 	for i := range d.spec.Services {
 		sv := &d.spec.Services[i]
@@ -213,6 +224,29 @@ func (d *Deployment) start(ctx context.Context) error {
 			return fmt.Errorf("set the pool of %s to %d: %w", sv.Name, *sv.Pool, err)
 		}
 	}
+	return nil
+}
+
+// makeSecret makes the run's Secret, which holds its secret and says, by
+// its renewals, that the run lives.
+func (d *Deployment) makeSecret(ctx context.Context) error {
+	ns := d.k.Namespace
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: d.secretName(), Labels: map[string]string{LabelRun: d.run.ID},
+			Annotations: map[string]string{AnnotationRenewEvery: RenewSecretEvery.String()}},
+		Data: map[string][]byte{secretKey: []byte(hex.EncodeToString(d.secret))},
+	}
+	if _, err := d.client.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+		return explainAPI(err, "create", "secrets", ns, sec.Name)
+	}
+	d.secretMade = true
+	// The first renewal before anything changes: without the right to
+	// patch Secrets, the run stops here.
+	if err := d.renewSecret(ctx); err != nil {
+		close(d.beatDone)
+		return explainAPI(err, "patch", "secrets", ns, sec.Name)
+	}
+	go d.heartbeat()
 	return nil
 }
 
@@ -375,8 +409,18 @@ func (d *Deployment) Service(name string) *backend.Service {
 	return nil
 }
 
-// PauseMethod resolves m on Kubernetes (see the function PauseMethod).
-func (d *Deployment) PauseMethod(m pause.Method) (pause.Method, error) { return PauseMethod(m) }
+// PauseMethod resolves m on Kubernetes: in template mode as the function
+// PauseMethod does; the node agent freezes the pods (the cgroup method).
+func (d *Deployment) PauseMethod(m pause.Method) (pause.Method, error) {
+	if !d.agent {
+		return PauseMethod(m)
+	}
+	switch m {
+	case "", pause.MethodAuto, pause.MethodCgroup:
+		return pause.MethodCgroup, nil
+	}
+	return "", fmt.Errorf("--pause %s: the node agent freezes the pods (cgroup); use --kube-mode template for %s", m, m)
+}
 
 // PauseMethod resolves m for an application on Kubernetes, deployed or
 // not, so that a command can refuse a method before it deploys: the
@@ -415,6 +459,9 @@ func (d *Deployment) Restart(ctx context.Context, name string, env map[string]st
 	}
 	if i < 0 {
 		return fmt.Errorf("unknown service %q", name)
+	}
+	if d.agent {
+		return fmt.Errorf("restart %s: the node agent restarts nothing (a ground truth needs --kube-mode template)", name)
 	}
 	sv := &d.spec.Services[i]
 	d.mu.Lock()
@@ -458,6 +505,9 @@ func (d *Deployment) Stop() error {
 	for _, s := range svcs {
 		s.Control.Reset()
 		s.Control.Close()
+	}
+	if d.agent {
+		return d.stopAgent()
 	}
 	return d.restoreAll()
 }

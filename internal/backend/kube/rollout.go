@@ -176,6 +176,10 @@ func Restore(ctx context.Context, s *spec.Spec, c kubernetes.Interface, logf fun
 		return err
 	}
 	var errs []error
+	agents, err := restoreAgents(ctx, c, ns, live, logf)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	var rolled []string
 	kept := map[string][]string{} // a live run's description: its Deployments
 	for i := range s.Services {
@@ -226,7 +230,7 @@ func Restore(ctx context.Context, s *spec.Spec, c kubernetes.Interface, logf fun
 		errs = append(errs, fmt.Errorf("left Deployments %s in namespace %q under slowpoke: %s still runs (its Secret was renewed meanwhile) and puts them back when it ends; stop that run, or run `slowpoke restore` again once it is gone",
 			strings.Join(names, ", "), ns, run))
 	}
-	if len(rolled) == 0 && len(errs) == 0 {
+	if len(rolled) == 0 && len(agents) == 0 && len(errs) == 0 {
 		logf("nothing to restore in namespace %q: no Deployment of %q is under slowpoke", ns, s.Name)
 	}
 	return errors.Join(errs...)

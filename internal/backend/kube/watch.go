@@ -28,6 +28,18 @@ func (d *Deployment) watch() {
 			return
 		case <-t.C:
 		}
+		if d.agent {
+			if err := d.checkAgent(); err != nil {
+				d.mu.Lock()
+				expected := d.stopped
+				d.mu.Unlock()
+				if !expected {
+					d.failure.Fail(err)
+					return
+				}
+			}
+			continue
+		}
 		for _, s := range d.settled() {
 			if err := d.check(s); err != nil {
 				d.mu.Lock()

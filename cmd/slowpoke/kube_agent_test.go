@@ -1,0 +1,324 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/slowpoke-dev/slowpoke/internal/backend/kube"
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/podcgroup"
+)
+
+// The node agent's end-to-end tests: the demo with two replicas of the
+// target (cart) and of another service (catalog), sharing their host ports
+// (EMU_REUSE_PORT), predicted through the node agent.
+
+// agentReplicas scales cart and catalog to two replicas that share their
+// ports, waits until every pod is ready, and takes the templates as they
+// are now as the originals to compare with.
+func (e *kubeEnv) agentReplicas(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	ns := e.spec.Kubernetes.Namespace
+	for _, name := range []string{"cart", "catalog"} {
+		dep := e.deployment(t, name)
+		dep.Spec.Replicas = ptrTo(int32(2))
+		c := &dep.Spec.Template.Spec.Containers[0]
+		c.Env = append(c.Env, corev1.EnvVar{Name: "EMU_REUSE_PORT", Value: "1"})
+		if _, err := e.client.AppsV1().Deployments(ns).Update(ctx, dep, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		ready := true
+		for _, sv := range e.spec.Services {
+			dep := e.deployment(t, sv.Name)
+			want := *dep.Spec.Replicas
+			st := dep.Status
+			pods := e.pods(t, sv.Name)
+			ready = ready && dep.Generation <= st.ObservedGeneration && st.UpdatedReplicas == want && st.AvailableReplicas == want && st.Replicas == want && int32(len(pods)) == want
+		}
+		if ready {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the demo with two replicas of cart and catalog did not become ready")
+		}
+	}
+	for _, sv := range e.spec.Services {
+		e.originals[sv.Name] = e.deployment(t, sv.Name).Spec.Template.DeepCopy()
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// pods returns service's pods that are not being deleted.
+func (e *kubeEnv) pods(t *testing.T, service string) []corev1.Pod {
+	t.Helper()
+	list, err := e.client.CoreV1().Pods(e.spec.Kubernetes.Namespace).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + service})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []corev1.Pod
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// podState is every pod of the application, by UID: its restarts.
+func (e *kubeEnv) podState(t *testing.T) map[string]int32 {
+	t.Helper()
+	out := map[string]int32{}
+	for _, sv := range e.spec.Services {
+		for _, p := range e.pods(t, sv.Name) {
+			var n int32
+			for _, cs := range p.Status.ContainerStatuses {
+				n += cs.RestartCount
+			}
+			out[string(p.UID)] = n
+		}
+	}
+	return out
+}
+
+// checkUntouched asserts that the application is as before the run: the
+// same pods (UIDs), none restarted, the templates unchanged, no
+// DaemonSet, pod or Secret of slowpoke's left, no pod frozen, and the
+// entry answers.
+func (e *kubeEnv) checkUntouched(t *testing.T, before map[string]int32) {
+	t.Helper()
+	ctx := context.Background()
+	ns := e.spec.Kubernetes.Namespace
+	if after := e.podState(t); !mapsEqual(before, after) {
+		t.Errorf("the pods changed: before (UID: restarts) %v, after %v", before, after)
+	}
+	dss, err := e.client.AppsV1().DaemonSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(dss.Items) != 0 {
+		t.Errorf("DaemonSets left: %d, %v", len(dss.Items), err)
+	}
+	agents, err := e.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelAgent})
+	if err != nil || len(agents.Items) != 0 {
+		t.Errorf("agent pods left: %d, %v", len(agents.Items), err)
+	}
+	if f := frozenPods(t); len(f) > 0 {
+		t.Errorf("pods left frozen: %v", f)
+	}
+	for _, sv := range e.spec.Services {
+		dep := e.deployment(t, sv.Name)
+		if !reflect.DeepEqual(&dep.Spec.Template, e.originals[sv.Name]) {
+			t.Errorf("%s: the template changed", sv.Name)
+		}
+		for _, a := range []string{kube.AnnotationOriginal, kube.AnnotationRun} {
+			if _, ok := dep.Annotations[a]; ok {
+				t.Errorf("%s: annotation %s left", sv.Name, a)
+			}
+		}
+	}
+	secrets, err := e.client.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelRun})
+	if err != nil || len(secrets.Items) != 0 {
+		t.Errorf("slowpoke's Secrets left: %d, %v", len(secrets.Items), err)
+	}
+	e.checkAnswers(t)
+}
+
+func mapsEqual(a, b map[string]int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// frozenPods lists the node's pods' cgroups that are frozen.
+func frozenPods(t *testing.T) []string {
+	t.Helper()
+	n, err := podcgroup.Open("/sys/fs/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	filepath.WalkDir(n.Freezer, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if _, ok := podcgroup.PodDirName(d.Name()); !ok {
+			return nil
+		}
+		file, frozenValue := "freezer.state", "THAWED"
+		if n.V2 {
+			file, frozenValue = "cgroup.freeze", "0"
+		}
+		if b, err := os.ReadFile(filepath.Join(p, file)); err == nil && strings.TrimSpace(string(b)) != frozenValue {
+			out = append(out, p)
+		}
+		return filepath.SkipDir
+	})
+	return out
+}
+
+// nonTargetPods are the UIDs of the pods of every service but the target.
+func (e *kubeEnv) nonTargetPods(t *testing.T, target string) []string {
+	var out []string
+	for _, sv := range e.spec.Services {
+		if sv.Name != target {
+			for _, p := range e.pods(t, sv.Name) {
+				out = append(out, string(p.UID))
+			}
+		}
+	}
+	return out
+}
+
+// TestKubeAgent: predict the demo, two replicas of the target and of
+// another service, through the node agent: it predicts a gain for the
+// bottleneck, and the application is left exactly as it was (no pod
+// restarted or replaced, every pod thawed, nothing of slowpoke's left).
+func TestKubeAgent(t *testing.T) {
+	e := setupKube(t)
+	e.agentReplicas(t)
+	before := e.podState(t)
+	out := t.TempDir()
+	cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--kube-mode", "agent", "--reduce", "0,60%",
+		"--reps", "1", "--max-reps", "1", "--duration", "2s", "--warmup", "500ms", "--out", out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := runWithTimeout(cmd, 6*time.Minute); err != nil {
+		t.Fatalf("predict: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	t.Logf("predict of 2 points through the node agent took %v\n%s\n%s", time.Since(start).Round(time.Second), stdout.String(), stderr.String())
+	if !strings.Contains(stderr.String(), "node agent: DaemonSet") || !strings.Contains(stderr.String(), "for 6 pods of 4 services") {
+		t.Errorf("the run did not go through the node agent with every replica:\n%s", stderr.String())
+	}
+	pts := predictedPoints(t, out, 2)
+	if pts[1] < 1.1*pts[0] {
+		t.Errorf("predicted %.0f req/s at 60%% against %.0f at 0%%: no gain predicted for the bottleneck", pts[1], pts[0])
+	}
+	e.checkUntouched(t, before)
+}
+
+// predictedPoints reads a predict's results.json: n points' predictions.
+func predictedPoints(t *testing.T, dir string, n int) []float64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Points []validatedPoint `json:"points"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil || len(res.Points) != n {
+		t.Fatalf("results (%v): want %d points\n%s", err, n, b)
+	}
+	var out []float64
+	for _, p := range res.Points {
+		out = append(out, p.Predicted)
+	}
+	return out
+}
+
+// startAgentPredict starts a long predict through the node agent and
+// waits until a slowdown is under way with every other pod in the
+// agent's ledger (recorded before its first freeze); it returns the run,
+// its stderr and its controllers.
+func (e *kubeEnv) startAgentPredict(t *testing.T) (*exec.Cmd, *lockedBuffer, []*controller.Client) {
+	t.Helper()
+	cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--kube-mode", "agent", "--reduce", "0,50%", "--duration", "30s", "--reps", "1", "--max-reps", "1", "--out", t.TempDir())
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	ctls := e.waitControllers(t, 2*time.Minute, stderr)
+	waitUntil(t, "a slowdown", 2*time.Minute, func() bool {
+		st, err := ctls[1].Stats() // cart's
+		return err == nil && st.Active && st.Pauses > 0
+	}, stderr)
+	ledgers, _ := filepath.Glob("/var/lib/slowpoke/slowpoke-ledger-*")
+	var all []byte
+	for _, l := range ledgers {
+		b, _ := os.ReadFile(l)
+		all = append(all, b...)
+	}
+	for _, uid := range e.nonTargetPods(t, "cart") {
+		if !bytes.Contains(all, []byte("pod"+uid)) {
+			t.Errorf("pod %s is not in the agent's ledger (%s): not every replica is frozen", uid, all)
+		}
+	}
+	return cmd, stderr, ctls
+}
+
+// TestKubeAgentFaults: the orchestrator SIGKILLed mid-pause, and the
+// agent's pod deleted mid-pause: every pod thawed within the lease,
+// nothing left frozen, and `slowpoke restore` (after the kill) leaves the
+// namespace as it was.
+func TestKubeAgentFaults(t *testing.T) {
+	e := setupKube(t)
+	e.agentReplicas(t)
+	before := e.podState(t)
+	t.Run("sigkill", func(t *testing.T) {
+		cmd, stderr, ctls := e.startAgentPredict(t)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		killed := time.Now()
+		waitUntil(t, "every agent controller to end its slowdown and no pod frozen", kube.DefaultLease+5*time.Second, func() bool {
+			for _, c := range ctls {
+				if st, err := c.Stats(); err != nil || st.Active {
+					return false
+				}
+			}
+			return len(frozenPods(t)) == 0
+		}, stderr)
+		t.Logf("SIGKILL: every pod thawed %v after the kill (lease %v)", time.Since(killed).Round(time.Millisecond), kube.DefaultLease)
+		start := time.Now()
+		out, err := e.command("restore", "-f", demoKubeSpec).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "deleted the node agents") {
+			t.Fatalf("restore: %v\n%s", err, out)
+		}
+		t.Logf("SIGKILL: slowpoke restore took %v:\n%s", time.Since(start).Round(time.Millisecond), out)
+		e.checkUntouched(t, before)
+	})
+	t.Run("agent-deleted", func(t *testing.T) {
+		cmd, stderr, _ := e.startAgentPredict(t)
+		ns := e.spec.Kubernetes.Namespace
+		agents, err := e.client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: kube.LabelAgent})
+		if err != nil || len(agents.Items) != 1 {
+			t.Fatalf("the agent's pod: %v, %d found", err, len(agents.Items))
+		}
+		deleted := time.Now()
+		if err := e.client.CoreV1().Pods(ns).Delete(context.Background(), agents.Items[0].Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, "no pod frozen", kube.DefaultLease, func() bool { return len(frozenPods(t)) == 0 }, stderr)
+		t.Logf("agent deleted: no pod frozen %v after", time.Since(deleted).Round(time.Millisecond))
+		if err := waitExit(cmd, 3*time.Minute); err == nil || !strings.Contains(stderr.String(), "node agent's pod") || !strings.Contains(stderr.String(), "deleted the node agents") {
+			t.Errorf("the run after its agent was deleted: %v\n%s", err, stderr.String())
+		}
+		e.checkUntouched(t, before)
+	})
+}

@@ -1,0 +1,77 @@
+package controller
+
+import (
+	"errors"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
+)
+
+// A controller may serve a service that runs in pods of this node
+// (Config.Pods): the node agent runs one per service, beside the pods,
+// instead of one inside each pod. It starts nothing and ends nothing: it
+// has no process group to signal (the signal and cores methods are
+// refused), reads the service's CPU time from its pods' cgroups (for
+// Stats and the CPU trigger), and, as the target, freezes the other
+// services' pods by UID (wire.CgroupPause.Pods). Release ends it.
+
+// PodService is a service that runs in pods on this node.
+type PodService interface {
+	// CPU is the CPU time the service's pods on this node have used.
+	CPU() time.Duration
+	// Owns says whether the pod whose UID is uid is one of the service's.
+	Owns(uid string) bool
+	// Freezers returns the cgroups of the pods given by UID on this node,
+	// once they are recorded where a later agent finds them (so that
+	// they are thawed should this process die before it thaws them).
+	Freezers(uids []string) ([]pause.Cgroup, error)
+}
+
+// errNoGroup refuses the methods that need the service's process group.
+var errNoGroup = errors.New("this controller serves pods it did not start (the node agent): it has no process group to signal or cores to keep; use the cgroup method")
+
+// serviceCPUTime is the service's CPU time: its process group's, or its
+// pods'.
+func (c *Controller) serviceCPUTime() time.Duration {
+	if c.cfg.Pods != nil {
+		return c.cfg.Pods.CPU()
+	}
+	return processCPU(c.pgid)
+}
+
+// cgroupMeter is the CPU trigger's meter for a service in pods: their
+// cgroups' CPU time since the meter was made.
+type cgroupMeter struct {
+	read0 time.Duration
+	cpu   func() time.Duration
+}
+
+func (m *cgroupMeter) read(time.Time) time.Duration { return max(0, m.cpu()-m.read0) }
+
+// newMeter returns the CPU trigger's meter for the service.
+func (c *Controller) newMeter(now time.Time) interface{ read(time.Time) time.Duration } {
+	if c.cfg.Pods != nil {
+		return &cgroupMeter{read0: c.cfg.Pods.CPU(), cpu: c.cfg.Pods.CPU}
+	}
+	return newCPUMeter(c.pgid, now)
+}
+
+// Release ends a controller of pods (Config.Pods): the slowdown stops,
+// what it froze is thawed, and Done is closed. Nothing is ended. It does
+// nothing on a controller that started its service.
+func (c *Controller) Release() {
+	if c.cfg.Pods == nil {
+		return
+	}
+	c.releaseOnce.Do(func() {
+		c.pauser.Close()
+		c.mu.Lock()
+		c.childGone = true
+		c.mu.Unlock()
+		c.stopSlowdown()
+		c.sigMu.Lock()
+		c.dead = true
+		c.sigMu.Unlock()
+		close(c.exited)
+	})
+}

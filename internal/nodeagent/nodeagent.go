@@ -1,0 +1,278 @@
+package nodeagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/podcgroup"
+)
+
+// Defaults.
+const (
+	DefaultCgroupRoot = "/sys/fs/cgroup"
+	DefaultStateDir   = "/var/lib/slowpoke"
+)
+
+// Service is one service of the run: its controller's port and its pods,
+// by UID, on every node (those on this node are served).
+type Service struct {
+	Name string
+	Port int
+	Pods []string
+}
+
+// ParseService parses NAME=PORT:UID,UID,... (the agent's --service).
+func ParseService(s string) (Service, error) {
+	name, rest, ok := strings.Cut(s, "=")
+	port, uids, ok2 := strings.Cut(rest, ":")
+	p, err := strconv.Atoi(port)
+	if !ok || !ok2 || name == "" || err != nil || p <= 0 || p > 65535 {
+		return Service{}, fmt.Errorf("service %q: want NAME=PORT:UID,UID,...", s)
+	}
+	sv := Service{Name: name, Port: p}
+	for _, uid := range strings.Split(uids, ",") {
+		if !podcgroup.ValidUID(uid) {
+			return Service{}, fmt.Errorf("service %q: %q is not a pod UID", name, uid)
+		}
+		sv.Pods = append(sv.Pods, uid)
+	}
+	return sv, nil
+}
+
+// String is the form ParseService reads.
+func (s Service) String() string {
+	return fmt.Sprintf("%s=%d:%s", s.Name, s.Port, strings.Join(s.Pods, ","))
+}
+
+// Config configures an agent.
+type Config struct {
+	Services []Service
+	// CgroupRoot is the node's cgroup file system (DefaultCgroupRoot).
+	CgroupRoot string
+	// StateDir is a directory of the node's for the ledgers
+	// (DefaultStateDir).
+	StateDir string
+	// Host is the address the controllers listen on ("": every one).
+	Host string
+	// RunID names this agent's ledger.
+	RunID    string
+	Secret   []byte
+	Lease    time.Duration
+	MaxPause time.Duration
+	Logger   *slog.Logger
+}
+
+// Agent is a running node agent.
+type Agent struct {
+	cfg    Config
+	log    *slog.Logger
+	node   podcgroup.Node
+	ledger *podcgroup.Ledger
+	self   string // this agent's own pod's UID, "" if unknown
+
+	mu    sync.Mutex
+	pods  map[string]podcgroup.Pod
+	tried map[string]time.Time // when a pod not found was last looked for
+
+	ctls map[string]*controller.Controller
+}
+
+// Start thaws what agents that are gone left frozen on this node, then
+// serves a controller for each service.
+func Start(cfg Config) (*Agent, error) {
+	if cfg.CgroupRoot == "" {
+		cfg.CgroupRoot = DefaultCgroupRoot
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = DefaultStateDir
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if cfg.RunID == "" {
+		cfg.RunID = "run"
+	}
+	node, err := podcgroup.Open(cfg.CgroupRoot)
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{cfg: cfg, log: cfg.Logger, node: node, pods: map[string]podcgroup.Pod{}, tried: map[string]time.Time{},
+		ctls: map[string]*controller.Controller{}}
+	a.self = ownPod()
+	thawed, err := podcgroup.ThawRecorded(cfg.StateDir, node)
+	if len(thawed) > 0 {
+		a.log.Warn("thawed the pods an agent that is gone had recorded", "cgroups", thawed)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("nodeagent: thawing what earlier agents left: %w", err)
+	}
+	if a.ledger, err = podcgroup.OpenLedger(cfg.StateDir, cfg.RunID, node); err != nil {
+		return nil, err
+	}
+	for _, sv := range cfg.Services {
+		c, err := controller.Start(controller.Config{
+			Name: sv.Name, Pods: podService{a, slices.Clone(sv.Pods)}, Listen: net.JoinHostPort(cfg.Host, strconv.Itoa(sv.Port)),
+			Secret: cfg.Secret, MaxPause: cfg.MaxPause, Lease: cfg.Lease, Logger: cfg.Logger,
+		})
+		if err != nil {
+			a.Close()
+			return nil, fmt.Errorf("nodeagent: service %s: %w", sv.Name, err)
+		}
+		a.ctls[sv.Name] = c
+	}
+	a.log.Info("node agent started", "services", len(cfg.Services), "cgroups", cfg.CgroupRoot, "v2", node.V2, "ledger", a.ledger.Path())
+	return a, nil
+}
+
+// ThawLeft thaws what the ledgers of agents that are gone record, for
+// `slowpoke agent --thaw-only` (what `slowpoke restore` runs on a node).
+func ThawLeft(cgroupRoot, stateDir string, log *slog.Logger) error {
+	node, err := podcgroup.Open(cgroupRoot)
+	if err != nil {
+		return err
+	}
+	thawed, err := podcgroup.ThawRecorded(stateDir, node)
+	log.Info("thawed what agents that are gone left", "cgroups", thawed)
+	return err
+}
+
+// Addr is the control address of the service's controller.
+func (a *Agent) Addr(service string) string {
+	if c := a.ctls[service]; c != nil {
+		return c.Addr()
+	}
+	return ""
+}
+
+// Close ends every controller (their slowdowns stop, what they froze is
+// thawed) and thaws everything the ledger records.
+func (a *Agent) Close() error {
+	for _, c := range a.ctls {
+		c.Release()
+		c.Wait()
+	}
+	if a.ledger == nil {
+		return nil
+	}
+	return a.ledger.Close()
+}
+
+// find returns the pod's cgroup on this node, looking again for one not
+// found at most once a second (CPU is read often).
+func (a *Agent) find(uid string) (podcgroup.Pod, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p, ok := a.pods[uid]; ok {
+		return p, nil
+	}
+	if t, ok := a.tried[uid]; ok && time.Since(t) < time.Second {
+		return podcgroup.Pod{}, fmt.Errorf("no cgroup of pod %s on this node", uid)
+	}
+	p, err := a.node.Find(uid)
+	if err != nil {
+		a.tried[uid] = time.Now()
+		return podcgroup.Pod{}, err
+	}
+	a.pods[uid] = p
+	return p, nil
+}
+
+// podService is one service's pods on this node (controller.PodService).
+type podService struct {
+	a    *Agent
+	uids []string
+}
+
+func (s podService) CPU() time.Duration {
+	var sum time.Duration
+	for _, uid := range s.uids {
+		if p, err := s.a.find(uid); err == nil {
+			if d, err := p.CPU(); err == nil {
+				sum += d
+			}
+		}
+	}
+	return sum
+}
+
+func (s podService) Owns(uid string) bool { return slices.Contains(s.uids, uid) }
+
+func (s podService) Freezers(uids []string) ([]pause.Cgroup, error) {
+	var pods []podcgroup.Pod
+	for _, uid := range uids {
+		if uid == s.a.self {
+			return nil, fmt.Errorf("pod %s is the node agent's own", uid)
+		}
+		p, err := s.a.find(uid)
+		if err != nil {
+			return nil, err
+		}
+		pods = append(pods, p)
+	}
+	if err := s.a.ledger.Add(pods...); err != nil {
+		return nil, err
+	}
+	out := make([]pause.Cgroup, len(pods))
+	for i, p := range pods {
+		out[i] = p.Freezer()
+	}
+	return out, nil
+}
+
+// ownPod is the UID of the pod this process runs in, from its cgroup's
+// path, or "".
+func ownPod() string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, part := range strings.Split(line, "/") {
+			if uid, ok := podcgroup.PodDirName(part); ok {
+				return uid
+			}
+		}
+	}
+	return ""
+}
+
+// Run starts an agent and serves until ctx ends or a signal comes
+// (Serve).
+func Run(ctx context.Context, cfg Config) error {
+	a, err := Start(cfg)
+	if err != nil {
+		return err
+	}
+	return a.Serve(ctx)
+}
+
+// Serve serves until ctx ends or SIGTERM, SIGINT or SIGHUP arrives (the
+// pod deleted or evicted), then closes the agent: every pod thawed.
+func (a *Agent) Serve(ctx context.Context) error {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	select {
+	case s := <-sigs:
+		a.log.Info("ending: thawing every pod", "signal", s)
+	case <-ctx.Done():
+	}
+	if err := a.Close(); err != nil {
+		return errors.Join(errors.New("nodeagent: could not thaw every pod"), err)
+	}
+	a.log.Info("node agent ended, every pod thawed")
+	return nil
+}
