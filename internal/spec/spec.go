@@ -98,9 +98,59 @@ type Service struct {
 	// runs when its pod template gives no command.
 	Deployment string `yaml:"deployment,omitempty"`
 	Container  string `yaml:"container,omitempty"`
+	// Attach, when set, names a service that already runs, started
+	// outside slowpoke (by a script, an IDE, a process manager): slowpoke
+	// finds its processes, pins, pauses and resumes them for the run and
+	// leaves them as they were, instead of starting it from Command.
+	// Command is then optional: with it, a run that must restart the
+	// service (validate's ground truth) starts it from there.
+	Attach *Attach `yaml:"attach,omitempty"`
 
 	// specDir is Spec.Dir, remembered so that CommandPath needs no argument.
 	specDir string
+}
+
+// Attach says how to find a running service's processes: exactly one of
+// its fields is set.
+type Attach struct {
+	// Port: the process that listens on this TCP port (on this machine's
+	// network namespace), and its children.
+	Port int `yaml:"port,omitempty"`
+	// PIDFile: the process whose PID this file holds, and its children.
+	// A relative path is resolved against the spec's directory.
+	PIDFile string `yaml:"pid_file,omitempty"`
+	// Cgroup: every process of this cgroup and of the cgroups below it,
+	// given as its directory (/sys/fs/cgroup/...) or as /proc/PID/cgroup
+	// writes it (/system.slice/shop.service).
+	Cgroup string `yaml:"cgroup,omitempty"`
+}
+
+// Attached says whether the service is one that already runs (Attach).
+func (s *Service) Attached() bool { return s.Attach != nil }
+
+// CanRestart says why slowpoke cannot restart the service (validate's
+// ground truth restarts the target with its work reduced), or returns
+// nil: an attached service can be restarted only if it has a command.
+func (s *Service) CanRestart() error {
+	if s.Attach != nil && strings.TrimSpace(s.Command) == "" {
+		return fmt.Errorf("service %q is attached to (attach: %s) and has no command: validate's ground truth restarts it with its work really reduced, and slowpoke cannot start it again; give it a command (and args, env) that starts it, or use predict, which restarts nothing", s.Name, s.Attach)
+	}
+	return nil
+}
+
+// String writes the attach section as in the spec.
+func (a *Attach) String() string {
+	switch {
+	case a == nil:
+		return ""
+	case a.Port != 0:
+		return fmt.Sprintf("{port: %d}", a.Port)
+	case a.PIDFile != "":
+		return fmt.Sprintf("{pid_file: %s}", a.PIDFile)
+	case a.Cgroup != "":
+		return fmt.Sprintf("{cgroup: %s}", a.Cgroup)
+	}
+	return "{}"
 }
 
 // Ready is a service's readiness probe. With HTTPPath empty the probe is a
@@ -174,6 +224,7 @@ type rawService struct {
 	Pool        *int              `yaml:"pool"`
 	Deployment  string            `yaml:"deployment"`
 	Container   string            `yaml:"container"`
+	Attach      *Attach           `yaml:"attach"`
 }
 
 type rawReady struct {
@@ -255,6 +306,17 @@ func (r *rawSpec) spec(dir string) *Spec {
 		}
 	}
 	for _, rs := range r.Services {
+		var att *Attach
+		if rs.Attach != nil {
+			a := *rs.Attach
+			if a.PIDFile != "" && !filepath.IsAbs(a.PIDFile) {
+				a.PIDFile = filepath.Join(dir, a.PIDFile)
+			}
+			att = &a
+			if rs.Port == 0 && a.Port != 0 {
+				rs.Port = a.Port // the port it listens on is the service's
+			}
+		}
 		s.Services = append(s.Services, Service{
 			Name:        rs.Name,
 			Command:     rs.Command,
@@ -269,6 +331,7 @@ func (r *rawSpec) spec(dir string) *Spec {
 			Pool:        rs.Pool,
 			Deployment:  rs.Deployment,
 			Container:   rs.Container,
+			Attach:      att,
 			specDir:     dir,
 		})
 	}
@@ -441,6 +504,7 @@ var vocabulary = &yamlerr.Vocabulary{
 		"rawRequest":    {Where: "a request", Go: reflect.TypeFor[rawRequest]()},
 		"GroundTruth":   {Where: "ground_truth", Go: reflect.TypeFor[GroundTruth]()},
 		"rawKubernetes": {Where: "kubernetes", Go: reflect.TypeFor[rawKubernetes]()},
+		"Attach":        {Where: "attach", Go: reflect.TypeFor[Attach]()},
 	},
 	// "cannot unmarshal !!str `x` into spec.rawSpec" and the like.
 	Replace: []string{"[]spec.rawService", "a list of services", "[]spec.rawRequest", "a list of requests", "spec.Duration", "a duration"},

@@ -217,6 +217,15 @@ func TestValidate(t *testing.T) {
 		{"header value", func(s *Spec) { s.Workload.Requests[0].Headers = map[string]string{"X": "a\nb"} }, `headers: value of "X" contains a line break`},
 		{"weight zero", func(s *Spec) { s.Workload.Requests[0].Weight = 0 }, `workload.requests[0] "home": weight must be > 0, got 0`},
 		{"weight negative", func(s *Spec) { s.Workload.Requests[0].Weight = -1 }, "weight must be > 0, got -1"},
+		{"attach empty", func(s *Spec) { s.Services[1].Attach = &Attach{} }, `services[1] "cart": attach needs exactly one of port, pid_file and cgroup, got 0`},
+		{"attach two", func(s *Spec) { s.Services[1].Attach = &Attach{Port: 8081, PIDFile: "/run/x.pid"} }, "attach needs exactly one of port, pid_file and cgroup, got 2"},
+		{"attach port range", func(s *Spec) { s.Services[1].Attach = &Attach{Port: 70000} }, "attach.port 70000 out of range"},
+		{"attach port differs", func(s *Spec) { s.Services[1].Attach = &Attach{Port: 9000} }, "attach.port 9000 and port 8081 differ"},
+		{"attach cgroup relative", func(s *Spec) { s.Services[1].Attach = &Attach{Cgroup: "shop.service"} }, `attach.cgroup "shop.service" must be absolute`},
+		{"attach under kubernetes", func(s *Spec) {
+			s.Kubernetes = &Kubernetes{Namespace: "default", Image: "x", ControlPort: 7070}
+			s.Services[1].Attach = &Attach{Port: 8081}
+		}, "attach is for a service that runs on this machine"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -242,6 +251,46 @@ func TestValidateReportsAllProblems(t *testing.T) {
 	var list interface{ Unwrap() []error }
 	if !errors.As(err, &list) || len(list.Unwrap()) != 3 {
 		t.Fatalf("want 3 joined errors, got %v", err)
+	}
+}
+
+// A service that already runs is named by attach instead of a command; its
+// port defaults to the one it is attached by, and a relative pid_file is
+// the spec's directory's. Without a command it cannot be restarted.
+func TestAttach(t *testing.T) {
+	const y = `name: a
+services:
+  - {name: web, attach: {port: 8080}}
+  - {name: db, attach: {pid_file: run/db.pid}, port: 5432, command: ./db, ground_truth: {env: W, base_us: 1}}
+  - {name: q, attach: {cgroup: /system.slice/q.service}, port: 9000}
+entry: http://127.0.0.1:8080
+workload: {requests: [{name: home, path: /}]}
+`
+	s, err := Parse([]byte(y), "/apps/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	web, db, q := s.Services[0], s.Services[1], s.Services[2]
+	if web.Port != 8080 || *web.Attach != (Attach{Port: 8080}) || !web.Attached() {
+		t.Errorf("web: port %d, attach %+v", web.Port, web.Attach)
+	}
+	if db.Attach.PIDFile != "/apps/a/run/db.pid" {
+		t.Errorf("db: pid_file %q, want it under the spec's directory", db.Attach.PIDFile)
+	}
+	if q.Attach.Cgroup != "/system.slice/q.service" {
+		t.Errorf("q: cgroup %q", q.Attach.Cgroup)
+	}
+	if err := web.CanRestart(); err == nil || !strings.Contains(err.Error(), `service "web" is attached to (attach: {port: 8080}) and has no command`) {
+		t.Errorf("web.CanRestart() = %v", err)
+	}
+	if err := db.CanRestart(); err != nil {
+		t.Errorf("db, attached with a command: CanRestart() = %v", err)
+	}
+	if s.Services[0].Attached() == validSpec().Services[0].Attached() {
+		t.Error("a started service says it is attached")
+	}
+	if _, err := Parse([]byte(strings.Replace(y, "attach: {port: 8080}", "attach: {port: 8080, pidfile: x}", 1)), "/"); err == nil || !strings.Contains(err.Error(), "pidfile") {
+		t.Errorf("an unknown attach field: %v", err)
 	}
 }
 
@@ -352,7 +401,7 @@ func TestLoad(t *testing.T) {
 		t.Fatal("Load of invalid spec succeeded")
 	}
 	want := bad + ": 2 problems:\n" +
-		`  services[1] "cart": command is required` + "\n" +
+		`  services[1] "cart": command is required (or attach, for a service that already runs)` + "\n" +
 		`  services[1] "cart": port 8080 already used by services[0] "frontend"`
 	if err.Error() != want {
 		t.Errorf("Load error:\n%s\nwant:\n%s", err, want)

@@ -60,8 +60,28 @@ func (s *Spec) Validate() error {
 			names[sv.Name] = i
 		}
 		kube := s.Kubernetes != nil
-		if strings.TrimSpace(sv.Command) == "" && !kube {
-			add("%s: command is required", at)
+		if strings.TrimSpace(sv.Command) == "" && !kube && sv.Attach == nil {
+			add("%s: command is required (or attach, for a service that already runs)", at)
+		}
+		if a := sv.Attach; a != nil {
+			n := 0
+			for _, set := range []bool{a.Port != 0, a.PIDFile != "", a.Cgroup != ""} {
+				if set {
+					n++
+				}
+			}
+			switch {
+			case kube:
+				add("%s: attach is for a service that runs on this machine, not under kubernetes", at)
+			case n != 1:
+				add("%s: attach needs exactly one of port, pid_file and cgroup, got %d", at, n)
+			case a.Port != 0 && (a.Port < 1 || a.Port > 65535):
+				add("%s: attach.port %d out of range 1..65535", at, a.Port)
+			case a.Port != 0 && sv.Port != a.Port:
+				add("%s: attach.port %d and port %d differ: the service is reached on the port it listens on (leave port out)", at, a.Port, sv.Port)
+			case a.Cgroup != "" && !strings.HasPrefix(a.Cgroup, "/"):
+				add("%s: attach.cgroup %q must be absolute: its directory (/sys/fs/cgroup/...) or its path as /proc/PID/cgroup writes it", at, a.Cgroup)
+			}
 		}
 		if !kube && (sv.Deployment != "" || sv.Container != "") {
 			add("%s: deployment and container are for an application on Kubernetes (a kubernetes section)", at)
