@@ -1,0 +1,447 @@
+package attach
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
+)
+
+// MaxProcs bounds how many processes one attached service may have.
+const MaxProcs = 1024
+
+// State is what slowpoke must know to give an attached service back as it
+// found it: its processes, each thread's CPU affinity and nice value, and
+// each process's freezer cgroup, read before anything was changed; and
+// the cgroup slowpoke moved them into for the run, if any. It is written
+// to the run record and given to the guard and to the service's controller,
+// so that whichever of them outlives the others restores it.
+type State struct {
+	Service string    `json:"service"`
+	Procs   []Process `json:"procs"`
+	// Cgroup is slowpoke's cgroup (a v1 freezer cgroup) that the processes
+	// are moved into for the run ("" where they stay where they are).
+	Cgroup string `json:"cgroup,omitempty"`
+}
+
+// Process is one process of an attached service as it was found.
+type Process struct {
+	PID   int    `json:"pid"`
+	Start string `json:"start"` // its start time (/proc/PID/stat field 22): a PID alone may be recycled
+	// Freezer is its cgroup in the v1 freezer hierarchy, as
+	// /proc/PID/cgroup writes it ("" where there is no such hierarchy).
+	Freezer string   `json:"freezer,omitempty"`
+	Threads []Thread `json:"threads"`
+}
+
+// Thread is one thread's scheduling, as it was found.
+type Thread struct {
+	TID  int   `json:"tid"`
+	CPUs []int `json:"cpus"`
+	Nice int   `json:"nice"`
+}
+
+// Root is the service's first process (the one the spec names, or the
+// lowest PID of its cgroup).
+func (s *State) Root() Process {
+	if len(s.Procs) == 0 {
+		return Process{}
+	}
+	return s.Procs[0]
+}
+
+// Alive reports whether p still runs (the same process, not a recycled
+// PID).
+func (p Process) Alive() bool {
+	st, ok := proc.Read(p.PID)
+	return ok && !st.Ended() && st.Start == p.Start
+}
+
+// Capture reads the processes of a service that already runs: roots (as
+// Find returned them, root first) and everything that descends from them.
+// It refuses processes that slowpoke must not pause: init, kernel threads,
+// this process or one it runs under, a process already stopped (slowpoke
+// would continue it).
+func Capture(service string, roots []int) (*State, error) {
+	if len(roots) == 0 {
+		return nil, errors.New("attach: no process")
+	}
+	pids := Tree(roots)
+	// The root first, then the rest in PID order.
+	if i := slices.Index(pids, roots[0]); i > 0 {
+		pids = append(append([]int{roots[0]}, pids[:i]...), pids[i+1:]...)
+	}
+	if len(pids) == 0 {
+		return nil, fmt.Errorf("attach: process %d is gone", roots[0])
+	}
+	if len(pids) > MaxProcs {
+		return nil, fmt.Errorf("attach: %d processes, at most %d", len(pids), MaxProcs)
+	}
+	self := os.Getpid()
+	s := &State{Service: service}
+	for _, pid := range pids {
+		st, ok := proc.Read(pid)
+		switch {
+		case !ok || st.Ended():
+			continue // exited meanwhile
+		case pid == 1:
+			return nil, errors.New("attach: refusing to attach to PID 1")
+		case pid == self || pid == os.Getppid() || descendsFrom(self, pid):
+			return nil, fmt.Errorf("attach: slowpoke itself runs under process %d: pausing it would pause slowpoke", pid)
+		case st.State == 'T' || st.State == 't':
+			return nil, fmt.Errorf("attach: process %d (%s) is stopped: slowpoke would continue it; continue it first (kill -CONT %d)", pid, describe(pid), pid)
+		case kernelThread(pid):
+			return nil, fmt.Errorf("attach: process %d is a kernel thread", pid)
+		}
+		p := Process{PID: pid, Start: st.Start}
+		if cg, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup"); err == nil {
+			p.Freezer = freezerOf(string(cg))
+		}
+		tids, err := threadIDs(pid)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		for _, tid := range tids {
+			var set unix.CPUSet
+			if err := unix.SchedGetaffinity(tid, &set); err != nil {
+				continue
+			}
+			prio, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+			if err != nil {
+				continue
+			}
+			// The raw system call returns 20 - nice.
+			p.Threads = append(p.Threads, Thread{TID: tid, CPUs: cpuList(set), Nice: 20 - prio})
+		}
+		if len(p.Threads) == 0 || !p.Alive() {
+			continue
+		}
+		s.Procs = append(s.Procs, p)
+	}
+	if len(s.Procs) == 0 {
+		return nil, fmt.Errorf("attach: process %d is gone", roots[0])
+	}
+	return s, nil
+}
+
+// descendsFrom reports whether pid runs under anc (anc is an ancestor).
+func descendsFrom(pid, anc int) bool {
+	for i := 0; i < 4096 && pid > 1; i++ {
+		st, ok := proc.Read(pid)
+		if !ok {
+			return false
+		}
+		pid = st.PPID
+		if pid == anc {
+			return true
+		}
+	}
+	return false
+}
+
+// kernelThread reports whether pid is a kernel thread (it runs no
+// program). A process that exited meanwhile is not one.
+func kernelThread(pid int) bool {
+	_, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	if err == nil {
+		return false
+	}
+	_, serr := os.Stat("/proc/" + strconv.Itoa(pid))
+	return errors.Is(err, os.ErrNotExist) && serr == nil
+}
+
+func describe(pid int) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	cmd := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+	if len(cmd) > 80 {
+		cmd = cmd[:77] + "..."
+	}
+	return cmd
+}
+
+func threadIDs(pid int) ([]int, error) {
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, tid)
+		}
+	}
+	return out, nil
+}
+
+func cpuList(set unix.CPUSet) []int {
+	var out []int
+	for i := 0; i < 4096 && len(out) < set.Count(); i++ {
+		if set.IsSet(i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func cpuSet(cpus []int) unix.CPUSet {
+	var set unix.CPUSet
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	return set
+}
+
+// freezerOf returns the freezer hierarchy's path in a /proc/PID/cgroup.
+func freezerOf(text string) string {
+	for _, line := range strings.Split(text, "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) == 3 && slices.Contains(strings.Split(parts[1], ","), "freezer") {
+			return parts[2]
+		}
+	}
+	return ""
+}
+
+// freezerMount is the mount point of the v1 freezer hierarchy ("" where
+// none is mounted).
+func freezerMount() string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		pf, qf := strings.Fields(pre), strings.Fields(post)
+		if ok && len(pf) >= 5 && len(qf) >= 3 && qf[0] == "cgroup" && slices.Contains(strings.Split(qf[2], ","), "freezer") {
+			return pf[4]
+		}
+	}
+	return ""
+}
+
+// Members lists the service's processes now: those found at Capture that
+// still run, those in its cgroup, and everything that descends from
+// either, this process never. Each comes with its start time, for
+// signalling it by identity.
+func (s *State) Members() []proc.Stat {
+	var roots []int
+	for _, p := range s.Procs {
+		if p.Alive() {
+			roots = append(roots, p.PID)
+		}
+	}
+	if s.Cgroup != "" {
+		if pids, err := (pause.Cgroup{Path: s.Cgroup}).Procs(); err == nil {
+			roots = append(roots, pids...)
+		}
+	}
+	self := os.Getpid()
+	var out []proc.Stat
+	for _, pid := range Tree(roots) {
+		if st, ok := proc.Read(pid); ok && !st.Ended() && pid != self {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// Apply makes the service run where the run needs it: every thread of every
+// process on cpus (none: left as they are), and every process moved into
+// slowpoke's cgroup cg, where cg is a v1 freezer cgroup (nil: not moved).
+// A v2 cgroup is never used: moving a process there would take it out of
+// its own, and of the limits set on it. State.Cgroup must already name cg
+// (so that a restore made meanwhile takes them out again).
+func (s *State) Apply(cpus []int, cg *pause.Cgroup) error {
+	if cg != nil && !cg.V2 {
+		if s.Cgroup != cg.Path {
+			return errors.New("attach: the state does not name the cgroup to move into")
+		}
+		// Twice: a process forked by one not yet moved lands in the old
+		// cgroup.
+		for pass := 0; pass < 2; pass++ {
+			for _, st := range s.Members() {
+				if err := moveTo(cg.Path, st); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if len(cpus) == 0 {
+		return nil
+	}
+	set := cpuSet(cpus)
+	for pass := 0; pass < 5; pass++ {
+		moved := 0
+		for _, st := range s.Members() {
+			tids, _ := threadIDs(st.PID)
+			for _, tid := range tids {
+				var cur unix.CPUSet
+				if unix.SchedGetaffinity(tid, &cur) != nil || cur == set {
+					continue
+				}
+				if err := unix.SchedSetaffinity(tid, &set); err != nil && !errors.Is(err, unix.ESRCH) {
+					return fmt.Errorf("attach: pin thread %d of process %d to CPUs %v: %w", tid, st.PID, cpus, err)
+				}
+				moved++
+			}
+		}
+		if moved == 0 {
+			break
+		}
+	}
+	return nil
+}
+
+// moveTo moves a process (all its threads) into the v1 cgroup at dir,
+// unless it has exited or its PID now names another process.
+func moveTo(dir string, st proc.Stat) error {
+	if now, ok := proc.Read(st.PID); !ok || now.Start != st.Start {
+		return nil
+	}
+	err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(st.PID)), 0)
+	if err != nil && !errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("attach: move process %d into %s: %w", st.PID, dir, err)
+	}
+	return nil
+}
+
+// Restore gives the service back as Capture found it: it thaws slowpoke's
+// cgroup, continues every process of the service (a pause may have
+// stopped it), moves each process back to the freezer cgroup it was in
+// (one born since: to its root's), and gives every thread back its CPU
+// affinity and nice value (a thread born since: its process's first
+// thread's, or the root's). It never ends a process. It may be called
+// any number of times, by any process (the orchestrator, a controller,
+// the guard, a later run), and is bounded in time. It returns what it
+// could not restore, in words.
+func (s *State) Restore() []string {
+	var problems []string
+	if s.Cgroup != "" {
+		if err := (pause.Cgroup{Path: s.Cgroup}).Thaw(); err != nil && !errors.Is(err, os.ErrNotExist) {
+			problems = append(problems, err.Error())
+		}
+	}
+	members := s.Members()
+	for _, st := range members {
+		signal(st, unix.SIGCONT)
+	}
+	byPID := map[int]Process{}
+	for _, p := range s.Procs {
+		byPID[p.PID] = p
+	}
+	recorded := func(st proc.Stat) (Process, bool) {
+		p, ok := byPID[st.PID]
+		return p, ok && p.Start == st.Start
+	}
+	root := s.Root()
+	if s.Cgroup != "" {
+		mnt := freezerMount()
+		deadline := time.Now().Add(2 * time.Second)
+		for {
+			left, err := (pause.Cgroup{Path: s.Cgroup}).Procs()
+			if err != nil || len(left) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				problems = append(problems, fmt.Sprintf("processes %v are still in %s", left, s.Cgroup))
+				break
+			}
+			for _, pid := range left {
+				st, ok := proc.Read(pid)
+				if !ok {
+					continue
+				}
+				home := root.Freezer
+				if p, ok := recorded(st); ok {
+					home = p.Freezer
+				}
+				if mnt == "" || home == "" {
+					problems = append(problems, fmt.Sprintf("process %d: no freezer cgroup to move it back to", pid))
+					continue
+				}
+				dir := filepath.Join(mnt, filepath.Clean("/"+home))
+				if err := moveTo(dir, st); err != nil {
+					problems = append(problems, err.Error())
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	for _, st := range members {
+		p, ok := recorded(st)
+		if !ok {
+			p = root
+		}
+		if len(p.Threads) == 0 {
+			continue
+		}
+		tids, _ := threadIDs(st.PID)
+		for _, tid := range tids {
+			want := p.Threads[0] // the process's first thread's, for a thread born since
+			for _, t := range p.Threads {
+				if t.TID == tid && ok {
+					want = t
+				}
+			}
+			set := cpuSet(want.CPUs)
+			if err := unix.SchedSetaffinity(tid, &set); err != nil && !errors.Is(err, unix.ESRCH) {
+				problems = append(problems, fmt.Sprintf("thread %d of process %d: affinity %v: %v", tid, st.PID, want.CPUs, err))
+			}
+			if prio, err := unix.Getpriority(unix.PRIO_PROCESS, tid); err == nil && 20-prio != want.Nice {
+				if err := unix.Setpriority(unix.PRIO_PROCESS, tid, want.Nice); err != nil && !errors.Is(err, unix.ESRCH) {
+					problems = append(problems, fmt.Sprintf("thread %d of process %d: nice %d: %v", tid, st.PID, want.Nice, err))
+				}
+			}
+		}
+	}
+	return problems
+}
+
+// signal sends sig to the process st describes, through a pidfd once it is
+// sure the PID is still st's: a recycled PID is never signalled.
+func signal(st proc.Stat, sig unix.Signal) bool {
+	fd, err := unix.PidfdOpen(st.PID, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	if now, ok := proc.Read(st.PID); !ok || now.Start != st.Start {
+		return false
+	}
+	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
+}
+
+// Save writes the state to path (mode 0600), for a controller to read.
+func (s *State) Save(path string) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
+}
+
+// Load reads a state that Save wrote.
+func Load(path string) (*State, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("attach: %s: %w", path, err)
+	}
+	if len(s.Procs) == 0 {
+		return nil, fmt.Errorf("attach: %s names no process", path)
+	}
+	return &s, nil
+}
