@@ -158,6 +158,15 @@ func testCgroup(t *testing.T, name string) pause.Cgroup {
 	}
 	t.Cleanup(func() {
 		cg.Thaw()
+		// What a failed test left in it goes back to this test's own
+		// freezer cgroup (the processes are ended by their own cleanup,
+		// which runs after this one).
+		own, _ := os.ReadFile("/proc/self/cgroup")
+		home := filepath.Join(freezerMount(), freezerOf(string(own)), "cgroup.procs")
+		left, _ := cg.Procs()
+		for _, pid := range left {
+			os.WriteFile(home, []byte(strconv.Itoa(pid)), 0)
+		}
 		for i := 0; i < 100; i++ {
 			if unix.Rmdir(cg.Path) == nil {
 				break
