@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/attach"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/guard"
 )
@@ -19,9 +20,12 @@ import (
 func runController(args []string) int {
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: slowpoke controller [flags] -- COMMAND [ARGS...]\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: slowpoke controller [flags] -- COMMAND [ARGS...]\n"+
+			"       slowpoke controller [flags] --attach-state FILE\n\n"+
 			"Starts COMMAND in a process group of its own and serves slowpoke's control\n"+
-			"protocol for it. The experiment secret is read from $%s (hex) or --secret-file.\n\n", controller.EnvSecret)
+			"protocol for it; or, with --attach-state, serves it for a service that already\n"+
+			"runs, which it pauses without starting or ever ending it. The experiment secret\n"+
+			"is read from $%s (hex) or --secret-file.\n\n", controller.EnvSecret)
 		fs.PrintDefaults()
 	}
 	name := fs.String("name", "", "service name (default: the command's base name)")
@@ -34,13 +38,25 @@ func runController(args []string) int {
 	normalPrio := fs.Bool("normal-priority", false, "keep the controller at normal scheduling priority (rounds may then reach busy cores late)")
 	lease := fs.Duration("lease", 0, "end any slowdown, latency what-if or pool, resuming the service, once the orchestrator has been silent this long (0: never; for controllers in pods, which no guard watches)")
 	cgroup := fs.String("cgroup", "", "start the service in this cgroup, made by slowpoke (a directory under a \"slowpoke\" directory of a cgroup v1 freezer or cgroup2 hierarchy)")
+	attachState := fs.String("attach-state", "", "attach to the service this file describes (written by the local backend for a spec's attach) instead of starting a command")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return 0
 	} else if err != nil {
 		return 2
 	}
 	cmdline := fs.Args()
-	if len(cmdline) == 0 {
+	var attached *attach.State
+	switch {
+	case *attachState != "" && len(cmdline) > 0:
+		fmt.Fprintln(os.Stderr, "slowpoke controller: --attach-state and a command: give one")
+		return 2
+	case *attachState != "":
+		var err error
+		if attached, err = attach.Load(*attachState); err != nil {
+			fmt.Fprintln(os.Stderr, "slowpoke controller:", err)
+			return 2
+		}
+	case len(cmdline) == 0:
 		fmt.Fprintln(os.Stderr, "slowpoke controller: no command given (put it after --)")
 		return 2
 	}
@@ -60,7 +76,7 @@ func runController(args []string) int {
 	}
 	code, err := controller.Run(context.Background(), controller.Config{
 		Name: *name, Command: cmdline, CPUs: cpuList, Listen: *listen, Secret: secret,
-		MaxPause: *maxPause, StopTimeout: *stopTimeout, AddrFile: *addrFile, NormalPriority: *normalPrio, Cgroup: *cgroup, Lease: *lease,
+		MaxPause: *maxPause, StopTimeout: *stopTimeout, AddrFile: *addrFile, NormalPriority: *normalPrio, Cgroup: *cgroup, Lease: *lease, Attach: attached,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/atomicfile"
+	"github.com/slowpoke-dev/slowpoke/internal/attach"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/stale"
@@ -70,6 +71,10 @@ type Config struct {
 	// the controller neither starts nor ends (Command is then empty): see
 	// pods.go.
 	Pods PodService
+	// Attach, when set, names a service that already runs, which the
+	// controller pauses and resumes without starting it (Command is then
+	// empty): see attached.go.
+	Attach *attach.State
 	// NormalPriority keeps the controller at the normal scheduling
 	// priority instead of raising it (see raisePriority).
 	NormalPriority bool
@@ -86,7 +91,11 @@ type Controller struct {
 	pgid   int
 	cgroup *pause.Cgroup // the service's, when Config.Cgroup is set
 	pauser *pauser
-	// releaseOnce ends a controller of pods once (Release).
+	// set holds the processes of an attached service (Config.Attach),
+	// nil for a service the controller started.
+	set *attach.Set
+	// releaseOnce ends a controller of pods (Release), or of an attached
+	// service (release), once.
 	releaseOnce sync.Once
 
 	ln       net.Listener // control
@@ -143,15 +152,18 @@ type counters struct {
 // Start starts the child and the controller's listeners.
 func Start(cfg Config) (*Controller, error) {
 	switch {
-	case len(cfg.Command) == 0 && cfg.Pods == nil:
+	case len(cfg.Command) == 0 && cfg.Pods == nil && cfg.Attach == nil:
 		return nil, errors.New("controller: no command to run")
-	case len(cfg.Command) > 0 && cfg.Pods != nil:
-		return nil, errors.New("controller: a command to run and pods to serve: give one")
+	case len(cfg.Command) > 0 && (cfg.Pods != nil || cfg.Attach != nil), cfg.Pods != nil && cfg.Attach != nil:
+		return nil, errors.New("controller: give one of a command to run, pods to serve and a service to attach to")
 	case cfg.Pods != nil && cfg.Name == "":
 		return nil, errors.New("controller: a service in pods needs a name")
 	}
 	if len(cfg.Secret) < wire.MinSecret {
 		return nil, fmt.Errorf("controller: experiment secret must be at least %d bytes (set %s)", wire.MinSecret, EnvSecret)
+	}
+	if cfg.Name == "" && cfg.Attach != nil {
+		cfg.Name = cfg.Attach.Service
 	}
 	if cfg.Name == "" {
 		cfg.Name = filepath.Base(cfg.Command[0])
@@ -199,8 +211,11 @@ func Start(cfg Config) (*Controller, error) {
 		c.log.Warn("cannot stop SIGCHLD on the service's stops and continues; every round costs two more wake-ups", "err", err)
 	}
 	start := c.startChild
-	if cfg.Pods != nil {
+	switch {
+	case cfg.Pods != nil:
 		start = func(string) error { return nil } // nothing to start: pgid stays 0, never signalled
+	case cfg.Attach != nil:
+		start = c.attach
 	}
 	if err := start(sock); err != nil {
 		c.ln.Close()
@@ -220,7 +235,10 @@ func Start(cfg Config) (*Controller, error) {
 	}
 	go c.acceptAgents()
 	go c.acceptControl()
-	if cfg.Pods == nil {
+	switch {
+	case c.set != nil:
+		go c.watchAttached()
+	case cfg.Pods == nil:
 		go c.watchChild()
 	}
 	if cfg.AddrFile != "" {
@@ -228,7 +246,7 @@ func Start(cfg Config) (*Controller, error) {
 			c.log.Error("cannot write address file", "err", err)
 		}
 	}
-	c.log.Info("controller started", "pid", c.pgid, "pods", cfg.Pods != nil, "control", c.Addr(), "cpus", cfg.CPUs)
+	c.log.Info("controller started", "pid", c.pgid, "pods", cfg.Pods != nil, "attached", c.set != nil, "control", c.Addr(), "cpus", cfg.CPUs)
 	return c, nil
 }
 
@@ -324,6 +342,9 @@ func (c *Controller) kill(sig unix.Signal) error {
 	defer c.sigMu.Unlock()
 	if c.dead {
 		return errors.New("child has exited")
+	}
+	if c.set != nil {
+		return c.set.Signal(sig)
 	}
 	if c.pgid <= 1 || c.pgid == unix.Getpgrp() {
 		return errors.New("refusing to signal own or invalid process group")
@@ -428,6 +449,11 @@ func exitCode(ps *os.ProcessState, err error) int {
 // Signal forwards sig to the service: the slowdown stops, the group is
 // continued (a stopped process cannot act on SIGTERM), then signalled.
 func (c *Controller) Signal(sig unix.Signal) {
+	if c.set != nil {
+		// Not the controller's to end: it is given back instead.
+		c.release("received "+sig.String(), 0)
+		return
+	}
 	c.stopSlowdown()
 	c.kill(sig)
 	c.kill(unix.SIGCONT)
@@ -442,6 +468,9 @@ func (c *Controller) Wait() int {
 	// holders gone.
 	c.stopSlowdown()
 	c.close()
+	if c.set != nil {
+		c.restore()
+	}
 	return c.exitCode
 }
 
@@ -475,7 +504,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	forward := func(sig unix.Signal) {
 		c.log.Info("forwarding signal", "signal", sig)
 		c.Signal(sig)
-		if killTimer == nil {
+		if killTimer == nil && c.set == nil {
 			killTimer = time.After(c.cfg.StopTimeout)
 		}
 	}

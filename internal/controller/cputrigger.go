@@ -37,6 +37,7 @@ const (
 // one that starts counts from its birth.
 type cpuMeter struct {
 	pgid   int
+	list   func() []proc.Stat    // the processes to count; nil: proc.Group(pgid)
 	last   map[int]time.Duration // each process's clock at its last read
 	total  time.Duration
 	listed time.Time
@@ -44,8 +45,14 @@ type cpuMeter struct {
 }
 
 func newCPUMeter(pgid int, now time.Time) *cpuMeter {
-	m := &cpuMeter{pgid: pgid, last: map[int]time.Duration{}, clock: processCPU}
-	for _, s := range proc.Group(pgid) {
+	return newCPUMeterOf(func() []proc.Stat { return proc.Group(pgid) }, now)
+}
+
+// newCPUMeterOf is newCPUMeter on the processes list returns (an attached
+// service's, which form no process group of slowpoke's).
+func newCPUMeterOf(list func() []proc.Stat, now time.Time) *cpuMeter {
+	m := &cpuMeter{list: list, last: map[int]time.Duration{}, clock: processCPU}
+	for _, s := range list() {
 		if !s.Ended() {
 			m.last[s.PID] = m.clock(s.PID) // what they used before counts not
 		}
@@ -58,7 +65,11 @@ func newCPUMeter(pgid int, now time.Time) *cpuMeter {
 func (m *cpuMeter) read(now time.Time) time.Duration {
 	if now.Sub(m.listed) >= cpuRelistEvery {
 		m.listed = now
-		for _, s := range proc.Group(m.pgid) {
+		list := m.list
+		if list == nil {
+			list = func() []proc.Stat { return proc.Group(m.pgid) }
+		}
+		for _, s := range list() {
 			if _, known := m.last[s.PID]; !known && !s.Ended() {
 				m.last[s.PID] = 0 // born since: all its CPU is new
 			}

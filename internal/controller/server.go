@@ -780,11 +780,7 @@ func (c *Controller) Stats() *wire.Stats {
 	st.Service = c.cfg.Name
 	st.PID = c.pgid
 	st.AgentConnected = connected
-	if c.cfg.Pods != nil {
-		st.CPUNS = int64(c.cfg.Pods.CPU())
-	} else {
-		st.CPUNS = groupCPU(c.pgid)
-	}
+	st.CPUNS = c.serviceCPU()
 	st.ControllerCPUNS = int64(selfCPU())
 	st.TakenUnixNS = time.Now().UnixNano()
 	ps := c.pauser.stats()
