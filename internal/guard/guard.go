@@ -16,6 +16,13 @@
 //     and exits;
 //   - on a clean teardown the orchestrator says "done" and the guard exits.
 //
+// A service that slowpoke did not start (spec: attach) is never ended:
+// where the above ends a service, the guard gives an attached one back as
+// it was found instead (attach.State.Restore: continued, thawed, moved
+// back to its cgroups, its affinity and nice values restored). No
+// parent-death signal reaches such a service when its controller dies, so
+// the guard is what resumes it then.
+//
 // Processes are signalled through pidfds, or after checking their start
 // time, so a recycled PID is never signalled; a service's processes are
 // found through its cgroup where it has one, through its process group
@@ -35,12 +42,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/attach"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/stale"
@@ -146,6 +155,10 @@ type Service struct {
 	Group      Proc   `json:"group,omitempty"`  // the service's process group leader (its first process)
 	Cgroup     string `json:"cgroup,omitempty"` // every process of the service, where slowpoke made a cgroup
 	V2         bool   `json:"v2,omitempty"`
+	// Attached, for a service that slowpoke did not start (spec: attach),
+	// is how to give it back: it is never ended, but continued, thawed,
+	// moved back to its cgroups and unpinned (attach.State.Restore).
+	Attached *attach.State `json:"attached,omitempty"`
 }
 
 // Run is what the guard, and a later run, need to end a run: the
@@ -347,7 +360,11 @@ func (g *guard) controllerDied(name string, w *watched) {
 	if !current {
 		return
 	}
-	g.log.Printf("the controller of %s (PID %d) died: thawing the run's cgroups and ending the service", name, w.Controller.PID)
+	if w.Attached != nil {
+		g.log.Printf("the controller of %s (PID %d) died: thawing the run's cgroups and giving the service back as it was found", name, w.Controller.PID)
+	} else {
+		g.log.Printf("the controller of %s (PID %d) died: thawing the run's cgroups and ending the service", name, w.Controller.PID)
+	}
 	thaw(run, g.log.Printf)
 	EndService(w.Service, g.log.Printf)
 	if w.pidfd >= 0 {
@@ -391,7 +408,7 @@ func End(run Run, svcs []Service, kill func(Service), logf func(string, ...any))
 	// controller dies and the service is orphaned out of reach.
 	svcs = slices.Clone(svcs)
 	for i, s := range svcs {
-		if s.Cgroup == "" && s.Group.PID == 0 && s.Controller.Alive() {
+		if s.Cgroup == "" && s.Group.PID == 0 && s.Attached == nil && s.Controller.Alive() {
 			if g, ok := childGroup(s.Controller.PID); ok {
 				svcs[i].Group = g
 			}
@@ -428,7 +445,13 @@ func End(run Run, svcs []Service, kill func(Service), logf func(string, ...any))
 	wg.Wait()
 	for _, p := range run.Cgroups {
 		cg := pause.Cgroup{Path: p, V2: run.V2}
-		cg.Kill(Grace) // anything that joined it since
+		if a := attachedIn(svcs, p); a != nil {
+			// An attached service's processes are never ended: what
+			// joined its cgroup since the restore above goes back too.
+			a.Restore()
+		} else {
+			cg.Kill(Grace) // anything that joined it since
+		}
 		if err := cg.Remove(); err != nil {
 			logf("%v", err)
 		}
@@ -438,6 +461,17 @@ func End(run Run, svcs []Service, kill func(Service), logf func(string, ...any))
 	}
 	logf("ended the run of %d services", len(svcs))
 	return ended
+}
+
+// attachedIn returns the attached service whose processes slowpoke moved
+// into cgroup path, or nil.
+func attachedIn(svcs []Service, path string) *attach.State {
+	for _, s := range svcs {
+		if s.Attached != nil && (s.Attached.Cgroup == path || s.Cgroup == path) {
+			return s.Attached
+		}
+	}
+	return nil
 }
 
 // thaw thaws every cgroup of the run.
@@ -455,6 +489,17 @@ func thaw(run Run, logf func(string, ...any)) {
 // the controller's marks in their environment (strays). It says what it
 // ended ("" for nothing).
 func EndService(s Service, logf func(string, ...any)) string {
+	if s.Attached != nil {
+		problems := s.Attached.Restore()
+		for _, p := range problems {
+			logf("%s: %s", s.Name, p)
+		}
+		logf("gave %s back as it was found (attached: continued, thawed, back in its cgroups, affinity and nice restored)", s.Name)
+		if len(problems) > 0 {
+			return fmt.Sprintf("%s (attached; given back, but: %s)", s.Name, strings.Join(problems, "; "))
+		}
+		return fmt.Sprintf("%s (attached; continued and given back as it was)", s.Name)
+	}
 	if s.Cgroup != "" {
 		pids := (pause.Cgroup{Path: s.Cgroup, V2: s.V2}).Kill(Grace)
 		if len(pids) == 0 {

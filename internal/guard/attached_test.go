@@ -1,0 +1,177 @@
+package guard
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/slowpoke-dev/slowpoke/internal/attach"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
+)
+
+// startProc starts the test binary in a role; it is continued and killed
+// by its PID when the test ends, its children too.
+func startProc(t *testing.T, role string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), roleEnv+"="+role)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, pid := range attach.Tree([]int{cmd.Process.Pid}) {
+			unix.Kill(pid, unix.SIGCONT)
+			unix.Kill(pid, unix.SIGKILL)
+		}
+		cmd.Wait()
+	})
+	return cmd
+}
+
+// affinities is each process's freezer cgroup and every thread's CPU
+// affinity (its count of CPUs), by "PID" and "PID/TID".
+func affinities(pids []int) map[string]string {
+	m := map[string]string{}
+	for _, pid := range pids {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, ":freezer:") {
+				m[strconv.Itoa(pid)] = line
+			}
+		}
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		for _, tk := range tasks {
+			tid, _ := strconv.Atoi(tk.Name())
+			var set unix.CPUSet
+			unix.SchedGetaffinity(tid, &set)
+			m[strconv.Itoa(pid)+"/"+tk.Name()] = strconv.Itoa(set.Count())
+		}
+	}
+	return m
+}
+
+// asBefore reports what differs from before in now (what was there then:
+// a Go program starts threads as it goes).
+func asBefore(before, now map[string]string) []string {
+	var diff []string
+	for k, v := range before {
+		if now[k] != v {
+			diff = append(diff, fmt.Sprintf("%s: %q, was %q", k, now[k], v))
+		}
+	}
+	return diff
+}
+
+// A service slowpoke did not start (attach), pinned, moved into the run's
+// cgroup, stopped and frozen as by a pause: when its controller is killed,
+// and when the orchestrator is, the guard gives it back running, out of the
+// run's cgroup, its affinity as it was, and never ends it.
+func TestAttachedGivenBack(t *testing.T) {
+	h, err := pause.FindHierarchy()
+	if err != nil || h.V2 {
+		t.Skipf("no v1 freezer cgroups here (%v)", err)
+	}
+	var set unix.CPUSet
+	unix.SchedGetaffinity(0, &set)
+	if set.Count() < 2 {
+		t.Skip("needs two CPUs to pin to one")
+	}
+	for _, fault := range []string{"controller", "orchestrator"} {
+		t.Run(fault+" killed", func(t *testing.T) {
+			svc := startProc(t, "wrapper")
+			var tree []int
+			for deadline := time.Now().Add(5 * time.Second); len(tree) < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				tree = attach.Tree([]int{svc.Process.Pid})
+			}
+			before := affinities(tree)
+			orch := startProc(t, "service") // stands in for the orchestrator
+			ctl := startProc(t, "service")  // and for the controller
+			orchID, _ := Identify(orch.Process.Pid)
+			ctlID, _ := Identify(ctl.Process.Pid)
+			cg, err := h.Create(fmt.Sprintf("run-%d-%s/svc", orchID.PID, orchID.Start))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cg.Thaw(); cg.Remove() })
+			st, err := attach.Capture("svc", []int{svc.Process.Pid})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Cgroup = cg.Path
+			g, err := Spawn(os.Args[0], filepath.Join(t.TempDir(), "guard.log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { g.cmd.Process.Kill(); <-g.Exited() })
+			if err := g.Run(Run{Orchestrator: orchID, Cgroups: []string{cg.Path}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Service(Service{Name: "svc", Controller: ctlID, Cgroup: cg.Path, Attached: st}); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Apply([]int{0}, &cg); err != nil {
+				t.Fatal(err)
+			}
+			for _, pid := range tree {
+				unix.Kill(pid, unix.SIGSTOP)
+			}
+			cg.Freeze()
+			if len(asBefore(before, affinities(tree))) == 0 {
+				t.Fatal("not pinned nor moved")
+			}
+
+			victim := ctl
+			if fault == "orchestrator" {
+				victim = orch
+			}
+			victim.Process.Kill()
+			var diff []string
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if diff = asBefore(before, affinities(tree)); len(diff) == 0 && running(tree) {
+					break
+				}
+			}
+			if len(diff) > 0 {
+				t.Errorf("after the %s's death, not as before: %v", fault, diff)
+			}
+			for _, pid := range tree {
+				if s, ok := proc.Read(pid); !ok || s.Ended() || s.State == 'T' {
+					t.Errorf("process %d of the attached service: state %c (alive %v), want it running", pid, s.State, ok)
+				}
+			}
+			if procs, _ := cg.Procs(); len(procs) > 0 {
+				t.Errorf("processes %v left in the run's cgroup", procs)
+			}
+			if fault == "orchestrator" {
+				select {
+				case <-g.Exited():
+				case <-time.After(10 * time.Second):
+					t.Error("the guard did not end the run")
+				}
+				if ctlID.Alive() {
+					t.Error("the guard left the controller running")
+				}
+				if _, err := os.Stat(cg.Path); err == nil {
+					t.Error("the run's cgroup is left")
+				}
+			}
+		})
+	}
+}
+
+func running(pids []int) bool {
+	for _, pid := range pids {
+		if s, ok := proc.Read(pid); !ok || s.State == 'T' {
+			return false
+		}
+	}
+	return true
+}
