@@ -90,6 +90,11 @@ func latencyMain(c latencyConfig) error {
 	if svc, _ := s.Service(c.target); c.validate && svc.GroundTruth == nil {
 		return fmt.Errorf("service %q has no ground_truth in %s: --validate needs a way to really reduce its work (docs/spec.md)", c.target, c.specPath)
 	}
+	if svc, _ := s.Service(c.target); c.validate {
+		if err := svc.CanRestart(); err != nil {
+			return fmt.Errorf("--validate: %w", err)
+		}
+	}
 	reds, err := model.ParseReductions(c.reduce)
 	if err != nil {
 		return fmt.Errorf("--reduce: %w", err)

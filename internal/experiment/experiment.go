@@ -264,6 +264,8 @@ func New(d backend.Backend, opts Options) (*Runner, error) {
 	if opts.Validate {
 		if svc, _ := s.Service(opts.Target); svc.GroundTruth == nil {
 			return nil, fmt.Errorf("validate needs a way to really reduce %q's work: add ground_truth (env, base_us) to it in the spec (docs/spec.md)", opts.Target)
+		} else if err := svc.CanRestart(); err != nil {
+			return nil, fmt.Errorf("validate: %w", err)
 		}
 	}
 	method, err := d.PauseMethod(opts.PauseMethod)

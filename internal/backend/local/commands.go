@@ -15,6 +15,9 @@ func (d *Deployment) checkCommands() error {
 	var bad []string
 	for i := range d.spec.Services {
 		s := &d.spec.Services[i]
+		if s.Attached() && strings.TrimSpace(s.Command) == "" {
+			continue // it runs already, and cannot be restarted
+		}
 		p := d.lookPath(s.CommandPath())
 		if !strings.ContainsRune(p, '/') {
 			if _, err := exec.LookPath(p); err != nil {

@@ -83,11 +83,13 @@ func (d *Deployment) guardService(svc *Service) error {
 	if !ok {
 		return nil // already gone: its death is reported as such
 	}
-	gs := guard.Service{Name: svc.Name, Controller: ctl, Cgroup: svc.Cgroup}
+	gs := guard.Service{Name: svc.Name, Controller: ctl, Cgroup: svc.Cgroup, Attached: svc.attached}
 	if d.Cgroups != nil {
 		gs.V2 = d.Cgroups.V2
 	}
-	if svc.PID > 0 {
+	// An attached service leads no process group of slowpoke's: the
+	// guard knows it by its state, and never ends it.
+	if svc.PID > 0 && svc.attached == nil {
 		gs.Group = guard.Proc{PID: svc.PID, Start: svc.startTick}
 	}
 	if err := d.guard.Service(gs); err != nil {
@@ -116,9 +118,19 @@ func (d *Deployment) removeCgroups() {
 	if d.runDir == "" {
 		return
 	}
-	for _, s := range d.spec.Services {
+	for i, s := range d.spec.Services {
 		cg := pause.Cgroup{Path: d.cgroupOf(s.Name), V2: d.Cgroups.V2}
-		cg.Kill(time.Second)
+		if d.isAttached(&d.spec.Services[i]) {
+			// Its processes went back where they were when it was let
+			// go; what is left is never ended, and keeps the cgroup.
+			cg.Thaw()
+			if left, _ := cg.Procs(); len(left) > 0 {
+				d.opts.Logf("warning: %s: processes %v of the attached service are still in %s; they are left running there", s.Name, left, cg.Path)
+				continue
+			}
+		} else {
+			cg.Kill(time.Second)
+		}
 		if err := cg.Remove(); err != nil {
 			d.opts.Logf("warning: %v", err)
 		}
@@ -168,6 +180,8 @@ func (s *Service) deathError() error {
 	}
 	ws, _ := ps.Sys().(syscall.WaitStatus)
 	switch {
+	case s.attached != nil && !ws.Signaled() && ps.ExitCode() == 1:
+		e.How = "the process it is attached to exited"
 	case ws.Signaled():
 		e.How = "killed by " + unix.SignalName(ws.Signal())
 		if s.Control != nil {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/atomicfile"
+	"github.com/slowpoke-dev/slowpoke/internal/attach"
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/guard"
@@ -66,6 +67,10 @@ type Deployment struct {
 	stopping       bool
 	uninstrumented backend.Uninstrumented
 	startEnv       map[string]map[string]string // Options.Env as Start was given it
+	// started names the attached services that a restart (validate's
+	// ground truth) started from their command: they run under slowpoke
+	// from then on (guarded by mu).
+	started map[string]bool
 }
 
 // Service is one running service: what every backend knows of it (its PID
@@ -78,6 +83,9 @@ type Service struct {
 	exited    chan struct{}
 	startTick string // the service's start time in /proc, to recognise it later
 	stopping  bool   // stopped on purpose: its exit is no failure (guarded by Deployment.mu)
+	// attached is, for a service that already ran (spec: attach), its
+	// processes and how to give them back; nil for one slowpoke started.
+	attached *attach.State
 }
 
 // Start starts every service of s and waits until all are ready. On error
@@ -145,7 +153,10 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 	for _, note := range cleanLeftovers(d.Cgroups) {
 		opts.Logf("warning: %s", note)
 	}
-	if err := checkPorts(s.Services); err != nil {
+	if err := d.findAttached(); err != nil {
+		return nil, err
+	}
+	if err := checkPorts(d.startedServices()); err != nil {
 		return nil, err
 	}
 	if err := d.checkCommands(); err != nil {
@@ -253,6 +264,9 @@ func (d *Deployment) launch(s *spec.Service) error {
 	defer logf.Close() // the child keeps its own descriptor
 	fmt.Fprintf(logf, "---- %s starting %s\n", time.Now().Format(time.RFC3339), s.Name)
 
+	if d.isAttached(s) {
+		return d.launchAttached(s, logPath, logf)
+	}
 	env := d.environ(s)
 	cpus := d.placement.CPUs(s.Name)
 	var cmd *exec.Cmd
@@ -459,6 +473,13 @@ func (d *Deployment) Restart(ctx context.Context, name string, env map[string]st
 		return fmt.Errorf("unknown service %q", name)
 	}
 	svc := d.proc(name)
+	if d.isAttached(s) {
+		// A restart ends what runs and starts the service's command.
+		if err := d.restartAttached(svc, s); err != nil {
+			return err
+		}
+		svc = nil
+	}
 	if svc != nil {
 		d.mu.Lock()
 		svc.stopping = true
@@ -514,6 +535,10 @@ func (d *Deployment) Stop() error {
 }
 
 func (d *Deployment) stopOne(s *Service, grace time.Duration) {
+	if s.attached != nil {
+		d.stopAttached(s, grace)
+		return
+	}
 	if s.Control != nil {
 		s.Control.Close()
 	}

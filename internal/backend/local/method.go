@@ -70,6 +70,8 @@ func (d *Deployment) canFreeze() error {
 		return errors.New("the services run without controllers")
 	case d.runDir == "":
 		return errors.New("the services have no cgroups (slowpoke may not make cgroups here: it needs root or a delegated cgroup v2 subtree)")
+	case d.attachedWithoutCgroup() != "":
+		return fmt.Errorf("service %q is attached and stays in its own cgroup (slowpoke moves attached services only into v1 freezer cgroups)", d.attachedWithoutCgroup())
 	}
 	return nil
 }

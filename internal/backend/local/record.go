@@ -83,6 +83,9 @@ func (r *record) confine(hier *pause.Hierarchy) error {
 		if s.Cgroup != "" {
 			paths = append(paths, s.Cgroup)
 		}
+		if s.Attached != nil && s.Attached.Cgroup != "" {
+			paths = append(paths, s.Attached.Cgroup)
+		}
 	}
 	for _, p := range paths {
 		if hier == nil {

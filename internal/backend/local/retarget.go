@@ -70,6 +70,13 @@ func (d *Deployment) Retarget(target string) error {
 // processesOf lists every process of a service: its cgroup's where it has
 // one, its process group's otherwise.
 func (d *Deployment) processesOf(s *Service) ([]int, error) {
+	if s.attached != nil {
+		var out []int
+		for _, st := range s.attached.Members() {
+			out = append(out, st.PID)
+		}
+		return out, nil
+	}
 	if s.Cgroup != "" && d.Cgroups != nil {
 		return pause.Cgroup{Path: s.Cgroup, V2: d.Cgroups.V2}.Procs()
 	}
