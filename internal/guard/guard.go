@@ -238,6 +238,10 @@ type guard struct {
 	mu       sync.Mutex
 	run      Run
 	services map[string]*watched
+	// attached keeps every attached service's state until the run ends,
+	// after its controller died too: what is left in its cgroup when the
+	// run ends is given back, never killed.
+	attached map[string]*attach.State
 }
 
 type watched struct {
@@ -282,6 +286,9 @@ func (g *guard) read(in io.Reader) {
 				delete(g.services, m.Name)
 				unix.Close(w.pidfd)
 			}
+			// A restart: an attached service is let go and ended by
+			// the orchestrator, and started under slowpoke.
+			delete(g.attached, m.Name)
 			g.mu.Unlock()
 		case "done":
 			close(g.readDone)
@@ -317,6 +324,12 @@ func (g *guard) watch(p Proc, gone func()) error {
 func (g *guard) addService(s Service) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if s.Attached != nil {
+		if g.attached == nil {
+			g.attached = map[string]*attach.State{}
+		}
+		g.attached[s.Name] = s.Attached
+	}
 	if w := g.services[s.Name]; w != nil && w.Controller == s.Controller {
 		w.Service = s // an update (the group, once the controller knows it)
 		return
@@ -383,10 +396,16 @@ func (g *guard) cleanup() {
 		svcs = append(svcs, w.Service)
 		fds[name] = w.pidfd
 	}
+	for name, st := range g.attached {
+		if _, watched := g.services[name]; !watched {
+			// Its controller died earlier: no controller to kill.
+			svcs = append(svcs, Service{Name: name, Cgroup: st.Cgroup, Attached: st})
+		}
+	}
 	g.services = map[string]*watched{}
 	g.mu.Unlock()
 	End(run, svcs, func(s Service) {
-		if fd := fds[s.Name]; fd >= 0 {
+		if fd, ok := fds[s.Name]; ok && fd >= 0 {
 			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 		}
 	}, g.log.Printf)
