@@ -248,7 +248,9 @@ func (d *Deployment) startedServices() []spec.Service {
 // attachedWithoutCgroup names an attached service that has no slowpoke
 // cgroup, which the cgroup method cannot freeze ("" for none).
 func (d *Deployment) attachedWithoutCgroup() string {
-	for _, s := range d.procs() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, s := range d.services {
 		if s.attached != nil && s.Cgroup == "" {
 			return s.Name
 		}
