@@ -125,7 +125,7 @@ func TestAttachedTargetCPUTrigger(t *testing.T) {
 	b := startCtl(t, "b", "spin", time.Second)
 	const perCall, batch = 500 * time.Microsecond, 20
 	must(t, b.Configure(wire.Configure{Epoch: 2, PausePerRoundNS: int64(time.Millisecond)}))
-	must(t, a.Configure(wire.Configure{Epoch: 2, Target: true, Batch: batch, CPUPerCallNS: int64(perCall), PausePerRoundNS: int64(time.Millisecond), Neighbours: []wire.Neighbour{{Name: "b", Addr: b.Addr()}}}))
+	must(t, a.Configure(wire.Configure{Epoch: 2, Target: true, Batch: batch, CPUPerCallNS: int64(perCall), PausePerRoundNS: int64(time.Millisecond), Pause: signalPause(wire.SignalPause{Neighbours: []wire.Neighbour{{Name: "b", Addr: b.Addr()}}})}))
 	must(t, b.StartSlowdown())
 	cpu0 := a.serviceCPU()
 	must(t, a.StartSlowdown())
