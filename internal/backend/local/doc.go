@@ -16,4 +16,9 @@
 // SIGKILL), then makes sure no service process it started is left, running
 // or stopped. Controllers get SIGTERM if the orchestrator dies, and services
 // get SIGCONT if their controller dies.
+//
+// A service the spec attaches to (attach: it already runs, started
+// outside slowpoke) is not started and never ended: its controller pauses
+// its processes through pidfds, and the orchestrator, the controller and
+// the guard each give it back as it was found (attached.go).
 package local
