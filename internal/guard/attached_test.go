@@ -96,7 +96,10 @@ func TestAttachedGivenBack(t *testing.T) {
 			ctl := startProc(t, "service")  // and for the controller
 			orchID, _ := Identify(orch.Process.Pid)
 			ctlID, _ := Identify(ctl.Process.Pid)
-			cg, err := h.Create(fmt.Sprintf("run-%d-%s/svc", orchID.PID, orchID.Start))
+			// Named as the local backend names an attached service's cgroup:
+			// a run starting meanwhile (another package's test) moves its
+			// processes out, and never kills them.
+			cg, err := h.Create(fmt.Sprintf("run-%d-%s/attached.svc", orchID.PID, orchID.Start))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,12 +1,19 @@
 package local
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/slowpoke-dev/slowpoke/internal/attach"
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
 )
 
 // An attached service that stays in its own cgroup (cgroup v2) cannot be
@@ -22,5 +29,66 @@ func TestPauseMethodAttachedWithoutCgroup(t *testing.T) {
 	d.services["db"].Cgroup = "/sys/fs/cgroup/freezer/slowpoke/run-1-1/db"
 	if _, err := d.PauseMethod(pause.MethodCgroup); err != nil {
 		t.Errorf("with the service in slowpoke's cgroup: %v", err)
+	}
+}
+
+// A killed run that left no record: what is in an attached service's
+// cgroup is continued and moved out, never ended; what is in a started
+// service's is ended.
+func TestCleanLeftoversReleasesAttached(t *testing.T) {
+	h, err := pause.FindHierarchy()
+	if err != nil || h.V2 {
+		t.Skipf("no v1 freezer cgroups here (%v)", err)
+	}
+	// An orchestrator that is gone: a process that ran and was reaped.
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dir := fmt.Sprintf("run-%d-1", gone.Process.Pid)
+	var procs []*exec.Cmd
+	t.Cleanup(func() {
+		for _, p := range procs {
+			p.Process.Signal(syscall.SIGCONT)
+			p.Process.Kill()
+			p.Wait()
+		}
+		for _, leaf := range []string{"attached.db", "web"} {
+			pause.Cgroup{Path: filepath.Join(h.Root, dir, leaf)}.Thaw()
+			os.Remove(filepath.Join(h.Root, dir, leaf))
+		}
+		os.Remove(filepath.Join(h.Root, dir))
+	})
+	start := func(leaf string) *exec.Cmd {
+		cg, err := h.Create(dir + "/" + leaf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("sleep", "300")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, cmd)
+		if err := os.WriteFile(filepath.Join(cg.Path, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Process.Signal(syscall.SIGSTOP)
+		cg.Freeze()
+		return cmd
+	}
+	db, web := start("attached.db"), start("web")
+	cleanLeftovers(&h)
+	st, ok := proc.Read(db.Process.Pid)
+	if !ok || st.Ended() || st.State == 'T' {
+		t.Errorf("the attached service's process: state %c (there: %v), want it running", st.State, ok)
+	}
+	if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", db.Process.Pid)); strings.Contains(string(b), dir) {
+		t.Errorf("the attached service's process is still in the run's cgroup: %s", b)
+	}
+	if st, ok := proc.Read(web.Process.Pid); ok && !st.Ended() {
+		t.Errorf("the started service's process is left: state %c", st.State)
+	}
+	if _, err := os.Stat(filepath.Join(h.Root, dir)); err == nil {
+		t.Error("the run's cgroup directory is left")
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/guard"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
 )
 
 // guardRun makes the run's cgroups, starts its guard and writes its record
@@ -33,7 +34,7 @@ func (d *Deployment) guardRun() error {
 		d.runDir = filepath.Join(d.Cgroups.Root, runID)
 		run.V2 = d.Cgroups.V2
 		for _, s := range d.spec.Services {
-			cg, err := d.Cgroups.Create(runID + "/" + s.Name)
+			cg, err := d.Cgroups.Create(runID + "/" + cgroupLeaf(&s))
 			if err != nil {
 				return err
 			}
@@ -70,7 +71,24 @@ func (d *Deployment) cgroupOf(name string) string {
 	if d.runDir == "" {
 		return ""
 	}
+	if s, ok := d.spec.Service(name); ok {
+		return filepath.Join(d.runDir, cgroupLeaf(s))
+	}
 	return filepath.Join(d.runDir, name)
+}
+
+// AttachedPrefix starts the name of an attached service's cgroup in a
+// run's directory ("attached.cart"; a service name has no dot): what a
+// later run finds there, with no record to say how to give it back, is
+// moved out and continued, never killed.
+const AttachedPrefix = "attached."
+
+// cgroupLeaf is the name of a service's cgroup in its run's directory.
+func cgroupLeaf(s *spec.Service) string {
+	if s.Attached() {
+		return AttachedPrefix + s.Name
+	}
+	return s.Name
 }
 
 // guardService tells the guard and the record about a service's controller

@@ -225,6 +225,16 @@ func cleanLeftovers(hier *pause.Hierarchy) []string {
 		var ended []string
 		for _, p := range cgs {
 			cg := pause.Cgroup{Path: p, V2: hier.V2}
+			if strings.HasPrefix(filepath.Base(p), AttachedPrefix) {
+				// Processes slowpoke did not start: never ended. Without
+				// the record, where they came from is not known: they go
+				// to the cgroup slowpoke's own directory is in.
+				if pids := releaseCgroup(cg, filepath.Dir(hier.Root)); len(pids) > 0 {
+					ended = append(ended, fmt.Sprintf("%s (PIDs %v, attached: continued and moved to %s, not ended)", filepath.Base(p), pids, filepath.Dir(hier.Root)))
+				}
+				cg.Remove()
+				continue
+			}
 			if pids := cg.Kill(guard.Grace); len(pids) > 0 {
 				ended = append(ended, fmt.Sprintf("%s (PIDs %v)", filepath.Base(p), pids))
 			}
