@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Runs slowpoke's Kubernetes end-to-end tests on a real single-node cluster
 # of its own: builds (once, then cached) and starts the cluster, runs the
-# tests, and tears everything down, whatever happens.
+# tests, and tears everything down, whatever happens. It installs what it
+# needs from Debian's packages first.
 #
 # Usage: test/kube/e2e.sh [go test flags]     (as root)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# What the cluster needs from Debian's packages, installed here so that
+# this one command works on a fresh machine.
+if ! command -v containerd >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 || [ ! -x /usr/lib/cni/bridge ] || ! command -v curl >/dev/null 2>&1 || ! command -v openssl >/dev/null 2>&1 || ! command -v iptables >/dev/null 2>&1; then
+  echo "e2e: installing containerd, runc, the CNI plugins, iptables, openssl and curl" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc containernetworking-plugins iptables openssl curl
+fi
 dir=$(mktemp -d /tmp/slowpoke-kube-XXXXXX)
 trap '"$root/test/kube/cluster.sh" down "$dir"; rm -rf "$dir"' EXIT
 "$root/test/kube/cluster.sh" up "$dir"
