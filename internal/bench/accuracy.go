@@ -251,55 +251,50 @@ func variantTotals(variants []experiment.Variant, configs []AccuracyConfig) []Va
 	return out
 }
 
+// startConfig writes configuration c's spec and starts it; opts holds
+// what every experiment on it shares. The caller stops d.
+func startConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds []model.Reduction) (d *local.Deployment, opts experiment.Options, err error) {
+	specPath, err := suite.Write(filepath.Join(o.Dir, "configs"), c)
+	if err != nil {
+		return nil, opts, err
+	}
+	s, err := spec.Load(specPath)
+	if err != nil {
+		return nil, opts, err
+	}
+	d, err = local.Start(ctx, s, local.Options{Target: c.Target, Placement: o.Placement, LogDir: filepath.Join(o.Dir, "logs", c.Name), ExtraPath: o.ExtraPath})
+	if err != nil {
+		return nil, opts, err
+	}
+	var texts []string
+	for _, r := range reds {
+		texts = append(texts, r.Text)
+	}
+	return d, experiment.Options{
+		Target: c.Target, Reductions: reds, ReductionsText: texts, Repetitions: o.Reps, Duration: o.Duration, Warmup: o.Warmup,
+		SpecPath: specPath, Tuning: o.Tuning, AutoConnections: !o.FixedConnections, Progress: o.Progress,
+	}, nil
+}
+
 // compareConfig measures one configuration's points with every variant
 // against one ground truth.
 func compareConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds []model.Reduction) (*experiment.Comparison, error) {
-	specPath, err := suite.Write(filepath.Join(o.Dir, "configs"), c)
-	if err != nil {
-		return nil, err
-	}
-	s, err := spec.Load(specPath)
-	if err != nil {
-		return nil, err
-	}
-	d, err := local.Start(ctx, s, local.Options{Target: c.Target, Placement: o.Placement, LogDir: filepath.Join(o.Dir, "logs", c.Name), ExtraPath: o.ExtraPath})
+	d, opts, err := startConfig(ctx, o, c, reds)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Stop()
-	var texts []string
-	for _, r := range reds {
-		texts = append(texts, r.Text)
-	}
-	return experiment.Compare(ctx, d, experiment.Options{
-		Target: c.Target, Reductions: reds, ReductionsText: texts, Repetitions: o.Reps, Duration: o.Duration, Warmup: o.Warmup,
-		SpecPath: specPath, Tuning: o.Tuning, AutoConnections: !o.FixedConnections, Progress: o.Progress,
-	}, o.Variants)
+	return experiment.Compare(ctx, d, opts, o.Variants)
 }
 
 func validateConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds []model.Reduction) (*report.Results, error) {
-	specPath, err := suite.Write(filepath.Join(o.Dir, "configs"), c)
-	if err != nil {
-		return nil, err
-	}
-	s, err := spec.Load(specPath)
-	if err != nil {
-		return nil, err
-	}
-	d, err := local.Start(ctx, s, local.Options{Target: c.Target, Placement: o.Placement, LogDir: filepath.Join(o.Dir, "logs", c.Name), ExtraPath: o.ExtraPath})
+	d, opts, err := startConfig(ctx, o, c, reds)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Stop()
-	var texts []string
-	for _, r := range reds {
-		texts = append(texts, r.Text)
-	}
-	r, err := experiment.New(d, experiment.Options{
-		Target: c.Target, Reductions: reds, ReductionsText: texts, Repetitions: o.Reps, MaxRepetitions: o.MaxReps, PrecisionPct: o.PrecisionPct, Batch: o.Batch,
-		Duration: o.Duration, Warmup: o.Warmup, SpecPath: specPath, Validate: true, Tuning: o.Tuning, AutoConnections: !o.FixedConnections,
-		PauseMethod: o.PauseMethod, Progress: o.Progress,
-	})
+	opts.MaxRepetitions, opts.PrecisionPct, opts.Batch, opts.Validate, opts.PauseMethod = o.MaxReps, o.PrecisionPct, o.Batch, true, o.PauseMethod
+	r, err := experiment.New(d, opts)
 	if err != nil {
 		return nil, err
 	}
