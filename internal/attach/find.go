@@ -44,16 +44,10 @@ func Find(a *spec.Attach) ([]int, error) {
 // listening socket (a pre-fork server's workers inherit it), it returns
 // the one the others descend from; where they are unrelated, it fails.
 func ByPort(port int) (int, error) {
-	inodes := map[string]bool{}
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		for _, ino := range listeningInodes(f, port) {
-			inodes[ino] = true
-		}
-	}
-	if len(inodes) == 0 {
+	holders, listening := PortHolders(port)
+	if !listening {
 		return 0, fmt.Errorf("attach: nothing listens on TCP port %d here (is the service running, in this network namespace?)", port)
 	}
-	holders := socketHolders(inodes)
 	if len(holders) == 0 {
 		return 0, fmt.Errorf("attach: port %d is listened on, but no process here holds its socket that this user may see (another user's process needs root)", port)
 	}
@@ -62,6 +56,23 @@ func ByPort(port int) (int, error) {
 		return 0, fmt.Errorf("attach: port %d: %w", port, err)
 	}
 	return root, nil
+}
+
+// PortHolders lists, in PID order, the processes that hold a socket
+// listening on TCP port (IPv4 or IPv6) in this network namespace, and says
+// whether any socket listens there at all (it may be held by processes
+// this user cannot see).
+func PortHolders(port int) (holders []int, listening bool) {
+	inodes := map[string]bool{}
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		for _, ino := range listeningInodes(f, port) {
+			inodes[ino] = true
+		}
+	}
+	if len(inodes) == 0 {
+		return nil, false
+	}
+	return socketHolders(inodes), true
 }
 
 // listeningInodes returns the inodes of the sockets listening on port in a

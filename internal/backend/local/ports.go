@@ -1,8 +1,8 @@
 package local
 
 import (
-	"bufio"
 	"fmt"
+	"github.com/slowpoke-dev/slowpoke/internal/attach"
 	"net"
 	"os"
 	"strconv"
@@ -41,57 +41,10 @@ func checkPorts(services []spec.Service) error {
 // portOwner names the process listening on TCP port, from /proc/net/tcp
 // and tcp6 and the processes' descriptors ("" if it cannot tell).
 func portOwner(port int) string {
-	inodes := map[string]bool{}
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		for _, ino := range listeningInodes(f, port) {
-			inodes[ino] = true
-		}
-	}
-	if len(inodes) == 0 {
-		return ""
-	}
-	procs, _ := os.ReadDir("/proc")
-	for _, p := range procs {
-		pid, err := strconv.Atoi(p.Name())
-		if err != nil {
-			continue
-		}
-		fds, _ := os.ReadDir("/proc/" + p.Name() + "/fd")
-		for _, fd := range fds {
-			link, err := os.Readlink("/proc/" + p.Name() + "/fd/" + fd.Name())
-			if err != nil || !strings.HasPrefix(link, "socket:[") {
-				continue
-			}
-			if inodes[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] {
-				return describeProcess(pid)
-			}
-		}
+	if holders, _ := attach.PortHolders(port); len(holders) > 0 {
+		return describeProcess(holders[0])
 	}
 	return ""
-}
-
-// listeningInodes returns the socket inodes listening on port in a
-// /proc/net/tcp-format file.
-func listeningInodes(path string, port int) []string {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		// sl local_address rem_address st ... inode (field 9)
-		if len(fields) < 10 || fields[3] != "0A" { // 0A: LISTEN
-			continue
-		}
-		_, hexPort, ok := strings.Cut(fields[1], ":")
-		if p, err := strconv.ParseUint(hexPort, 16, 16); ok && err == nil && int(p) == port {
-			out = append(out, fields[9])
-		}
-	}
-	return out
 }
 
 // describeProcess names a process: "PID 123 (slowpoke-emu -service a)".
