@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/stats"
 )
 
 // DefaultMaxBody is the largest export a Receiver accepts, compressed or
@@ -65,7 +66,8 @@ func Listen(opts ...Option) (*Receiver, error) {
 		return nil, fmt.Errorf("OpenTelemetry receiver: %w", err)
 	}
 	r := &Receiver{cfg: cfg, ln: ln, c: newCounter(time.Now()), done: make(chan struct{})}
-	r.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(int(cfg.maxBody)), grpc.MaxConcurrentStreams(64))
+	r.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(int(cfg.maxBody)), grpc.MaxConcurrentStreams(64),
+		grpc.StatsHandler(rejectCounter{r.c}))
 	ptraceotlp.RegisterGRPCServer(r.grpc, &grpcExport{r: r})
 	var protos http.Protocols
 	protos.SetHTTP1(true)
@@ -245,3 +247,17 @@ func (g *grpcExport) Export(_ context.Context, req ptraceotlp.ExportRequest) (pt
 	g.r.add(req.Traces())
 	return ptraceotlp.NewExportResponse(), nil
 }
+
+// rejectCounter counts the gRPC exports that fail (undecodable, oversized,
+// or of an unknown method), which gRPC refuses before Export runs, among
+// the refused exports as OTLP/HTTP's are.
+type rejectCounter struct{ c *counter }
+
+func (rejectCounter) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (h rejectCounter) HandleRPC(_ context.Context, s stats.RPCStats) {
+	if end, ok := s.(*stats.End); ok && end.Error != nil {
+		h.c.reject()
+	}
+}
+func (rejectCounter) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (rejectCounter) HandleConn(context.Context, stats.ConnStats)                       {}

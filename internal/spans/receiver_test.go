@@ -99,7 +99,6 @@ func postRaw(t *testing.T, r *Receiver, body []byte, contentType string, zip boo
 }
 
 func TestCountsServerSpansByServiceAndTime(t *testing.T) {
-	now := time.Now()
 	for _, tc := range []struct {
 		name        string
 		contentType string
@@ -112,6 +111,7 @@ func TestCountsServerSpansByServiceAndTime(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := listen(t)
+			now := time.Now() // spans that started before the receiver are not counted
 			td := traces(
 				testSpan{svc: "cart", kind: ptrace.SpanKindServer, trace: 1, id: 1, start: now},
 				testSpan{svc: "cart", kind: ptrace.SpanKindServer, trace: 2, id: 2, start: now.Add(time.Second)},
@@ -275,5 +275,52 @@ func TestRingForgetsOldBuckets(t *testing.T) {
 	}
 	if got := rg.sum(buckets, 2*buckets); got != 1 {
 		t.Errorf("new bucket counted %d times, want 1", got)
+	}
+}
+
+// rawCodec sends bytes as they are, to hand the gRPC server what no SDK
+// would.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) ([]byte, error)      { return v.([]byte), nil }
+func (rawCodec) Unmarshal(data []byte, v any) error { return nil }
+func (rawCodec) Name() string                       { return "proto" }
+
+// gRPC exports that cannot be decoded or are oversized are refused before
+// Export runs; they are counted as refused, and the receiver goes on.
+func TestGRPCRefusesBadExports(t *testing.T) {
+	r := listen(t, WithMaxBody(4096))
+	cc, err := grpc.NewClient(strings.TrimPrefix(r.Endpoint(), "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	const method = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+	for _, tc := range []struct {
+		name string
+		body []byte
+	}{
+		{"garbage", []byte("\xff\xff\xff\xff not protobuf")},
+		{"oversized", make([]byte, 8192)},
+	} {
+		var out []byte
+		if err := cc.Invoke(ctx, method, tc.body, &out, grpc.ForceCodec(rawCodec{})); err == nil {
+			t.Errorf("%s: accepted", tc.name)
+		}
+	}
+	// stats.End is reported after the status is sent: wait for it.
+	deadline := time.Now().Add(5 * time.Second)
+	for r.Stats().Rejected < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := r.Stats(); st.Rejected != 2 || st.Spans != 0 {
+		t.Errorf("rejected %d, spans %d: want 2 and 0", st.Rejected, st.Spans)
+	}
+	now := time.Now()
+	td := traces(testSpan{svc: "pricing", kind: ptrace.SpanKindServer, trace: 1, id: 1, start: now})
+	if _, err := ptraceotlp.NewGRPCClient(cc).Export(ctx, ptraceotlp.NewExportRequestFromTraces(td)); err != nil {
+		t.Fatalf("a good export after bad ones: %v", err)
 	}
 }
