@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
@@ -268,7 +267,7 @@ func (d *Deployment) startAgent(ctx context.Context) error {
 
 // runningPods lists dep's pods that run (not being deleted): every
 // replica, at least one, all ready.
-func runningPods(ctx context.Context, c kubernetes.Interface, dep *appsv1.Deployment) ([]podRef, error) {
+func runningPods(ctx context.Context, c API, dep *appsv1.Deployment) ([]podRef, error) {
 	sel, err := metav1.LabelSelectorAsSelector(dep.Spec.Selector)
 	if err != nil {
 		return nil, fmt.Errorf("Deployment %s/%s: selector: %w", dep.Namespace, dep.Name, err)
@@ -303,7 +302,7 @@ func restarts(p *corev1.Pod) int32 {
 }
 
 // waitAgents waits until the run's agent pods run, one on each node.
-func waitAgents(ctx context.Context, c kubernetes.Interface, ns, runID string, nodes []string) ([]corev1.Pod, error) {
+func waitAgents(ctx context.Context, c API, ns, runID string, nodes []string) ([]corev1.Pod, error) {
 	for {
 		list, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelAgent + "=" + runID})
 		if err != nil {
@@ -335,7 +334,7 @@ func waitAgents(ctx context.Context, c kubernetes.Interface, ns, runID string, n
 
 // deleteAgents deletes a run's DaemonSet and waits until its pods are gone:
 // each agent thaws every pod when it is told to end (SIGTERM).
-func deleteAgents(ctx context.Context, c kubernetes.Interface, ns, runID string) error {
+func deleteAgents(ctx context.Context, c API, ns, runID string) error {
 	name := "slowpoke-agent-" + runID
 	err := c.AppsV1().DaemonSets(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)})
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -439,7 +438,7 @@ func countPods(m map[string][]podRef) int {
 // killed outright left recorded (a pod running `slowpoke agent
 // --thaw-only`, deleted once it succeeded). It returns the DaemonSets it
 // deleted.
-func restoreAgents(ctx context.Context, c kubernetes.Interface, ns string, live map[string]bool, logf func(string, ...any)) ([]string, error) {
+func restoreAgents(ctx context.Context, c API, ns string, live map[string]bool, logf func(string, ...any)) ([]string, error) {
 	list, err := c.AppsV1().DaemonSets(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelRun})
 	if err != nil {
 		return nil, explainAPI(err, "list", "daemonsets", ns, "")
@@ -483,7 +482,7 @@ func restoreAgents(ctx context.Context, c kubernetes.Interface, ns string, live 
 
 // thawNode runs `slowpoke agent --thaw-only` on node, in a pod like the
 // agents' (tpl), and waits until it succeeded.
-func thawNode(ctx context.Context, c kubernetes.Interface, ns, runID, node string, tpl *corev1.PodTemplateSpec) error {
+func thawNode(ctx context.Context, c API, ns, runID, node string, tpl *corev1.PodTemplateSpec) error {
 	spec := tpl.Spec.DeepCopy()
 	spec.NodeName, spec.Affinity, spec.RestartPolicy = node, nil, corev1.RestartPolicyNever
 	ctr := &spec.Containers[0]

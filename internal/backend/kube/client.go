@@ -6,16 +6,35 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/kubernetes"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 )
 
+// API is the part of the Kubernetes API that slowpoke calls: the core and
+// apps groups. A client-go clientset (kubernetes.Interface) is one; Client
+// builds one from these two groups' typed clients only, since the full
+// clientset links every API group's client into the binary.
+type API interface {
+	CoreV1() corev1client.CoreV1Interface
+	AppsV1() appsv1client.AppsV1Interface
+}
+
+type groups struct {
+	core corev1client.CoreV1Interface
+	apps appsv1client.AppsV1Interface
+}
+
+func (g groups) CoreV1() corev1client.CoreV1Interface { return g.core }
+func (g groups) AppsV1() appsv1client.AppsV1Interface { return g.apps }
+
 // Client returns a client for the cluster k names: its kubeconfig, else
 // $KUBECONFIG, else ~/.kube/config, else the service account of the pod
 // slowpoke runs in (client-go's usual loading rules).
-func Client(k *spec.Kubernetes) (kubernetes.Interface, error) {
+func Client(k *spec.Kubernetes) (API, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if k.Kubeconfig != "" {
 		rules.ExplicitPath = k.Kubeconfig
@@ -26,11 +45,19 @@ func Client(k *spec.Kubernetes) (kubernetes.Interface, error) {
 		return nil, fmt.Errorf("kubernetes: no cluster configuration: %w (set kubernetes.kubeconfig in the spec, or $KUBECONFIG)", err)
 	}
 	cfg.Timeout = 30 * time.Second
-	c, err := kubernetes.NewForConfig(cfg)
+	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: %w", err)
 	}
-	return c, nil
+	core, err := corev1client.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: %w", err)
+	}
+	apps, err := appsv1client.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: %w", err)
+	}
+	return groups{core: core, apps: apps}, nil
 }
 
 // explainAPI says what a failed API call was, naming the verb and the

@@ -18,7 +18,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
@@ -46,7 +45,7 @@ type Options struct {
 	Logf           func(string, ...any)
 	// Client is the cluster's client; nil: made from the spec's
 	// kubernetes section (Client).
-	Client kubernetes.Interface
+	Client API
 	// Mode is how the run reaches the pods (ModeAuto: chosen, with a
 	// message where it is the template).
 	Mode Mode
@@ -67,7 +66,7 @@ type Deployment struct {
 	spec   *spec.Spec
 	k      *spec.Kubernetes
 	opts   Options
-	client kubernetes.Interface
+	client API
 	run    runRecord
 	secret []byte
 	// originals are the Deployments' pod templates as found, by service.

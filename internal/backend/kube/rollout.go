@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
@@ -27,7 +26,7 @@ var stuck = []string{"ErrImageNeverPull", "ErrImagePull", "ImagePullBackOff", "I
 // ns/name has rolled out completely, and returns its one running, ready pod
 // for which isNew holds. A new pod stuck (an image that cannot be had, a
 // crash loop) ends the wait at once with what its status says.
-func waitRollout(ctx context.Context, c kubernetes.Interface, ns, name string, isNew func(*corev1.Pod) bool) (*corev1.Pod, error) {
+func waitRollout(ctx context.Context, c API, ns, name string, isNew func(*corev1.Pod) bool) (*corev1.Pod, error) {
 	var last string
 	for {
 		dep, err := c.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
@@ -115,7 +114,7 @@ func stuckReason(p *corev1.Pod) string {
 // restoreDeployment puts back ns/name's original template, if slowpoke
 // changed it (run runID only, unless runID is ""), and removes slowpoke's
 // annotations; it reports whether there was anything to restore.
-func restoreDeployment(ctx context.Context, c kubernetes.Interface, ns, name, runID string) (bool, error) {
+func restoreDeployment(ctx context.Context, c API, ns, name, runID string) (bool, error) {
 	restored := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := c.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
@@ -154,7 +153,7 @@ func restoreDeployment(ctx context.Context, c kubernetes.Interface, ns, name, ru
 // while Restore looks) is left alone, its Deployments and its Secret, and
 // Restore then returns an error that names it. It reports what it does
 // with logf.
-func Restore(ctx context.Context, s *spec.Spec, c kubernetes.Interface, logf func(string, ...any)) error {
+func Restore(ctx context.Context, s *spec.Spec, c API, logf func(string, ...any)) error {
 	if s.Kubernetes == nil {
 		return errors.New("the spec has no kubernetes section: there is nothing on a cluster to restore")
 	}
@@ -244,7 +243,7 @@ const maxLiveWait = 30 * time.Second
 // orchestrator lives, so a Secret that changes within twice that and a
 // second more is a live run's. A Secret without the annotation (made by an
 // older slowpoke) is taken to be renewed every RenewSecretEvery.
-func liveRuns(ctx context.Context, c kubernetes.Interface, ns string, secrets []corev1.Secret, logf func(string, ...any)) (map[string]bool, error) {
+func liveRuns(ctx context.Context, c API, ns string, secrets []corev1.Secret, logf func(string, ...any)) (map[string]bool, error) {
 	live := map[string]bool{}
 	if len(secrets) == 0 {
 		return live, nil
