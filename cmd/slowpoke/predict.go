@@ -34,6 +34,7 @@ type predictConfig struct {
 	maxReps   int
 	maxPause  time.Duration
 	outDir    string
+	printJSON bool
 	extraPath []string
 	validate  bool
 	method    methodConfig
@@ -61,6 +62,7 @@ func predictFlags(fs *flag.FlagSet, c *predictConfig) {
 	fs.IntVar(&c.maxReps, "max-reps", 6, "repeat points whose estimate is still noisy up to this many runs (at most --reps: no extra runs)")
 	fs.DurationVar(&c.maxPause, "max-pause", controller.DefaultMaxPause, "hard cap on any single pause of a service")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-<target>-<time>)")
+	printJSONFlag(fs, &c.printJSON)
 	methodFlags(fs, &c.method)
 	kubeModeFlag(fs, &c.method)
 }
@@ -160,7 +162,13 @@ func predict(c predictConfig) error {
 	if err != nil {
 		return app.explain(err)
 	}
-	return writeOutputs(res, c.outDir)
+	if err := writeOutputs(res, c.outDir); err != nil {
+		return err
+	}
+	if c.printJSON {
+		return printResultsJSON(os.Stdout, filepath.Join(c.outDir, "results.json"))
+	}
+	return nil
 }
 
 func writeOutputs(res *report.Results, dir string) error {

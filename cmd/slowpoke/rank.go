@@ -32,6 +32,7 @@ type rankConfig struct {
 	minGain   float64
 	maxPause  time.Duration
 	outDir    string
+	printJSON bool
 	extraPath []string
 	method    methodConfig
 }
@@ -61,6 +62,7 @@ func runRank(args []string) int {
 	fs.Float64Var(&c.minGain, "min-gain", c.minGain, "smallest predicted gain (%) that counts, at the largest reduction; a gain must also exceed twice its standard error")
 	fs.DurationVar(&c.maxPause, "max-pause", c.maxPause, "hard cap on any single pause of a service")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-rank-<time>)")
+	printJSONFlag(fs, &c.printJSON)
 	methodFlags(fs, &c.method)
 	kubeModeFlag(fs, &c.method)
 	fs.Usage = func() {
@@ -193,6 +195,9 @@ func rank(c rankConfig) error {
 		return err
 	}
 	fmt.Printf("\nwrote %s\n      %s\n", jsonPath, htmlPath)
+	if c.printJSON {
+		return printResultsJSON(os.Stdout, jsonPath)
+	}
 	return nil
 }
 

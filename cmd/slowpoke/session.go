@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -247,4 +249,30 @@ func badValueFlag(err error) string {
 	}
 	name, _, _ := strings.Cut(rest, ":")
 	return name
+}
+
+// printJSONPrefix starts the line on which --print-json prints results.json.
+const printJSONPrefix = "results.json: "
+
+// printJSONFlag is --print-json, for the commands that write results.json.
+func printJSONFlag(fs *flag.FlagSet, p *bool) {
+	fs.BoolVar(p, "print-json", false, "also print results.json on stdout at the end, on one line that starts with \""+printJSONPrefix+"\" (for a run whose files cannot be copied out, such as a Job in the cluster)")
+}
+
+// printResultsJSON prints the results file at path on w as one line,
+// after printJSONPrefix: the log of a Job in the cluster then holds the
+// results, to be taken out with `sed -n 's/^results.json: //p'`.
+func printResultsJSON(w io.Writer, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var line bytes.Buffer
+	line.WriteString(printJSONPrefix)
+	if err := json.Compact(&line, b); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	line.WriteByte('\n')
+	_, err = w.Write(line.Bytes())
+	return err
 }

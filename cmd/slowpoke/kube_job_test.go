@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/slowpoke-dev/slowpoke/internal/backend/kube"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+)
+
+// demoJob runs the orchestrator in the cluster (docs/kubernetes.md).
+const demoJob = "../../examples/demo/kubernetes/job.yaml"
+
+// jobManifests are job.yaml's objects.
+type jobManifests struct {
+	sa      *corev1.ServiceAccount
+	binding *rbacv1.RoleBinding
+	job     *batchv1.Job
+}
+
+func loadJobManifests(t *testing.T) jobManifests {
+	t.Helper()
+	var m jobManifests
+	for _, obj := range decodeManifests(t, demoJob) {
+		switch o := obj.(type) {
+		case *corev1.ServiceAccount:
+			m.sa = o
+		case *rbacv1.RoleBinding:
+			m.binding = o
+		case *batchv1.Job:
+			m.job = o
+		default:
+			t.Fatalf("%s: unexpected %T", demoJob, obj)
+		}
+	}
+	if m.sa == nil || m.binding == nil || m.job == nil {
+		t.Fatalf("%s: want a ServiceAccount, a RoleBinding and a Job", demoJob)
+	}
+	return m
+}
+
+// TestKubeJobManifest: job.yaml runs the demo's spec, in its namespace,
+// with its image, as a ServiceAccount bound to role.yaml's Role and to
+// nothing else, and prints results.json to its log.
+func TestKubeJobManifest(t *testing.T) {
+	s, err := spec.Load(demoKubeSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := decodeManifests(t, demoRole)[0].(*rbacv1.Role)
+	m := loadJobManifests(t)
+	ns := s.Kubernetes.Namespace
+	for _, meta := range []metav1.ObjectMeta{m.sa.ObjectMeta, m.binding.ObjectMeta, m.job.ObjectMeta, role.ObjectMeta} {
+		if meta.Namespace != ns {
+			t.Errorf("%s is in namespace %q, want the spec's %q", meta.Name, meta.Namespace, ns)
+		}
+	}
+	if want := (rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}); m.binding.RoleRef != want {
+		t.Errorf("the RoleBinding refers to %+v, want %+v", m.binding.RoleRef, want)
+	}
+	if want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: m.sa.Name, Namespace: ns}}; !reflect.DeepEqual(m.binding.Subjects, want) {
+		t.Errorf("the RoleBinding binds %+v, want %+v", m.binding.Subjects, want)
+	}
+	pod := m.job.Spec.Template.Spec
+	if pod.ServiceAccountName != m.sa.Name || pod.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("the Job's pod runs as %q with restart policy %q, want %q and Never", pod.ServiceAccountName, pod.RestartPolicy, m.sa.Name)
+	}
+	if len(pod.Containers) != 1 || pod.Containers[0].Image != s.Kubernetes.Image {
+		t.Fatalf("the Job's container: want one, with the spec's image %s", s.Kubernetes.Image)
+	}
+	c := pod.Containers[0]
+	if len(c.Command) < 2 || c.Command[0] != "/slowpoke" || c.Command[1] != "predict" || !slices.Contains(c.Command, "--print-json") {
+		t.Errorf("the Job runs %q, want /slowpoke predict ... --print-json", c.Command)
+	}
+	i := slices.Index(c.Command, "-f")
+	if i < 0 || i+1 == len(c.Command) || len(c.VolumeMounts) != 1 || filepath.Dir(c.Command[i+1]) != c.VolumeMounts[0].MountPath ||
+		len(pod.Volumes) != 1 || pod.Volumes[0].ConfigMap == nil || pod.Volumes[0].Name != c.VolumeMounts[0].Name {
+		t.Errorf("the Job's spec (-f) is not read from its ConfigMap's volume: %q, %+v, %+v", c.Command, c.VolumeMounts, pod.Volumes)
+	}
+}
+
+// TestRoleDocumented: the Role that docs/kubernetes.md shows is role.yaml's.
+func TestRoleDocumented(t *testing.T) {
+	doc := readDoc(t, "docs/kubernetes.md")
+	block := regexp.MustCompile("(?s)```yaml\n(apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n.*?)```").FindStringSubmatch(doc)
+	if block == nil {
+		t.Fatal("docs/kubernetes.md shows no Role")
+	}
+	path := filepath.Join(t.TempDir(), "role.yaml")
+	if err := os.WriteFile(path, []byte(block[1]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shown := decodeManifests(t, path)[0].(*rbacv1.Role)
+	role := decodeManifests(t, demoRole)[0].(*rbacv1.Role)
+	if !reflect.DeepEqual(shown.Rules, role.Rules) {
+		t.Errorf("docs/kubernetes.md's Role grants\n%+v\nrole.yaml's\n%+v", shown.Rules, role.Rules)
+	}
+}
+
+// TestPrintResultsJSON: --print-json prints the results file compacted on
+// one line after its prefix, which sed takes out again.
+func TestPrintResultsJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := os.WriteFile(path, []byte("{\n  \"points\": [\n    {\"predicted_rps\": 1.5}\n  ]\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := printResultsJSON(&out, path); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.String(), "results.json: {\"points\":[{\"predicted_rps\":1.5}]}\n"; got != want {
+		t.Errorf("printed %q, want %q", got, want)
+	}
+	os.WriteFile(path, []byte("{"), 0o644)
+	if err := printResultsJSON(&out, path); err == nil {
+		t.Error("a broken results file was printed")
+	}
+}
+
+// resultsFromLog takes results.json out of a log that --print-json wrote.
+func resultsFromLog(t *testing.T, log string) []validatedPoint {
+	t.Helper()
+	for _, line := range strings.Split(log, "\n") {
+		if rest, ok := strings.CutPrefix(line, printJSONPrefix); ok {
+			var res struct {
+				Points []validatedPoint `json:"points"`
+			}
+			if err := json.Unmarshal([]byte(rest), &res); err != nil {
+				t.Fatalf("results.json in the log: %v\n%s", err, rest)
+			}
+			return res.Points
+		}
+	}
+	t.Fatalf("no results.json in the log:\n%s", log)
+	return nil
+}
+
+// TestKubeJob: the orchestrator as a Job in the cluster (job.yaml), as a
+// ServiceAccount bound to exactly the shipped Role, on the demo with two
+// replicas of cart and catalog. The Job chooses the node agent by itself
+// (the Role lets it ask whether the cluster admits the agent), completes,
+// and its log holds the table and results.json; the application is left
+// as it was.
+func TestKubeJob(t *testing.T) {
+	e := setupKube(t)
+	e.agentReplicas(t)
+	before := e.podState(t)
+	ctx := context.Background()
+	ns := e.spec.Kubernetes.Namespace
+	role := decodeManifests(t, demoRole)[0].(*rbacv1.Role)
+	if _, err := e.client.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	// As `kubectl create configmap slowpoke-spec --from-file=app.yaml=...` makes it.
+	specYAML, err := os.ReadFile(demoKubeSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "slowpoke-spec", Namespace: ns}, Data: map[string]string{"app.yaml": string(specYAML)}}
+	if _, err := e.client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m := loadJobManifests(t)
+	if _, err := e.client.CoreV1().ServiceAccounts(ns).Create(ctx, m.sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if _, err := e.client.RbacV1().RoleBindings(ns).Create(ctx, m.binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	job := m.job.DeepCopy()
+	c := &job.Spec.Template.Spec.Containers[0]
+	// Shorter than the shipped run: one repetition of shorter windows.
+	c.Command = append(c.Command, "--reps", "1", "--max-reps", "1", "--duration", "2s", "--warmup", "500ms")
+	// The test cluster has no kube-proxy: the API server's Service
+	// address leads nowhere. The Job's pod, in the node's network, reaches
+	// the API server where it listens; the in-cluster configuration
+	// (the ServiceAccount's token) takes its address from these.
+	cfg, err := clientcmd.BuildConfigFromFlags("", e.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Env = append(c.Env, corev1.EnvVar{Name: "KUBERNETES_SERVICE_HOST", Value: api.Hostname()}, corev1.EnvVar{Name: "KUBERNETES_SERVICE_PORT", Value: api.Port()})
+	start := time.Now()
+	if _, err := e.client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var done *batchv1.Job
+	for deadline := time.Now().Add(8 * time.Minute); done == nil; time.Sleep(time.Second) {
+		j, err := e.client.BatchV1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
+		switch {
+		case err == nil && (j.Status.Succeeded > 0 || j.Status.Failed > 0):
+			done = j
+		case time.Now().After(deadline):
+			t.Fatalf("the Job did not end in 8 minutes (%v)\n%s", err, e.jobLog(t, job.Name))
+		}
+	}
+	log := e.jobLog(t, job.Name)
+	if done.Status.Succeeded == 0 {
+		t.Fatalf("the Job failed:\n%s", log)
+	}
+	t.Logf("the Job predicted 3 points in %v; its log:\n%s", time.Since(start).Round(time.Second), log)
+	if !strings.Contains(log, "node agent: DaemonSet") || !strings.Contains(log, "for 6 pods of 4 services") {
+		t.Errorf("the Job did not choose the node agent with every replica")
+	}
+	if !strings.Contains(log, "predicted req/s") {
+		t.Errorf("no table in the Job's log")
+	}
+	pts := resultsFromLog(t, log)
+	if len(pts) != 3 {
+		t.Fatalf("results.json in the log has %d points, want 3", len(pts))
+	}
+	if pts[2].Predicted < 1.1*pts[0].Predicted {
+		t.Errorf("predicted %.0f req/s at 80%% against %.0f at 0%%: no gain predicted for the bottleneck", pts[2].Predicted, pts[0].Predicted)
+	}
+	e.checkUntouched(t, before)
+}
+
+// jobLog returns the log of the pods of Job name.
+func (e *kubeEnv) jobLog(t *testing.T, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	ns := e.spec.Kubernetes.Namespace
+	pods, err := e.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + name})
+	if err != nil {
+		return "(its pods: " + err.Error() + ")"
+	}
+	var out strings.Builder
+	for _, p := range pods.Items {
+		b, err := e.client.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		if err != nil {
+			out.WriteString("(pod " + p.Name + " " + string(p.Status.Phase) + ": " + err.Error() + ")\n")
+			continue
+		}
+		out.Write(b)
+	}
+	return out.String()
+}
+
+// TestKubeRoleAgent: the shipped Role is enough for the node agent and
+// for cleaning up after it: as a user holding only that Role, predict
+// through the node agent, SIGKILL it mid-pause, and `slowpoke restore`
+// deletes the agents and runs the pod that thaws their node; the
+// application is left as it was. (TestKubeValidate runs the template mode
+// with the Role, TestKubeJob the node agent's normal end.)
+func TestKubeRoleAgent(t *testing.T) {
+	limited := os.Getenv("SLOWPOKE_TEST_KUBECONFIG_LIMITED")
+	if limited == "" {
+		if os.Getenv("SLOWPOKE_REQUIRE_KUBE") != "" {
+			t.Fatal("SLOWPOKE_REQUIRE_KUBE is set but SLOWPOKE_TEST_KUBECONFIG_LIMITED is not: run test/kube/e2e.sh")
+		}
+		t.Skip("no user without rights: set SLOWPOKE_TEST_KUBECONFIG_LIMITED (test/kube/e2e.sh does)")
+	}
+	e := setupKube(t)
+	e.agentReplicas(t)
+	before := e.podState(t)
+	e.grantRole(t, "slowpoke-limited")
+	e.kubeconfig = limited // slowpoke runs as that user from here on; the checks as the admin
+	cmd, stderr, ctls := e.startAgentPredict(t)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	waitUntil(t, "every agent controller to end its slowdown and no pod frozen", kube.DefaultLease+5*time.Second, func() bool {
+		for _, c := range ctls {
+			if st, err := c.Stats(); err != nil || st.Active {
+				return false
+			}
+		}
+		return len(frozenPods(t)) == 0
+	}, stderr)
+	out, err := e.command("restore", "-f", demoKubeSpec).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "deleted the node agents") || !strings.Contains(string(out), "nothing left frozen") {
+		t.Fatalf("restore with the Role: %v\n%s", err, out)
+	}
+	t.Logf("restore with the Role:\n%s", out)
+	e.checkUntouched(t, before)
+}
