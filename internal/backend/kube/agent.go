@@ -151,6 +151,8 @@ func (d *Deployment) agentTemplate(services []nodeagent.Service, nodes []string)
 	}
 	spec := corev1.PodSpec{
 		HostPID: true, HostNetwork: true, DNSPolicy: corev1.DNSClusterFirstWithHostNet,
+		// The agent calls no API: its privileged pod holds no token.
+		AutomountServiceAccountToken:  ptr.To(false),
 		TerminationGracePeriodSeconds: ptr.To[int64](agentGrace),
 		Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 		Containers: []corev1.Container{{
