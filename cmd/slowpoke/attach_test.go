@@ -1,187 +1,42 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// attachedDemo is the demo application started the plain way, by a shell
-// script with background jobs and PID files, as a user runs it before
-// asking slowpoke about it; and a spec that attaches to it.
-type attachedDemo struct {
-	dir    string
-	spec   string
-	script *exec.Cmd
-	pids   map[string]int
-	before map[string]string // procState of every service process
-}
-
-// startAttachedDemo starts the demo by a shell script and waits until it
-// answers. The script's process group (it leads one of its own) is
-// continued and killed when the test ends, pass or fail.
+// startAttachedDemo starts the demo by a shell script (launchAttachedDemo)
+// and waits until it answers. The script's process group is continued
+// and killed when the test ends, pass or fail.
 func startAttachedDemo(t *testing.T, bin string) *attachedDemo {
 	t.Helper()
-	dir := t.TempDir()
-	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "demo", "topology.yaml"))
+	a, err := launchAttachedDemo(t.TempDir(), bin)
+	if a != nil {
+		t.Cleanup(a.stop)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "topology.yaml"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(bin, filepath.Join(dir, emuName)); err != nil {
-		t.Fatal(err)
-	}
-	script := `cd "$(dirname "$0")"
-for s in frontend cart catalog currency; do
-  ./slowpoke-emu -topology topology.yaml -service $s > $s.out 2>&1 &
-  echo $! > $s.pid
-done
-wait
-`
-	if err := os.WriteFile(filepath.Join(dir, "start.sh"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	spec := `name: demo-attached
-services:
-  - {name: frontend, attach: {port: 18080}, ready: {http_path: /healthz}}
-  - {name: cart, attach: {pid_file: cart.pid}, port: 18081, protocol: grpc, ground_truth: {env: EMU_WORK_OFFSET_US, base_us: 0}}
-  - {name: catalog, attach: {port: 18082}, ready: {http_path: /healthz}}
-  - {name: currency, attach: {pid_file: currency.pid}, port: 18083, ready: {http_path: /healthz}}
-entry: http://127.0.0.1:18080
-workload:
-  connections: 128
-  warmup: 1s
-  duration: 3s
-  requests:
-    - {name: home, method: GET, path: /home, weight: 1}
-`
-	a := &attachedDemo{dir: dir, spec: filepath.Join(dir, "app.yaml"), pids: map[string]int{}}
-	if err := os.WriteFile(a.spec, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a.script = exec.Command("/bin/sh", filepath.Join(dir, "start.sh"))
-	a.script.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := a.script.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pgid := a.script.Process.Pid
-	t.Cleanup(func() {
-		syscall.Kill(-pgid, syscall.SIGCONT)
-		syscall.Kill(-pgid, syscall.SIGKILL)
-		a.script.Wait()
-		// The services, reparented once the shell is gone: wait, by
-		// their PIDs, until they are, so that the next test has the ports.
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if len(alive(a.pids)) == 0 {
-				break
-			}
-		}
-	})
-	for _, name := range []string{"frontend", "cart", "catalog", "currency"} {
-		for deadline := time.Now().Add(20 * time.Second); a.pids[name] == 0; time.Sleep(20 * time.Millisecond) {
-			if b, err := os.ReadFile(filepath.Join(dir, name+".pid")); err == nil {
-				a.pids[name], _ = strconv.Atoi(strings.TrimSpace(string(b)))
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no PID file for %s", name)
-			}
-		}
-	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		out, err := exec.Command("curl", "-sf", "http://127.0.0.1:18080/home").CombinedOutput()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the demo started by a script does not answer: %v %s", err, out)
-		}
-	}
-	a.before = a.state(t)
 	return a
 }
 
-func alive(pids map[string]int) []int {
-	var out []int
-	for _, pid := range pids {
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && !strings.Contains(string(b), ") Z ") {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// state describes how each service process runs: its start time (the
-// same process), its freezer cgroup, and each of its threads' CPU
-// affinity and nice value; and whether it is stopped.
-func (a *attachedDemo) state(t *testing.T) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	for name, pid := range a.pids {
-		p := "/proc/" + strconv.Itoa(pid)
-		stat, err := os.ReadFile(p + "/stat")
-		if err != nil {
-			m[name] = "gone"
-			continue
-		}
-		s := string(stat)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-		m[name+" start"] = f[19]
-		m[name+" stopped"] = strconv.FormatBool(f[0] == "T" || f[0] == "t")
-		cg, _ := os.ReadFile(p + "/cgroup")
-		for _, line := range strings.Split(string(cg), "\n") {
-			if strings.Contains(line, ":freezer:") {
-				m[name+" freezer"] = line
-			}
-		}
-		tasks, _ := os.ReadDir(p + "/task")
-		for _, tk := range tasks {
-			tid, _ := strconv.Atoi(tk.Name())
-			var set unix.CPUSet
-			unix.SchedGetaffinity(tid, &set)
-			prio, _ := unix.Getpriority(unix.PRIO_PROCESS, tid)
-			m[name+" thread "+tk.Name()] = fmt.Sprintf("cpus %d nice %d", set.Count(), 20-prio)
-		}
-	}
-	return m
-}
-
 // checkAsBefore waits (boundedly) until every service process runs as it
-// did before slowpoke attached: the same process, not stopped, in its
-// freezer cgroup, every thread it had on its cores with its nice value.
+// did before slowpoke attached: the same process, not stopped, not
+// frozen, in its freezer cgroup, every thread it had on its cores with
+// its nice value.
 func (a *attachedDemo) checkAsBefore(t *testing.T, after string) {
 	t.Helper()
-	var diff []string
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		now := a.state(t)
-		diff = diff[:0]
-		for k, v := range a.before {
-			if now[k] != v && !(strings.Contains(k, " thread ") && now[k] == "") {
-				diff = append(diff, fmt.Sprintf("%s: %q, was %q", k, now[k], v))
-			}
-		}
-		if len(diff) == 0 || time.Now().After(deadline) {
-			break
-		}
-	}
-	slices.Sort(diff)
-	for _, d := range diff {
+	for _, d := range a.waitAsBefore(20 * time.Second) {
 		t.Errorf("%s: %s", after, d)
 	}
-	if out, err := exec.Command("curl", "-sf", "http://127.0.0.1:18080/home").CombinedOutput(); err != nil {
-		t.Errorf("%s: the demo does not answer any more: %v %s", after, err, out)
+	if err := a.answers(); err != nil {
+		t.Errorf("%s: the demo does not answer any more: %v", after, err)
 	}
 }
 
@@ -259,77 +114,33 @@ func TestAttachFaults(t *testing.T) {
 	for i, tr := range trials {
 		t.Run(tr.victim+" "+tr.method, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			cmd := exec.Command(bin, "predict", "-f", a.spec, "--target", "cart", "--reduce", "80%", "--reps", "3", "--duration", "3s", "--pause", tr.method, "--out", out)
-			// A mark that slowpoke's own processes inherit, and the
-			// script's services do not.
-			cmd.Env = append(os.Environ(), "SLOWPOKE_ATTACH_TEST="+out)
-			orch, stderr := startUntil(t, cmd, "[ 2/")
-			time.Sleep(time.Duration(300+200*i) * time.Millisecond)
-			var victim int
-			switch tr.victim {
-			case "orchestrator":
-				victim = orch.Process.Pid
-			case "controller":
-				for _, c := range childrenOf(orch.Process.Pid, "--name catalog") {
-					victim = c
-				}
-			case "guard":
-				for _, c := range childrenOf(orch.Process.Pid, "slowpoke guard") {
-					victim = c
-				}
+			r := runFaultTrial(bin, a, tr.victim, tr.method, i, out)
+			if r.Err != "" {
+				t.Fatalf("%s:\n%s", r.Err, r.Output)
 			}
-			if victim == 0 {
-				t.Fatalf("no %s to kill:\n%s", tr.victim, stderr)
-			}
-			syscall.Kill(victim, syscall.SIGKILL)
-			if err := waitExit(orch, time.Minute); tr.victim != "orchestrator" && err == nil {
+			if tr.victim != "orchestrator" && r.RunSucceeded {
 				t.Errorf("the run went on to succeed after its %s was killed", tr.victim)
 			}
-			a.checkAsBefore(t, "after the "+tr.victim+" was killed")
-			checkNoLeftovers(t, "SLOWPOKE_ATTACH_TEST="+out)
-			checkNoFrozenCgroups(t, orch.Process.Pid)
+			after := "after the " + tr.victim + " was killed"
+			for _, d := range r.Left {
+				t.Errorf("%s: %s", after, d)
+			}
+			if r.AnswerErr != "" {
+				t.Errorf("%s: the demo does not answer any more: %s", after, r.AnswerErr)
+			}
+			if len(r.Leftovers) > 0 {
+				t.Errorf("processes left behind:\n%s", strings.Join(r.Leftovers, "\n"))
+			}
+			for _, f := range r.FrozenCgroups {
+				t.Error(f)
+			}
+			t.Logf("killed %.1f s into the slowdown runs (%s); seen after: %v; as before after %.0f ms; run: %s", r.KilledAfterS, r.Paused, r.Seen, r.RecoveryMS, r.RunEnd)
 			if t.Failed() {
-				t.Logf("orchestrator's output:\n%s", stderr)
+				t.Logf("orchestrator's output:\n%s", r.Output)
 				if b, err := os.ReadFile(filepath.Join(out, "logs", "guard.log")); err == nil {
 					t.Logf("guard.log:\n%s", b)
 				}
 			}
 		})
 	}
-}
-
-// startUntil starts cmd and returns once a line of its standard error
-// contains marker; the output is collected.
-func startUntil(t *testing.T, cmd *exec.Cmd, marker string) (*exec.Cmd, *lockedBuffer) {
-	t.Helper()
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	buf := &lockedBuffer{}
-	seen := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		said := false
-		for sc.Scan() {
-			buf.WriteLine(sc.Text())
-			if !said && strings.Contains(sc.Text(), marker) {
-				said = true
-				seen <- true
-			}
-		}
-		if !said {
-			seen <- false
-		}
-	}()
-	select {
-	case ok := <-seen:
-		if !ok {
-			t.Fatalf("ended before %q:\n%s", marker, buf)
-		}
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("no %q after 2 minutes:\n%s", marker, buf)
-	}
-	return cmd, buf
 }

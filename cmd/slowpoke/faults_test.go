@@ -4,15 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -54,31 +51,6 @@ func startDemo(t *testing.T, bin, out string, args ...string) (*exec.Cmd, *locke
 		t.Fatalf("no pre-profiling after 2 minutes:\n%s", buf)
 	}
 	return cmd, buf
-}
-
-// childrenOf lists the processes whose parent is pid and whose command
-// line contains word.
-func childrenOf(pid int, word string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		cmdline = bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) && bytes.Contains(cmdline, []byte(word)) {
-			out = append(out, child)
-		}
-	}
-	return out
 }
 
 // The orchestrator and every controller killed with SIGKILL at once in
@@ -140,15 +112,8 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 // tests running beside this one freeze on purpose, are not looked at.
 func checkNoFrozenCgroups(t *testing.T, orch int) {
 	t.Helper()
-	run := fmt.Sprintf("run-%d-*", orch)
-	for _, pattern := range []string{"/sys/fs/cgroup/freezer/slowpoke/" + run + "/*/freezer.state", "/sys/fs/cgroup/unified/slowpoke/" + run + "/*/cgroup.freeze", "/sys/fs/cgroup/slowpoke/" + run + "/*/cgroup.freeze"} {
-		files, _ := filepath.Glob(pattern)
-		for _, f := range files {
-			b, _ := os.ReadFile(f)
-			if s := strings.TrimSpace(string(b)); s == "FROZEN" || s == "FREEZING" || s == "1" {
-				t.Errorf("%s: %s", f, s)
-			}
-		}
+	for _, f := range frozenCgroups(orch) {
+		t.Error(f)
 	}
 }
 
@@ -262,29 +227,4 @@ func TestDemoPredictionMatchesReality(t *testing.T) {
 			t.Errorf("%.0f%%: predicted %.0f req/s against %.0f really: %+.1f%%, beyond ±15%%", p.ReductionPct, p.PredictedRPS, *p.TrueRPS, *p.ErrorPct)
 		}
 	}
-}
-
-// lockedBuffer collects lines from one goroutine and is read by another.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) WriteLine(s string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	io.WriteString(&b.buf, s+"\n")
-}
-
-// Write makes it an io.Writer, for a command's output.
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
