@@ -31,6 +31,8 @@ var benches = []struct{ name, doc string }{
 	{"pausecost", "what one round of pauses costs the paused services' cores, per pause\nmethod, as the number of services sharing them grows"},
 	{"methods", "validate an application with several pause methods against one ground\ntruth, interleaved: every method's error per point, paired"},
 	{"pools", "slowpoke pools --validate on applications with a best pool size: the\nrecommended size's goodput against half, double and unlimited"},
+	{"attach", "the demo started by a plain shell script and predicted attached, against\nthe demo started by slowpoke, alternating: both predictions per point, paired"},
+	{"faults", "predict attached to the demo started by a shell script, with the\norchestrator, a controller or the guard SIGKILLed mid-pause: what was\nleft stopped, frozen, pinned or reniced, and the time to recovery"},
 	{"latency", "slowpoke latency --validate on the latency suite and the applications:\npredicted against true p50 and p99 per request type; --overhead: the\nmetadata's cost at delay 0"},
 }
 
@@ -38,6 +40,7 @@ func runBench(args []string) int {
 	run := map[string]func([]string) int{
 		"overhead": benchOverhead, "accuracy": benchAccuracy, "pausecost": benchPauseCost,
 		"methods": benchMethods, "pools": benchPools, "latency": benchLatency,
+		"attach": benchAttach, "faults": benchFaults,
 	}
 	if len(args) > 0 && run[args[0]] != nil {
 		return run[args[0]](args[1:])

@@ -31,6 +31,8 @@ var flagPages = []struct {
 	{[]string{"bench", "pools"}, "docs/cli.md", "**`bench pools`**"},
 	{[]string{"bench", "latency"}, "docs/cli.md", "**`bench latency`**"},
 	{[]string{"bench", "accuracy"}, "docs/cli.md", "**`bench accuracy`**"},
+	{[]string{"bench", "attach"}, "docs/cli.md", "**`bench attach`**"},
+	{[]string{"bench", "faults"}, "docs/cli.md", "**`bench faults`**"},
 	// No flags: the page must still name them.
 	{[]string{"guard"}, "docs/cli.md", ""},
 	{[]string{"install"}, "docs/cli.md", ""},

@@ -29,7 +29,7 @@ func init() {
 		{"pools", "what pool size each critical service should run with: goodput against concurrency, knee, validation", runPools},
 		{"restore", "put back the Deployments a killed run left under slowpoke (Kubernetes)", runRestore},
 		{"image", "build the image Kubernetes runs need from this binary, and write or push it", runImage},
-		{"bench", "benchmarks that print figures: overhead, accuracy, pausecost, methods, pools, latency", runBench},
+		{"bench", "benchmarks that print figures: overhead, accuracy, pausecost, methods, pools, latency, attach, faults", runBench},
 		{"controller", "run one service under a slowpoke controller (used by the backends)", runController},
 		{"guard", "end a run's services if its orchestrator or a controller dies (used by the backends)", runGuard},
 		{"agent", "the Kubernetes node agent: pause a run's pods from their node (run by the backend's DaemonSet)", runAgent},
