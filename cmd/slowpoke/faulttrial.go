@@ -20,13 +20,14 @@ type faultTrial struct {
 	Method string `json:"pause"`  // --pause of the run
 	Trial  int    `json:"trial"`  // 1, 2, ... per victim
 
-	// KilledAfterS is the time from the first slowdown run's start to
-	// the kill.
+	// KilledAfterS is the time from the end of the baseline (the
+	// slowdown runs begin) to the kill.
 	KilledAfterS float64 `json:"killed_after_s"`
 	// Paused says what showed, right before the kill, that a service was
 	// being paused: "stopped" (a service process in state T), "frozen"
 	// (a cgroup of the run frozen), "cores held" (a controller's
-	// real-time thread spinning); empty when none was seen within 3 s.
+	// real-time thread spinning); empty when none was seen within 30 s
+	// (the victim is killed then all the same).
 	Paused string `json:"paused_at_kill"`
 	// Seen are the kinds of change from how the services ran before
 	// (changeKind: stopped, frozen, moved, pinned, reniced, gone) seen at
@@ -60,9 +61,10 @@ func (r *faultTrial) clean() bool {
 }
 
 // runFaultTrial runs `bin predict` attached to a at 80% with --pause
-// method, kills victim with SIGKILL during the slowdown runs (the i-th
-// trial a little later than the one before, once a pause is seen), and
-// watches the services until they run as before and the run is over.
+// method, kills victim with SIGKILL in the middle of a pause of the
+// slowdown runs (the first pause seen from 0.3 s after the baseline, 0.5
+// s in the next trial, up to 1.1 s, then 0.3 s again), and watches the
+// services until they run as before and the run is over.
 // out is the run's output directory; the run's processes carry it in
 // their environment, so that what is left of them is found.
 func runFaultTrial(bin string, a *attachedDemo, victim, method string, i int, out string) (r faultTrial) {
@@ -72,7 +74,10 @@ func runFaultTrial(bin string, a *attachedDemo, victim, method string, i int, ou
 	// services do not.
 	marker := "SLOWPOKE_ATTACH_TRIAL=" + out
 	cmd.Env = append(os.Environ(), marker)
-	stderr, err := startWatching(cmd, "[ 2/", 2*time.Minute)
+	// The slowdown runs begin once the baseline is measured; between
+	// them (between "[ 2/" and the next run's pauses), seconds go by
+	// without pauses: the kill waits for one.
+	stderr, err := startWatching(cmd, "] baseline ", 2*time.Minute)
 	exited := make(chan error, 1)
 	if cmd.Process != nil {
 		go func() { exited <- cmd.Wait() }()
@@ -91,7 +96,6 @@ func runFaultTrial(bin string, a *attachedDemo, victim, method string, i int, ou
 	orch := cmd.Process.Pid
 	began := time.Now()
 	time.Sleep(time.Duration(300+200*(i%5)) * time.Millisecond)
-	r.Paused = waitPaused(a, orch, 3*time.Second)
 	var pid int
 	switch victim {
 	case "orchestrator":
@@ -112,6 +116,8 @@ func runFaultTrial(bin string, a *attachedDemo, victim, method string, i int, ou
 		r.Err = "no " + victim + " to kill"
 		return r
 	}
+	// Found first: the pause may last a few milliseconds.
+	r.Paused = waitPaused(a, orch, 30*time.Second)
 	syscall.Kill(pid, syscall.SIGKILL)
 	killed := time.Now()
 	r.KilledAfterS = killed.Sub(began).Seconds()
