@@ -42,6 +42,10 @@ type attachRun struct {
 }
 
 type attachRunPoint struct {
+	// Reduction is the point as --reduce gave it: the runs' points are
+	// paired by it (ReductionPct, from the run's own u1, differs between
+	// runs in its last digits).
+	Reduction    string  `json:"reduction"`
 	ReductionPct float64 `json:"reduction_pct"`
 	PredictedRPS float64 `json:"predicted_rps"` // 0: infeasible
 	SpreadPct    float64 `json:"spread_pct"`    // within the run's repetitions
@@ -237,8 +241,12 @@ func (r *attachRun) run(ctx context.Context, exe string, args []string, extraPat
 	r.PauseMethod = res.Settings.PauseMethod
 	r.Placement = res.Settings.PlacementMode
 	r.Cores = res.Settings.Placement
-	for _, p := range res.Points {
-		r.Points = append(r.Points, attachRunPoint{ReductionPct: p.ReductionPct, PredictedRPS: p.PredictedRPS, SpreadPct: p.SpreadPct})
+	for i, p := range res.Points {
+		name := fmt.Sprintf("%.0f%%", p.ReductionPct)
+		if len(res.Settings.Reductions) == len(res.Points) {
+			name = res.Settings.Reductions[i]
+		}
+		r.Points = append(r.Points, attachRunPoint{Reduction: name, ReductionPct: p.ReductionPct, PredictedRPS: p.PredictedRPS, SpreadPct: p.SpreadPct})
 	}
 }
 
@@ -249,7 +257,7 @@ func (r *attachRun) summary() string {
 	}
 	s += fmt.Sprintf("baseline %.0f req/s", r.BaselineRPS)
 	for _, p := range r.Points {
-		s += fmt.Sprintf(", %g%%: %.0f", p.ReductionPct, p.PredictedRPS)
+		s += fmt.Sprintf(", %s: %.0f", p.Reduction, p.PredictedRPS)
 	}
 	s += fmt.Sprintf(" (trigger %s, pause %s, placement %s)", r.Trigger, r.PauseMethod, r.Placement)
 	if len(r.Left) > 0 {
@@ -263,7 +271,7 @@ func (r *attachRun) summary() string {
 func attachRows(runs []attachRun) []attachRow {
 	byRep := map[int]map[string]*attachRun{}
 	var reps []int
-	var points []float64
+	var points []string
 	for i := range runs {
 		r := &runs[i]
 		if r.Err != "" {
@@ -275,30 +283,31 @@ func attachRows(runs []attachRun) []attachRow {
 		}
 		byRep[r.Rep][r.Kind] = r
 		for _, p := range r.Points {
-			if !slices.Contains(points, p.ReductionPct) {
-				points = append(points, p.ReductionPct)
+			if !slices.Contains(points, p.Reduction) {
+				points = append(points, p.Reduction)
 			}
 		}
 	}
-	slices.Sort(points)
-	value := func(r *attachRun, point float64, baseline bool) float64 {
+	// value is a run's baseline (point ""), or its prediction at point;
+	// 0 where it has none (failed, infeasible).
+	value := func(r *attachRun, point string) float64 {
 		if r == nil {
 			return 0
 		}
-		if baseline {
+		if point == "" {
 			return r.BaselineRPS
 		}
 		for _, p := range r.Points {
-			if p.ReductionPct == point {
+			if p.Reduction == point {
 				return p.PredictedRPS
 			}
 		}
 		return 0
 	}
-	row := func(name string, point float64, baseline bool) attachRow {
+	row := func(name, point string) attachRow {
 		w := attachRow{Point: name}
 		for _, rep := range reps {
-			at, st := value(byRep[rep]["attached"], point, baseline), value(byRep[rep]["started"], point, baseline)
+			at, st := value(byRep[rep]["attached"], point), value(byRep[rep]["started"], point)
 			if at > 0 {
 				w.Attached = append(w.Attached, at)
 			}
@@ -318,9 +327,9 @@ func attachRows(runs []attachRun) []attachRow {
 		}
 		return w
 	}
-	rows := []attachRow{row("baseline", 0, true)}
+	rows := []attachRow{row("baseline", "")}
 	for _, p := range points {
-		rows = append(rows, row(strconv.FormatFloat(p, 'g', -1, 64)+"%", p, false))
+		rows = append(rows, row(p, p))
 	}
 	return rows
 }
