@@ -352,9 +352,12 @@ func spreadText(xs []float64) string {
 
 func writeAttachTable(w io.Writer, b *attachBench) {
 	fmt.Fprintf(w, "the demo attached (started by a shell script) against started by slowpoke, %d pairs, which first alternating; predict %s\n\n", b.Reps, strings.Join(b.Args, " "))
+	var said []string
 	for _, r := range b.Runs {
-		if r.Err == "" {
-			fmt.Fprintf(w, "%s: trigger %s, pause %s, placement %s %v\n", r.Kind, r.Trigger, r.PauseMethod, r.Placement, r.Cores)
+		line := fmt.Sprintf("%s: trigger %s, pause %s, placement %s %v", r.Kind, r.Trigger, r.PauseMethod, r.Placement, r.Cores)
+		if r.Err == "" && !slices.Contains(said, line) {
+			said = append(said, line)
+			fmt.Fprintln(w, line)
 		}
 	}
 	fmt.Fprintln(w)
