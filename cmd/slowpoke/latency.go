@@ -126,7 +126,9 @@ func latencyMain(c latencyConfig) error {
 		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-%s-latency-%s", s.Name, c.target, time.Now().Format("20060102-150405")))
 	}
 	if s.Kubernetes != nil {
-		return fmt.Errorf("slowpoke latency runs on local processes only, not yet on Kubernetes (its delay store is shared memory on the machine that runs every service); predict, validate, rank and pools run there")
+		// Refused before anything deploys, for the reason the backend
+		// would give (kube.Deployment.SharedPath).
+		return fmt.Errorf("slowpoke latency runs on local processes only, not yet on Kubernetes: %w; predict, validate, rank and pools run there", kube.ErrNoSharedFiles)
 	}
 	opts := local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: c.extraPath}
 	if c.holds {

@@ -12,8 +12,17 @@ import (
 
 // Backend is a running application, as the experiment flow sees it. Its
 // methods must not be called while an experiment runs on it, but
-// Services, Service, Spec and Placement.
+// Services, Service, Spec, Placement and those of Meter, Processes and
+// SharedFiles.
+//
+// The experiment asks the backend, never the machine, for what depends on
+// where the services run: the cores' idle time and a service's CPU time
+// (Meter), how a pause method reaches a service's processes (Processes),
+// and the files it shares with the controllers (SharedFiles).
 type Backend interface {
+	Meter
+	Processes
+	SharedFiles
 	// Spec is the application's spec.
 	Spec() *spec.Spec
 	// Services returns the running services in spec order.
@@ -48,16 +57,9 @@ type Service struct {
 	Name    string
 	Port    int
 	Control *controller.Client // nil when it runs without a controller
-	// PID is the service's process group on this machine (0 when it does
-	// not run here).
-	PID int
 	// LogPath is where its output goes: a file, or for a pod the command
 	// that shows it.
 	LogPath string
-	Cgroup  string // its cgroup on this machine ("" for none)
-	// Pods are the UIDs of its pods, where a node agent pauses them by
-	// UID (the cgroup method's wire.CgroupPause.Pods); nil otherwise.
-	Pods []string
 }
 
 // CanTarget says why the service called name of b cannot be a target, or

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -100,4 +101,47 @@ func (p Placement) PausedCPUs() []int {
 // other than the target, never the target's.
 func (p Placement) HoldCores() []int {
 	return slices.DeleteFunc(slices.Clone(p.PausedCPUs()), func(c int) bool { return slices.Contains(p.TargetCPUs, c) })
+}
+
+// CoreCount is how many cores service may run on as placed: as many as
+// CPUs names, or +Inf where a cluster placed it and no core is named (its
+// pod's CPU limit is the user's to state, in the spec's cpus).
+func (p Placement) CoreCount(service string) float64 {
+	if p.Cluster {
+		return math.Inf(1)
+	}
+	return float64(len(p.CPUs(service)))
+}
+
+// SharesCores says whether services a and b may run on a core in common;
+// never where a cluster placed them, in pods of their own.
+func (p Placement) SharesCores(a, b string) bool {
+	return !p.Cluster && SharesCPU(p.CPUs(a), p.CPUs(b))
+}
+
+// SharesLoadCores says whether service may run on a core that the load
+// generator (this process) runs on too: always, but under dedicated
+// placement or where a cluster placed the services.
+func (p Placement) SharesLoadCores(service string) bool {
+	return !p.Cluster && SharesCPU(p.CPUs(service), p.OtherCPUs)
+}
+
+// SharedCores says whether the paused services share their cores with the
+// controllers and the load generator (shared placement): then those
+// cores, not the target, can bound a slowdown's throughput, and the work
+// of the controllers and the load generator competes with the services'.
+func (p Placement) SharedCores() bool { return p.Mode() == ModeShared }
+
+// SharesCPU reports whether two CPU sets overlap; an empty set (not
+// pinned) overlaps everything.
+func SharesCPU(a, b []int) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return true
+	}
+	for _, c := range a {
+		if slices.Contains(b, c) {
+			return true
+		}
+	}
+	return false
 }

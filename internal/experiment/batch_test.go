@@ -110,24 +110,3 @@ func TestCycleLimit(t *testing.T) {
 		})
 	}
 }
-
-func TestSharesCPU(t *testing.T) {
-	tests := []struct {
-		name string
-		a, b []int
-		want bool
-	}{
-		{"same core", []int{0}, []int{0}, true},
-		{"separate cores", []int{0}, []int{1}, false},
-		{"overlap in one", []int{0, 1}, []int{1, 2}, true},
-		{"unpinned overlaps everything", nil, []int{3}, true},
-		{"both unpinned", nil, nil, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := sharesCPU(tt.a, tt.b); got != tt.want {
-				t.Fatalf("sharesCPU(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
-			}
-		})
-	}
-}

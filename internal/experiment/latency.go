@@ -2,15 +2,12 @@ package experiment
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -20,10 +17,8 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
-	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
-	"github.com/slowpoke-dev/slowpoke/internal/stale"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 	"github.com/slowpoke-dev/slowpoke/load"
 	"github.com/slowpoke-dev/slowpoke/model"
@@ -155,11 +150,11 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 			return nil, fmt.Errorf("service %q runs without a controller: a latency what-if needs every service instrumented", svc.Name)
 		}
 	}
-	if o.CompareHolds && (len(d.Placement().TargetCPUs) == 0 || len(d.Placement().HoldCores()) == 0 || sharesCPU(d.Placement().TargetCPUs, d.Placement().HoldCores())) {
+	if o.CompareHolds && (len(d.Placement().TargetCPUs) == 0 || len(d.Placement().HoldCores()) == 0 || backend.SharesCPU(d.Placement().TargetCPUs, d.Placement().HoldCores())) {
 		return nil, fmt.Errorf("holding the other services' cores needs %q on cores of its own (placement shared or dedicated), got target CPUs %v and others' %v", o.Target, d.Placement().TargetCPUs, d.Placement().HoldCores())
 	}
 	r := &latencyRun{d: d, s: s, o: o, mix: mix, stepper: stepper{w: o.Progress, start: time.Now()}}
-	if r.store, err = createStore(); err != nil {
+	if r.store, err = createStore(d); err != nil {
 		return nil, err
 	}
 	defer r.end()
@@ -439,26 +434,14 @@ func (rs *runs) busyPct() float64 {
 	return 100 * stats.Mean(rs.busy)
 }
 
-// createStore makes the delay store in shared memory (/dev/shm) where
-// there is one, in the temporary directory otherwise. Stores left there by
-// a slowpoke that was killed (its process is gone) are removed first.
-func createStore() (*agent.Store, error) {
-	return agent.CreateStore(sharedPath(storeKind))
-}
-
-// sharedPath is a new path for a shared file of kind: in shared memory
-// (/dev/shm) where there is one, in the temporary directory otherwise,
-// named after this process (package stale), the files of that kind that
-// killed processes left there removed first.
-func sharedPath(kind string) string {
-	dir := "/dev/shm"
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		dir = os.TempDir()
+// createStore makes the delay store where d's controllers can map it
+// (backend.SharedFiles), or says why d has none.
+func createStore(d backend.Backend) (*agent.Store, error) {
+	path, err := d.SharedPath(storeKind)
+	if err != nil {
+		return nil, fmt.Errorf("a latency what-if needs a delay store shared with every service's controller: %w", err)
 	}
-	stale.Sweep(dir, kind)
-	b := make([]byte, 8)
-	rand.Read(b)
-	return filepath.Join(dir, stale.Prefix(kind)+hex.EncodeToString(b))
+	return agent.CreateStore(path)
 }
 
 // storeKind starts the name of a delay store (see package stale).
@@ -541,7 +524,7 @@ func (r *latencyRun) saturation(ctx context.Context) (saturated, error) {
 	cpus := r.d.Placement().OtherCPUs
 	var idle0, idle1 time.Duration
 	res, err := load.RunClosed(ctx, r.mix, load.WithConnections(r.o.Connections), load.WithWarmup(r.o.Warmup), load.WithDuration(saturationWindow),
-		load.WithWindowHooks(func() { before, idle0 = snapshot(r.d), sharedIdle(cpus) }, func() { after, idle1 = snapshot(r.d), sharedIdle(cpus) }))
+		load.WithWindowHooks(func() { before, idle0 = snapshot(r.d), r.d.IdleTime(cpus) }, func() { after, idle1 = snapshot(r.d), r.d.IdleTime(cpus) }))
 	if err != nil {
 		return saturated{}, err
 	}
@@ -560,7 +543,7 @@ func (r *latencyRun) saturation(ctx context.Context) (saturated, error) {
 	if busy := res.Window*time.Duration(len(cpus)) - (idle1 - idle0); idle1 > 0 && busy > 0 {
 		s.cpu = time.Duration(float64(busy) / n)
 	} else {
-		r.warnings = append(r.warnings, "the cores' busy time could not be read (/proc/stat): predictions run at the baseline's rate")
+		r.warnings = append(r.warnings, "the cores' busy time could not be read: predictions run at the baseline's rate")
 	}
 	return s, nil
 }
@@ -590,7 +573,7 @@ func (r *latencyRun) window(rate float64) time.Duration {
 type openRun struct {
 	lat   [][]float64 // each request type's latencies, ms
 	delay float64     // the mean delay inserted per request, ms
-	busy  float64     // the share of the cores' time they were busy, 0 where /proc/stat could not be read
+	busy  float64     // the share of the cores' time they were busy, 0 where the backend could not read it
 	// targetBusy is, in a run by holds, the share of the holds' time the
 	// target ran.
 	targetBusy float64
@@ -605,17 +588,16 @@ func (r *latencyRun) measure(ctx context.Context, rate float64, window time.Dura
 	cpus := r.d.Placement().OtherCPUs
 	var idle0, idle1 time.Duration
 	var ran0, ran1, waited0, waited1 time.Duration
-	pgid := r.d.Service(r.o.Target).PID
 	res, err := load.RunOpen(ctx, r.mix, rate, append([]load.Option{load.WithWarmup(r.o.Warmup), load.WithDuration(window), load.WithSamples(delayHeader),
 		load.WithWindowHooks(func() {
-			idle0 = sharedIdle(cpus)
-			if r.o.CompareStretch && pgid > 0 {
-				ran0, waited0 = proc.Waits(pgid)
+			idle0 = r.d.IdleTime(cpus)
+			if r.o.CompareStretch {
+				ran0, waited0 = r.d.SchedWaits(r.o.Target)
 			}
 		}, func() {
-			idle1 = sharedIdle(cpus)
-			if r.o.CompareStretch && pgid > 0 {
-				ran1, waited1 = proc.Waits(pgid)
+			idle1 = r.d.IdleTime(cpus)
+			if r.o.CompareStretch {
+				ran1, waited1 = r.d.SchedWaits(r.o.Target)
 			}
 		})}, opts...)...)
 	if err != nil {
@@ -660,7 +642,11 @@ func (r *latencyRun) measure(ctx context.Context, rate float64, window time.Dura
 // leaves the holds out (load.WithPausedTime), so that every latency and the
 // send schedule are in the time the held cores ran.
 func (r *latencyRun) measureHolding(ctx context.Context, rate float64, window, d time.Duration, batch int) (openRun, error) {
-	held, err := pause.CreateHeldFile(sharedPath(wire.HeldFileKind))
+	path, err := r.d.SharedPath(wire.HeldFileKind)
+	if err != nil {
+		return openRun{}, err
+	}
+	held, err := pause.CreateHeldFile(path)
 	if err != nil {
 		return openRun{}, err
 	}
@@ -809,7 +795,7 @@ func LatencyOverhead(ctx context.Context, d backend.Backend, o LatencyOptions, r
 		return nil, nil, 0, err
 	}
 	r := &latencyRun{d: d, s: d.Spec(), o: o, mix: mix, stepper: stepper{w: o.Progress, start: time.Now(), total: 1 + 2*reps, step: 1}}
-	if r.store, err = createStore(); err != nil {
+	if r.store, err = createStore(d); err != nil {
 		return nil, nil, 0, err
 	}
 	defer r.end()

@@ -1,157 +1,26 @@
 package experiment
 
 import (
-	"bufio"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// ---- CPU quotas ----
-
-// cpuQuota is a CPU bandwidth limit found on a process's cgroup or one of
-// its parents.
-type cpuQuota struct {
-	Cores  float64 // quota / period
-	Cgroup string  // the directory that sets it
-}
-
-// findCPUQuota returns the tightest CPU quota that applies to pid (nil for
-// none), from its cpu cgroup (v1: cpu.cfs_quota_us and cpu.cfs_period_us;
-// v2: cpu.max) and every parent up to the hierarchy's root.
-func findCPUQuota(pid int) *cpuQuota {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-	if err != nil {
-		return nil
-	}
-	mounts := cpuMounts()
-	var best *cpuQuota
-	for _, line := range strings.Split(string(b), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		v2 := parts[0] == "0" && parts[1] == ""
-		if !v2 && !slices.Contains(strings.Split(parts[1], ","), "cpu") {
-			continue
-		}
-		mnt, ok := mounts[v2]
-		if !ok {
-			continue
-		}
-		for dir := filepath.Join(mnt, parts[2]); strings.HasPrefix(dir, mnt); dir = filepath.Dir(dir) {
-			if q := readQuota(dir, v2); q != nil && (best == nil || q.Cores < best.Cores) {
-				best = q
-			}
-			if dir == mnt {
-				break
-			}
-		}
-	}
-	return best
-}
-
-// readQuota reads the quota set on one cgroup directory (nil for none).
-func readQuota(dir string, v2 bool) *cpuQuota {
-	if v2 {
-		b, err := os.ReadFile(filepath.Join(dir, "cpu.max"))
-		if err != nil {
-			return nil
-		}
-		if cores, ok := parseCPUMax(string(b)); ok {
-			return &cpuQuota{Cores: cores, Cgroup: dir}
-		}
-		return nil
-	}
-	quota, err1 := readInt(filepath.Join(dir, "cpu.cfs_quota_us"))
-	period, err2 := readInt(filepath.Join(dir, "cpu.cfs_period_us"))
-	if err1 != nil || err2 != nil || quota <= 0 || period <= 0 {
-		return nil
-	}
-	return &cpuQuota{Cores: float64(quota) / float64(period), Cgroup: dir}
-}
-
-// parseCPUMax parses cgroup v2's cpu.max ("max 100000" for no limit,
-// "50000 100000" for half a core).
-func parseCPUMax(s string) (cores float64, limited bool) {
-	f := strings.Fields(s)
-	if len(f) != 2 || f[0] == "max" {
-		return 0, false
-	}
-	quota, err1 := strconv.ParseFloat(f[0], 64)
-	period, err2 := strconv.ParseFloat(f[1], 64)
-	if err1 != nil || err2 != nil || quota <= 0 || period <= 0 {
-		return 0, false
-	}
-	return quota / period, true
-}
-
-func readInt(path string) (int64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-}
-
-// cpuMounts finds the mount points of the v1 cpu hierarchy (false) and of
-// the cgroup2 file system (true).
-func cpuMounts() map[bool]string {
-	out := map[bool]string{}
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return out
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		if !ok {
-			continue
-		}
-		pf, qf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) < 5 || len(qf) < 3 {
-			continue
-		}
-		switch {
-		case qf[0] == "cgroup2":
-			if _, seen := out[true]; !seen {
-				out[true] = pf[4]
-			}
-		case qf[0] == "cgroup" && slices.Contains(strings.Split(qf[2], ","), "cpu"):
-			if _, seen := out[false]; !seen {
-				out[false] = pf[4]
-			}
-		}
-	}
-	return out
-}
-
 // quotaWarnings names every service (and the load generator) that runs
-// under a CPU quota: a throttled process is already stopped, so a pause
-// that lands while it is throttled takes nothing from it, and the
-// prediction comes out too high.
+// under a CPU quota (backend.Meter's CPUQuotas): a throttled process is
+// already stopped, so a pause that lands while it is throttled takes
+// nothing from it, and the prediction comes out too high.
 func (r *Runner) quotaWarnings() []string {
 	var out []string
-	check := func(who string, pid int) {
-		if q := findCPUQuota(pid); q != nil {
-			out = append(out, fmt.Sprintf("%s runs under a CPU quota of %.2f cores (set in %s): a throttled process is already stopped, so pauses that land while it is throttled take nothing from it and the predictions come out too high; remove the limit for the experiment (pin with CPU affinity or cpusets instead)", who, q.Cores, q.Cgroup))
+	for _, q := range r.d.CPUQuotas() {
+		who := "the load generator (this process)"
+		if q.Service != "" {
+			who = fmt.Sprintf("service %q", q.Service)
 		}
+		out = append(out, fmt.Sprintf("%s runs under a CPU quota of %.2f cores (set in %s): a throttled process is already stopped, so pauses that land while it is throttled take nothing from it and the predictions come out too high; remove the limit for the experiment (pin with CPU affinity or cpusets instead)", who, q.Cores, q.Cgroup))
 	}
-	for _, svc := range r.d.Services() {
-		if svc.PID > 0 {
-			check(fmt.Sprintf("service %q", svc.Name), svc.PID)
-		}
-	}
-	check("the load generator (this process)", os.Getpid())
 	return out
 }
 
@@ -179,17 +48,28 @@ type parallelism struct {
 	samples []float64
 }
 
-func sampleParallelism(pid int) *parallelism {
+// sampleTarget samples the target's CPU time (backend.Meter's CPUTime), or
+// returns nil where the backend cannot read it.
+func (r *Runner) sampleTarget() *parallelism {
+	cpuTime := func() (time.Duration, error) { return r.d.CPUTime(r.opts.Target) }
+	if _, err := cpuTime(); err != nil {
+		return nil
+	}
+	return sampleParallelism(cpuTime)
+}
+
+// sampleParallelism samples cpuTime, a process's CPU time, every
+// parallelismEvery until the sampler ends or cpuTime fails.
+func sampleParallelism(cpuTime func() (time.Duration, error)) *parallelism {
 	p := &parallelism{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		clock := int32((^pid)<<3 | 2) // the process's CPU clock
 		read := func() time.Duration {
-			var ts unix.Timespec
-			if unix.ClockGettime(clock, &ts) != nil {
+			cpu, err := cpuTime()
+			if err != nil {
 				return -1
 			}
-			return time.Duration(ts.Nano())
+			return cpu
 		}
 		t := time.NewTicker(parallelismEvery)
 		defer t.Stop()

@@ -1,16 +1,13 @@
 package experiment
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/testroot"
 )
 
@@ -50,27 +47,6 @@ func startSpinner(t *testing.T, role string) *exec.Cmd {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return cmd
-}
-
-func TestParseCPUMax(t *testing.T) {
-	tests := []struct {
-		in      string
-		cores   float64
-		limited bool
-	}{
-		{"max 100000\n", 0, false},
-		{"50000 100000\n", 0.5, true},
-		{"200000 100000", 2, true},
-		{"0 100000", 0, false},
-		{"garbage", 0, false},
-		{"", 0, false},
-	}
-	for _, tt := range tests {
-		cores, limited := parseCPUMax(tt.in)
-		if cores != tt.cores || limited != tt.limited {
-			t.Errorf("parseCPUMax(%q) = %v, %v; want %v, %v", tt.in, cores, limited, tt.cores, tt.limited)
-		}
-	}
 }
 
 func TestUsableCores(t *testing.T) {
@@ -114,7 +90,7 @@ func TestParallelismOfRealProcesses(t *testing.T) {
 		t.Run(tt.role, func(t *testing.T) {
 			cmd := startSpinner(t, tt.role)
 			time.Sleep(200 * time.Millisecond)
-			p := sampleParallelism(cmd.Process.Pid)
+			p := sampleParallelism(func() (time.Duration, error) { return proc.CPUClock(cmd.Process.Pid) })
 			time.Sleep(time.Second)
 			samples := p.end()
 			q, p95, mean, warn := usableCores("spinner", 2, samples)
@@ -132,47 +108,5 @@ func TestParallelismOfRealProcesses(t *testing.T) {
 				t.Errorf("two busy threads (p95 %.2f cores) got q1 = %v", p95, q)
 			}
 		})
-	}
-}
-
-// A process in a cgroup v1 cpu hierarchy with a quota is found to run
-// under it, in cores.
-func TestFindCPUQuota(t *testing.T) {
-	mnt, ok := cpuMounts()[false]
-	if !ok {
-		t.Skip("no cgroup v1 cpu hierarchy here")
-	}
-	dir := filepath.Join(mnt, fmt.Sprintf("slowpoke-test-%d", os.Getpid()))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Skipf("cannot make a cpu cgroup: %v", err)
-	}
-	cmd := startSpinner(t, "spin1")
-	t.Cleanup(func() {
-		// Move the process out, end it, and remove the cgroup.
-		os.WriteFile(filepath.Join(mnt, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0)
-		cmd.Process.Kill()
-		cmd.Wait()
-		for i := 0; i < 50 && os.Remove(dir) != nil; i++ {
-			time.Sleep(20 * time.Millisecond)
-		}
-	})
-	if q := findCPUQuota(cmd.Process.Pid); q != nil && !strings.HasPrefix(q.Cgroup, dir) {
-		t.Logf("the test already runs under a quota: %+v", q)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte("100000"), 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte("50000"), 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0); err != nil {
-		t.Fatal(err)
-	}
-	q := findCPUQuota(cmd.Process.Pid)
-	if q == nil || q.Cores != 0.5 || q.Cgroup != dir {
-		t.Fatalf("findCPUQuota = %+v, want 0.5 cores set in %s", q, dir)
-	}
-	if findCPUQuota(os.Getpid()) != nil && findCPUQuota(os.Getpid()).Cgroup == dir {
-		t.Error("this process is reported under the child's quota")
 	}
 }

@@ -3,7 +3,6 @@ package experiment
 import (
 	"os"
 
-	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
@@ -78,13 +77,15 @@ func (freezes) configure(r *Runner, cf *wire.Configure, name string, _ map[strin
 		if svc.Name == name {
 			continue
 		}
-		if svc.Cgroup != "" {
-			g.Freeze = append(g.Freeze, svc.Cgroup)
+		cgroup, pods := r.d.FreezeRefs(svc.Name)
+		if cgroup != "" {
+			g.Freeze = append(g.Freeze, cgroup)
 		}
-		g.Pods = append(g.Pods, svc.Pods...)
+		g.Pods = append(g.Pods, pods...)
 	}
-	p := r.d.Placement()
-	if !r.opts.Tuning.NoColocatedExtension && sharesCPU(p.PausedCPUs(), p.OtherCPUs) && p.Mode() == backend.ModeShared {
+	// Under shared placement the load generator runs on the paused
+	// services' cores.
+	if !r.opts.Tuning.NoColocatedExtension && r.d.Placement().SharedCores() {
 		g.Colocated = []int{os.Getpid()}
 	}
 	return false

@@ -13,11 +13,18 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
-// served is placed with services, each under a controller (never dialled).
+// served is placed with services, each under a controller (never dialled),
+// each with a process group and a cgroup.
 type served struct {
 	placed
-	svcs []*backend.Service
+	svcs    []*backend.Service
+	pids    map[string]int
+	cgroups map[string]string
 }
+
+func (s served) ProcessGroup(name string) int { return s.pids[name] }
+
+func (s served) FreezeRefs(name string) (string, []string) { return s.cgroups[name], nil }
 
 func (s served) Services() []*backend.Service { return s.svcs }
 
@@ -35,12 +42,11 @@ func (s served) Service(name string) *backend.Service {
 // their part.
 func TestPausingsConfigureEveryService(t *testing.T) {
 	pl := backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}}
-	var svcs []*backend.Service
+	d := served{placed: placed{pl: pl}, pids: map[string]int{}, cgroups: map[string]string{}}
 	for i, name := range []string{"t", "a", "b"} {
-		svcs = append(svcs, &backend.Service{Name: name, PID: 1000 + i, Cgroup: "/sys/fs/cgroup/slowpoke/" + name,
-			Control: controller.NewClient(fmt.Sprintf("127.0.0.1:%d", 1+i), nil)})
+		d.svcs = append(d.svcs, &backend.Service{Name: name, Control: controller.NewClient(fmt.Sprintf("127.0.0.1:%d", 1+i), nil)})
+		d.pids[name], d.cgroups[name] = 1000+i, "/sys/fs/cgroup/slowpoke/"+name
 	}
-	d := served{placed{pl: pl}, svcs}
 	graph := map[string][]string{"t": {"a"}, "a": {"t", "b"}, "b": {"a"}}
 	sd := &slowdown{batch: 10, pause: time.Millisecond}
 	tests := []struct {
@@ -55,7 +61,7 @@ func TestPausingsConfigureEveryService(t *testing.T) {
 		{pause.MethodCgroup, func(t *testing.T, name string, p wire.Pause) {
 			want := []string(nil)
 			if name == "t" {
-				want = []string{svcs[1].Cgroup, svcs[2].Cgroup}
+				want = []string{d.cgroups["a"], d.cgroups["b"]}
 			}
 			if p.Cgroup == nil || !slices.Equal(p.Cgroup.Freeze, want) {
 				t.Errorf("%s: %+v, want cgroups %v to freeze", name, p.Cgroup, want)
@@ -78,7 +84,7 @@ func TestPausingsConfigureEveryService(t *testing.T) {
 		t.Run(string(tt.method), func(t *testing.T) {
 			r := &Runner{d: d, method: tt.method, opts: Options{Target: "t"}}
 			forwards := false
-			for _, svc := range svcs {
+			for _, svc := range d.svcs {
 				cf, skip := r.configure(svc.Name, sd, graph)
 				if skip {
 					t.Errorf("%s takes no part", svc.Name)

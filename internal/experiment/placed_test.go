@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
@@ -29,5 +30,12 @@ func (p placed) Restart(context.Context, string, map[string]string) error {
 func (p placed) Watch(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithCancel(ctx)
 }
-func (p placed) Explain(err error) error { return err }
-func (p placed) Stop() error             { return nil }
+func (p placed) Explain(err error) error                          { return err }
+func (p placed) Stop() error                                      { return nil }
+func (p placed) IdleTime([]int) time.Duration                     { return 0 }
+func (p placed) CPUTime(string) (time.Duration, error)            { return 0, errors.ErrUnsupported }
+func (p placed) SchedWaits(string) (run, wait time.Duration)      { return 0, 0 }
+func (p placed) CPUQuotas() []backend.Quota                       { return nil }
+func (p placed) ProcessGroup(string) int                          { return 0 }
+func (p placed) FreezeRefs(string) (cgroup string, pods []string) { return "", nil }
+func (p placed) SharedPath(string) (string, error)                { return "", errors.ErrUnsupported }

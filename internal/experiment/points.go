@@ -10,7 +10,6 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 
-	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/model"
@@ -245,7 +244,7 @@ func (r *Runner) targetBusy(s *sample) float64 {
 // sharedBoundIdlePct of the time while the target was busy less than
 // sharedBoundTargetBusy of its cores.
 func (r *Runner) sharedBound(idlePct, targetBusy float64) bool {
-	return r.d.Placement().Mode() == backend.ModeShared && targetBusy > 0 &&
+	return r.d.Placement().SharedCores() && targetBusy > 0 &&
 		targetBusy < sharedBoundTargetBusy && idlePct < sharedBoundIdlePct
 }
 
@@ -292,7 +291,7 @@ func (r *Runner) roundOverhead(s *sample) float64 {
 	var extra float64
 	// Under dedicated placement the controllers run on the load
 	// generator's cores, not on the services'.
-	if r.opts.Tuning.OverheadCorrection && r.d.Placement().Mode() == backend.ModeShared {
+	if r.opts.Tuning.OverheadCorrection && r.d.Placement().SharedCores() {
 		extra += max(0, r.controllersCPU(s)-medianOf(r.base, r.controllersCPU))
 	}
 	if !r.opts.Tuning.NoGrowthCorrection {
@@ -462,7 +461,7 @@ func (r *Runner) point(d time.Duration, pr *pointRuns, truthRuns []*sample) repo
 	// controllers' work, which nothing takes off.
 	if d > 0 && p.PredictedRPS > 0 {
 		cost := p.OverheadUS
-		if r.method != pause.MethodCores && r.d.Placement().Mode() == backend.ModeShared && !r.opts.Tuning.OverheadCorrection {
+		if r.method != pause.MethodCores && r.d.Placement().SharedCores() && !r.opts.Tuning.OverheadCorrection {
 			cost += max(0, p.ControllersCPUUS-medianOf(r.base, r.controllersCPU)) / float64(max(1, len(r.d.Placement().PausedCPUs())))
 		}
 		p.MechanismPct = 100 * cost / 1e6 * p.PredictedRPS

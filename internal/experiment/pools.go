@@ -270,10 +270,9 @@ func (r *poolRun) critical(before, after map[string]*wire.Stats, base measured) 
 			uninstrumented[svc.Name] = true
 		}
 		calls, cpu := statsDelta(b, a)
-		cores := float64(min(max(svc.CPUs, 1), max(len(r.coresOf(svc.Name)), 1)))
-		if r.d.Placement().Mode() == backend.ModeCluster {
-			cores = float64(max(svc.CPUs, 1)) // its pod's CPU limit, as the spec states it
-		}
+		// Where a cluster placed it, no core is counted (+Inf): its pod's
+		// CPU limit, as the spec states it.
+		cores := min(float64(max(svc.CPUs, 1)), max(r.d.Placement().CoreCount(svc.Name), 1))
 		u := &use{name: svc.Name, calls: calls, busyPct: 100 * cpu.Seconds() / (base.window.Seconds() * cores)}
 		if calls > 0 {
 			u.cpuPerCall = cpu / time.Duration(calls)
@@ -359,18 +358,6 @@ func (r *poolRun) critical(before, after map[string]*wire.Stats, base measured) 
 		out = append(out, ps)
 	}
 	return out, nil
-}
-
-// coresOf returns the cores the service may run on.
-func (r *poolRun) coresOf(name string) []int {
-	p := r.d.Placement()
-	switch {
-	case name == p.Target:
-		return p.TargetCPUs
-	case p.Services != nil && p.Services[name] != nil:
-		return p.Services[name]
-	}
-	return p.OtherCPUs
 }
 
 // longestUpstream returns the services before target on the path from

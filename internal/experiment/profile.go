@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"math"
 	"net"
 	"net/url"
@@ -75,7 +74,9 @@ func (r *Runner) profile(s *sample) (*profile, error) {
 	if warn != "" {
 		p.warnings = append(p.warnings, warn)
 	}
-	if _, all := s.delta(r.opts.Target); r.d.Placement().Mode() == backend.ModeCluster && s.window > 0 {
+	// Where the placement counts no cores of the target (a cluster placed
+	// it), q1 is its spec's cpus, which it may exceed.
+	if _, all := s.delta(r.opts.Target); math.IsInf(r.d.Placement().CoreCount(r.opts.Target), 1) && s.window > 0 {
 		if w := overCoresWarning(r.opts.Target, p.q1, all.Seconds()/s.window.Seconds()); w != "" {
 			p.warnings = append(p.warnings, w)
 		}
@@ -237,10 +238,7 @@ func (r *Runner) star() map[string][]string {
 // placement and its spec's cpus (only the spec's where a cluster placed
 // it: its pod's CPU limit is the user's to state there).
 func (r *Runner) targetCores() float64 {
-	q := float64(len(r.d.Placement().CPUs(r.opts.Target)))
-	if r.d.Placement().Mode() == backend.ModeCluster {
-		q = math.Inf(1)
-	}
+	q := r.d.Placement().CoreCount(r.opts.Target)
 	if sp, ok := r.spec.Service(r.opts.Target); ok && sp.CPUs > 0 && float64(sp.CPUs) < q {
 		q = float64(sp.CPUs)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 	"github.com/slowpoke-dev/slowpoke/load"
+	"golang.org/x/sys/unix"
 )
 
 // Window is what one measured run saw, for benchmarks.
@@ -227,10 +228,10 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 	opts := []load.Option{load.WithWarmup(warmup), load.WithDuration(r.opts.Duration),
 		load.WithWindowHooks(func() {
 			s.before = r.snapshot()
-			idle0 = sharedIdle(paused)
+			idle0 = r.d.IdleTime(paused)
 			s.loadCPU = -processCPUTime()
-			if tgt := r.d.Service(r.opts.Target); idle && tgt != nil && tgt.PID > 0 {
-				par = sampleParallelism(tgt.PID)
+			if idle {
+				par = r.sampleTarget()
 			}
 			t0 = time.Now()
 			s.from = t0
@@ -241,7 +242,7 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 				s.parallel = par.end()
 				par = nil
 			}
-			s.idle = sharedIdle(paused) - idle0
+			s.idle = r.d.IdleTime(paused) - idle0
 			s.after = r.snapshot()
 		})}
 	defer func() {
@@ -300,10 +301,7 @@ func (r *Runner) configure(name string, sd *slowdown, neighbours map[string][]st
 // stop on a 9-service chain 30-45% longer than asked at 1 ms pauses, an
 // under-prediction of up to 15%.
 func (r *Runner) colocated(svc string) []int {
-	if r.d.Placement().Mode() == backend.ModeCluster {
-		return nil // the services run elsewhere, in namespaces of their own
-	}
-	if r.opts.Tuning.NoColocatedExtension || !sharesCPU(r.d.Placement().CPUs(svc), r.d.Placement().OtherCPUs) {
+	if r.opts.Tuning.NoColocatedExtension || !r.d.Placement().SharesLoadCores(svc) {
 		return nil
 	}
 	return []int{os.Getpid()}
@@ -324,27 +322,25 @@ func (r *Runner) corePeers(svc string) []int {
 	if r.opts.Tuning.NoPeerExtension || r.opts.Tuning.Uncoordinated || svc == r.opts.Target {
 		return nil
 	}
-	mine := r.d.Placement().CPUs(svc)
+	p := r.d.Placement()
 	var pids []int
 	for _, o := range r.d.Services() {
-		if o.Name == svc || o.Name == r.opts.Target || o.PID <= 0 || !sharesCPU(mine, r.d.Placement().CPUs(o.Name)) {
+		if o.Name == svc || o.Name == r.opts.Target || !p.SharesCores(svc, o.Name) {
 			continue
 		}
-		pids = append(pids, o.PID)
+		if pid := r.d.ProcessGroup(o.Name); pid > 0 {
+			pids = append(pids, pid)
+		}
 	}
 	return pids
 }
 
-// sharesCPU reports whether two CPU sets overlap; an empty set (not
-// pinned) overlaps everything.
-func sharesCPU(a, b []int) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return true
+// processCPUTime is this process's CPU time, all threads: the load
+// generator's, mostly.
+func processCPUTime() time.Duration {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts) != nil {
+		return 0
 	}
-	for _, c := range a {
-		if slices.Contains(b, c) {
-			return true
-		}
-	}
-	return false
+	return time.Duration(ts.Nano())
 }

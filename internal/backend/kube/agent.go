@@ -260,8 +260,8 @@ func (d *Deployment) startAgent(ctx context.Context) error {
 		}
 		d.uninstrumented.Note(sv.Name, d.opts.Logf)
 		d.mu.Lock()
-		d.services[sv.Name] = &service{Service: backend.Service{Name: sv.Name, Port: sv.Port, Control: ctl, Pods: uids,
-			LogPath: fmt.Sprintf("kubectl logs -n %s %s", ns, agent.Name)}, deployment: deploymentName(&sv), index: i}
+		d.services[sv.Name] = &service{Service: backend.Service{Name: sv.Name, Port: sv.Port, Control: ctl,
+			LogPath: fmt.Sprintf("kubectl logs -n %s %s", ns, agent.Name)}, pods: uids, deployment: deploymentName(&sv), index: i}
 		d.mu.Unlock()
 	}
 	return nil

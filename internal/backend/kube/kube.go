@@ -110,6 +110,9 @@ type service struct {
 	container  string
 	pod        string
 	index      int // in the spec: its control port is ControlPort+index
+	// pods are the UIDs of its pods where a node agent freezes them by
+	// UID (ModeAgent); nil otherwise.
+	pods []string
 }
 
 // Start puts every service of s, an application deployed on the cluster

@@ -112,7 +112,7 @@ func (d *Deployment) launchAttached(s *spec.Service, logPath string, logf *os.Fi
 		return fmt.Errorf("start the controller of %q: %w", s.Name, err)
 	}
 	root := st.Root()
-	svc := &Service{Service: backend.Service{Name: s.Name, Port: s.Port, LogPath: logPath, PID: root.PID},
+	svc := &Service{Service: backend.Service{Name: s.Name, Port: s.Port, LogPath: logPath}, PID: root.PID,
 		cmd: cmd, exited: make(chan struct{}), startTick: root.Start, attached: st}
 	if cg != nil {
 		svc.Cgroup = cg.Path

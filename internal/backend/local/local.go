@@ -73,11 +73,13 @@ type Deployment struct {
 	started map[string]bool
 }
 
-// Service is one running service: what every backend knows of it (its PID
-// is its process group, its Control nil with NoController), and how this
-// one started it.
+// Service is one running service: what every backend knows of it (its
+// Control nil with NoController), and how this one started it.
 type Service struct {
 	backend.Service
+	// PID is the service's process group (its leader's PID).
+	PID    int
+	Cgroup string // its cgroup ("" for none)
 
 	cmd       *exec.Cmd // controller (or the service itself with NoController)
 	exited    chan struct{}
@@ -301,7 +303,7 @@ func (d *Deployment) launch(s *spec.Service) error {
 	if err := theSpawner.start(cmd, spawnCPUs); err != nil {
 		return fmt.Errorf("start service %q: %w", s.Name, err)
 	}
-	svc := &Service{Service: backend.Service{Name: s.Name, Port: s.Port, LogPath: logPath, Cgroup: d.cgroupOf(s.Name)}, cmd: cmd, exited: make(chan struct{})}
+	svc := &Service{Service: backend.Service{Name: s.Name, Port: s.Port, LogPath: logPath}, Cgroup: d.cgroupOf(s.Name), cmd: cmd, exited: make(chan struct{})}
 	go func() {
 		cmd.Wait()
 		close(svc.exited)

@@ -125,7 +125,7 @@ func TestRetarget(t *testing.T) {
 	p0 := d.Placement()
 	checkOn(t, d, "cart", p0.TargetCPUs)
 	checkOn(t, d, "catalog", p0.CPUs("catalog"))
-	pid := d.Service("cart").PID
+	pid := d.proc("cart").PID
 
 	if err := d.Retarget("nosuch"); err == nil {
 		t.Error("an unknown service was accepted")
@@ -145,7 +145,7 @@ func TestRetarget(t *testing.T) {
 	if slices.Equal(p1.CPUs("cart"), p1.TargetCPUs) {
 		t.Errorf("cart still shares the target's CPUs %v", p1.TargetCPUs)
 	}
-	if d.Service("cart").PID != pid {
+	if d.proc("cart").PID != pid {
 		t.Error("cart was restarted")
 	}
 	// And back.

@@ -1,7 +1,8 @@
-package experiment
+package proc
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -11,12 +12,12 @@ import (
 )
 
 // userHZ is the kernel's USER_HZ, the unit of /proc/stat, fixed at 100.
-const userHZ = 100
+const userHZ = clockTick
 
-// sharedIdle is the idle time (idle and iowait) the given CPUs have
+// CoresIdle is the idle time (idle and iowait) the given CPUs have
 // accumulated since boot, summed over them, from /proc/stat; 0 when it
 // cannot be read.
-func sharedIdle(cpus []int) time.Duration {
+func CoresIdle(cpus []int) time.Duration {
 	f, err := os.Open("/proc/stat")
 	if err != nil {
 		return 0
@@ -43,11 +44,17 @@ func sharedIdle(cpus []int) time.Duration {
 	return time.Duration(ticks) * time.Second / userHZ
 }
 
-// processCPUTime is this process's CPU time, all threads.
-func processCPUTime() time.Duration {
-	var ts unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts) != nil {
-		return 0
+// CPUClock reads the CPU time process pid has used so far, all its
+// threads, from its CPU clock (clock_gettime), which is exact where
+// /proc/PID/stat counts in ticks.
+func CPUClock(pid int) (time.Duration, error) {
+	if pid <= 0 {
+		return 0, errors.New("proc: no process")
 	}
-	return time.Duration(ts.Nano())
+	clock := int32((^pid)<<3 | 2) // the process's CPU clock (CPUCLOCK_SCHED)
+	var ts unix.Timespec
+	if err := unix.ClockGettime(clock, &ts); err != nil {
+		return 0, err
+	}
+	return time.Duration(ts.Nano()), nil
 }

@@ -1,0 +1,129 @@
+package proc
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Quota is a CPU bandwidth limit found on a process's cgroup or one of its
+// parents.
+type Quota struct {
+	Cores  float64 // quota / period
+	Cgroup string  // the directory that sets it
+}
+
+// CPUQuota returns the tightest CPU quota that applies to pid (nil for
+// none), from its cpu cgroup (v1: cpu.cfs_quota_us and cpu.cfs_period_us;
+// v2: cpu.max) and every parent up to the hierarchy's root.
+func CPUQuota(pid int) *Quota {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return nil
+	}
+	mounts := cpuMounts()
+	var best *Quota
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		v2 := parts[0] == "0" && parts[1] == ""
+		if !v2 && !slices.Contains(strings.Split(parts[1], ","), "cpu") {
+			continue
+		}
+		mnt, ok := mounts[v2]
+		if !ok {
+			continue
+		}
+		for dir := filepath.Join(mnt, parts[2]); strings.HasPrefix(dir, mnt); dir = filepath.Dir(dir) {
+			if q := readQuota(dir, v2); q != nil && (best == nil || q.Cores < best.Cores) {
+				best = q
+			}
+			if dir == mnt {
+				break
+			}
+		}
+	}
+	return best
+}
+
+// readQuota reads the quota set on one cgroup directory (nil for none).
+func readQuota(dir string, v2 bool) *Quota {
+	if v2 {
+		b, err := os.ReadFile(filepath.Join(dir, "cpu.max"))
+		if err != nil {
+			return nil
+		}
+		if cores, ok := parseCPUMax(string(b)); ok {
+			return &Quota{Cores: cores, Cgroup: dir}
+		}
+		return nil
+	}
+	quota, err1 := readInt(filepath.Join(dir, "cpu.cfs_quota_us"))
+	period, err2 := readInt(filepath.Join(dir, "cpu.cfs_period_us"))
+	if err1 != nil || err2 != nil || quota <= 0 || period <= 0 {
+		return nil
+	}
+	return &Quota{Cores: float64(quota) / float64(period), Cgroup: dir}
+}
+
+// parseCPUMax parses cgroup v2's cpu.max ("max 100000" for no limit,
+// "50000 100000" for half a core).
+func parseCPUMax(s string) (cores float64, limited bool) {
+	f := strings.Fields(s)
+	if len(f) != 2 || f[0] == "max" {
+		return 0, false
+	}
+	quota, err1 := strconv.ParseFloat(f[0], 64)
+	period, err2 := strconv.ParseFloat(f[1], 64)
+	if err1 != nil || err2 != nil || quota <= 0 || period <= 0 {
+		return 0, false
+	}
+	return quota / period, true
+}
+
+func readInt(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+}
+
+// cpuMounts finds the mount points of the v1 cpu hierarchy (false) and of
+// the cgroup2 file system (true).
+func cpuMounts() map[bool]string {
+	out := map[bool]string{}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok {
+			continue
+		}
+		pf, qf := strings.Fields(pre), strings.Fields(post)
+		if len(pf) < 5 || len(qf) < 3 {
+			continue
+		}
+		switch {
+		case qf[0] == "cgroup2":
+			if _, seen := out[true]; !seen {
+				out[true] = pf[4]
+			}
+		case qf[0] == "cgroup" && slices.Contains(strings.Split(qf[2], ","), "cpu"):
+			if _, seen := out[false]; !seen {
+				out[false] = pf[4]
+			}
+		}
+	}
+	return out
+}
