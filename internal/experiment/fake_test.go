@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -43,6 +44,8 @@ type fakeApp struct {
 	idleShare float64
 	quotas    []backend.Quota
 	cpuTime   func() time.Duration
+	// sharedDir is where SharedPath puts shared files ("": it has none).
+	sharedDir string
 	start     time.Time
 
 	mu     sync.Mutex
@@ -75,6 +78,7 @@ type fakeController struct {
 
 	mu         sync.Mutex
 	configures []wire.Configure
+	latencies  []wire.Latency
 	msgs       []wire.Type
 }
 
@@ -168,6 +172,14 @@ func (c *fakeController) handle(w *wire.Conn, typ wire.Type, payload []byte) err
 			c.app.batch, c.app.pause = cf.Batch, cf.PausePerRoundNS
 			c.app.mu.Unlock()
 		}
+	case wire.TLatency:
+		var l wire.Latency
+		if err := json.Unmarshal(payload, &l); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		c.latencies = append(c.latencies, l)
+		c.mu.Unlock()
 	case wire.TStart, wire.TStop, wire.TReset:
 		if target {
 			c.app.slowdown(typ, c.calls())
@@ -239,6 +251,14 @@ func (c *fakeController) received() ([]wire.Type, []wire.Configure) {
 	return append([]wire.Type(nil), c.msgs...), append([]wire.Configure(nil), c.configures...)
 }
 
+// latencyWhatIfs lists the latency what-ifs the controller was told to
+// join or leave, in order.
+func (c *fakeController) latencyWhatIfs() []wire.Latency {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]wire.Latency(nil), c.latencies...)
+}
+
 func (a *fakeApp) Spec() *spec.Spec             { return a.spec }
 func (a *fakeApp) Services() []*backend.Service { return a.svcs }
 func (a *fakeApp) Placement() backend.Placement { return a.pl }
@@ -247,8 +267,11 @@ func (a *fakeApp) Explain(err error) error      { return err }
 func (a *fakeApp) Stop() error                  { return nil }
 func (a *fakeApp) ProcessGroup(name string) int { return 1000 + len(name) }
 func (a *fakeApp) CPUQuotas() []backend.Quota   { return a.quotas }
-func (a *fakeApp) SharedPath(string) (string, error) {
-	return "", errors.ErrUnsupported
+func (a *fakeApp) SharedPath(kind string) (string, error) {
+	if a.sharedDir == "" {
+		return "", errors.ErrUnsupported
+	}
+	return filepath.Join(a.sharedDir, kind+"-fake"), nil
 }
 func (a *fakeApp) Service(name string) *backend.Service {
 	for _, s := range a.svcs {
