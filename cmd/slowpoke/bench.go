@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/bench"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
@@ -351,7 +352,7 @@ func benchMethods(args []string) int {
 	interrupted, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
-	d, err := local.Start(interrupted, s, local.Options{Target: c.target, LogDir: filepath.Join(*out, "logs"), Logf: logf})
+	d, err := local.Start(interrupted, s, local.Options{Options: backend.Options{Target: c.target, Logf: logf}, LogDir: filepath.Join(*out, "logs")})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "slowpoke bench methods:", err)
 		if interrupted.Err() != nil {

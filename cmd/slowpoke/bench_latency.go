@@ -14,6 +14,7 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
@@ -251,7 +252,7 @@ func latencyOverhead(extra []string, reps int) error {
 	if err != nil {
 		return err
 	}
-	app, err := startSession(s, dir, local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: extra}, kube.Options{})
+	app, err := startSession(s, dir, local.Options{Options: backend.Options{MaxPause: controller.DefaultMaxPause}, ExtraPath: extra}, kube.Options{})
 	if err != nil {
 		// A start refused before any log was written leaves nothing.
 		os.Remove(filepath.Join(dir, "logs"))

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
@@ -130,7 +131,7 @@ func latencyMain(c latencyConfig) error {
 		// would give (kube.Deployment.SharedPath).
 		return fmt.Errorf("slowpoke latency runs on local processes only, not yet on Kubernetes: %w; predict, validate, rank and pools run there", kube.ErrNoSharedFiles)
 	}
-	opts := local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: c.extraPath}
+	opts := local.Options{Options: backend.Options{MaxPause: controller.DefaultMaxPause}, ExtraPath: c.extraPath}
 	if c.holds {
 		opts.Target, opts.Placement = c.target, local.ModeShared
 	}

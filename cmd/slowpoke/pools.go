@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
@@ -125,7 +126,7 @@ func poolsMain(c poolsConfig) error {
 	if c.outDir == "" {
 		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-pools-%s", s.Name, time.Now().Format("20060102-150405")))
 	}
-	app, err := startSession(s, c.outDir, local.Options{MaxPause: controller.DefaultMaxPause, ExtraPath: c.extraPath}, kube.Options{})
+	app, err := startSession(s, c.outDir, local.Options{Options: backend.Options{MaxPause: controller.DefaultMaxPause}, ExtraPath: c.extraPath}, kube.Options{})
 	if err != nil {
 		return err
 	}

@@ -134,7 +134,7 @@ func predict(c predictConfig) error {
 	// A service, a controller or the guard that dies ends the run, with
 	// what died as the error.
 	app, err := startSession(s, c.outDir, local.Options{
-		Target: c.target, Placement: c.method.mode(), MaxPause: c.maxPause, ExtraPath: c.extraPath,
+		Options: backend.Options{Target: c.target, MaxPause: c.maxPause}, Placement: c.method.mode(), ExtraPath: c.extraPath,
 	}, c.method.kubeOptions(c.validate))
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
@@ -139,7 +140,7 @@ func rank(c rankConfig) error {
 		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-rank-%s", s.Name, time.Now().Format("20060102-150405")))
 	}
 	app, err := startSession(s, c.outDir, local.Options{
-		Target: targets[0], Placement: c.method.mode(), MaxPause: c.maxPause, ExtraPath: c.extraPath,
+		Options: backend.Options{Target: targets[0], MaxPause: c.maxPause}, Placement: c.method.mode(), ExtraPath: c.extraPath,
 	}, c.method.kubeOptions(false))
 	if err != nil {
 		return err

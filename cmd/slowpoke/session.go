@@ -40,8 +40,8 @@ type session struct {
 
 // startSession creates outDir and starts the application s with opts (its
 // LogDir and Logf are set here), progress and warnings going to stderr: on
-// this machine, or, where s has a kubernetes section, on that cluster
-// (opts' Target and MaxPause apply there too).
+// this machine, or, where s has a kubernetes section, on that cluster with
+// kopts and the options every backend takes, opts.Options.
 //
 // kopts' Mode, Restarts and Pause choose how a run reaches the pods on
 // Kubernetes (its zero value: template mode).
@@ -57,8 +57,8 @@ func startSession(s *spec.Spec, outDir string, opts local.Options, kopts kube.Op
 	var rcv *spans.Receiver
 	var err error
 	if s.Kubernetes != nil {
-		d, err = kube.Start(interrupted, s, kube.Options{Target: opts.Target, MaxPause: opts.MaxPause, Logf: logf,
-			Mode: kopts.Mode, Restarts: kopts.Restarts, Pause: kopts.Pause})
+		kopts.Options = opts.Options
+		d, err = kube.Start(interrupted, s, kopts)
 	} else if rcv, err = spans.Listen(); err == nil {
 		opts.Env = withSpans(s, opts.Env, rcv)
 		logf("starting %d services of %q (logs in %s; OpenTelemetry spans to %s)", len(s.Services), s.Name, opts.LogDir, rcv.Endpoint())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
@@ -50,6 +51,18 @@ type Backend interface {
 	Explain(err error) error
 	// Stop stops what the backend started and restores what it changed.
 	Stop() error
+}
+
+// Options are what every backend is started with; each backend's own
+// options embed them.
+type Options struct {
+	// Target is the service to be sped up ("" for none): the local
+	// backend gives it cores of its own.
+	Target string
+	// MaxPause is the controllers' hard cap on one pause.
+	MaxPause time.Duration
+	// Logf receives progress and warnings; nil discards them.
+	Logf func(format string, args ...any)
 }
 
 // Service is one running service.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
@@ -262,7 +263,7 @@ func startConfig(ctx context.Context, o AccuracyOptions, c suite.Config, reds []
 	if err != nil {
 		return nil, opts, err
 	}
-	d, err = local.Start(ctx, s, local.Options{Target: c.Target, Placement: o.Placement, LogDir: filepath.Join(o.Dir, "logs", c.Name), ExtraPath: o.ExtraPath})
+	d, err = local.Start(ctx, s, local.Options{Options: backend.Options{Target: c.Target}, Placement: o.Placement, LogDir: filepath.Join(o.Dir, "logs", c.Name), ExtraPath: o.ExtraPath})
 	if err != nil {
 		return nil, opts, err
 	}

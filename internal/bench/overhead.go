@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
@@ -144,7 +145,7 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadResult, error) {
 			if plain {
 				s = plainSpec
 			}
-			d, err := local.Start(ctx, s, local.Options{Target: "b", LogDir: filepath.Join(o.Dir, "logs"), ExtraPath: o.ExtraPath, NoController: plain})
+			d, err := local.Start(ctx, s, local.Options{Options: backend.Options{Target: "b"}, LogDir: filepath.Join(o.Dir, "logs"), ExtraPath: o.ExtraPath, NoController: plain})
 			if err != nil {
 				return nil, err
 			}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
@@ -127,7 +128,7 @@ func pauseCostFor(ctx context.Context, o PauseCostOptions, n int, say func(strin
 	if err != nil {
 		return nil, err
 	}
-	d, err := local.Start(ctx, s, local.Options{Target: "target", Placement: o.Placement, LogDir: filepath.Join(dir, "logs"), ExtraPath: o.ExtraPath})
+	d, err := local.Start(ctx, s, local.Options{Options: backend.Options{Target: "target"}, Placement: o.Placement, LogDir: filepath.Join(dir, "logs"), ExtraPath: o.ExtraPath})
 	if err != nil {
 		return nil, err
 	}

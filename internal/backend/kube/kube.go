@@ -38,11 +38,9 @@ const (
 
 // Options configure Start.
 type Options struct {
-	Target         string
-	MaxPause       time.Duration // controllers' hard cap on one pause; default controller.DefaultMaxPause
-	Lease          time.Duration // default DefaultLease
-	RolloutTimeout time.Duration // default DefaultRolloutTimeout
-	Logf           func(string, ...any)
+	backend.Options               // MaxPause's default: controller.DefaultMaxPause
+	Lease           time.Duration // default DefaultLease
+	RolloutTimeout  time.Duration // default DefaultRolloutTimeout
 	// Client is the cluster's client; nil: made from the spec's
 	// kubernetes section (Client).
 	Client API

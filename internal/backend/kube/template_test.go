@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 )
@@ -149,7 +150,7 @@ func TestRunOf(t *testing.T) {
 // and no limit (or a zero one) gives no warning.
 func TestWarnCPULimit(t *testing.T) {
 	var lines []string
-	d := &Deployment{limitWarned: map[string]bool{}, opts: Options{Logf: func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }}}
+	d := &Deployment{limitWarned: map[string]bool{}, opts: Options{Options: backend.Options{Logf: func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }}}}
 	limited := corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}}
 	d.warnCPULimit("cart", limited)
 	d.warnCPULimit("cart", limited) // a restart of the same service

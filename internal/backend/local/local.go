@@ -30,18 +30,16 @@ import (
 
 // Options configure Start.
 type Options struct {
-	Target     string                       // service that gets cores of its own ("" for none)
-	Placement  Mode                         // whether the other services get cores of their own too; "" is ModeAuto
-	Executable string                       // slowpoke binary that runs the controllers; default os.Executable()
-	LogDir     string                       // per-service logs; required
-	MaxPause   time.Duration                // controllers' hard cap on one pause
-	ExtraPath  []string                     // directories put in front of PATH for service commands
-	Env        map[string]map[string]string // extra environment per service, over the spec's
+	backend.Options                              // Target gets cores of its own
+	Placement       Mode                         // whether the other services get cores of their own too; "" is ModeAuto
+	Executable      string                       // slowpoke binary that runs the controllers; default os.Executable()
+	LogDir          string                       // per-service logs; required
+	ExtraPath       []string                     // directories put in front of PATH for service commands
+	Env             map[string]map[string]string // extra environment per service, over the spec's
 	// NoController starts the services directly, without controllers (the
 	// uninstrumented baseline of the overhead benchmark).
 	NoController bool
-	Secret       []byte               // experiment secret; generated when nil
-	Logf         func(string, ...any) // progress and warnings; default: discard
+	Secret       []byte // experiment secret; generated when nil
 	// NoCgroups keeps the services out of cgroups even where slowpoke could
 	// make them: their processes are then known by process group only,
 	// and the cgroup pause method is not available.

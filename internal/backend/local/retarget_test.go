@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/slowpoke-dev/slowpoke/examples/demo"
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 )
 
@@ -63,7 +64,7 @@ func startDemoWith(t *testing.T, target string, edit func(*spec.Spec)) *Deployme
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	d, err := Start(ctx, s, Options{Target: target, Executable: exe, LogDir: filepath.Join(dir, "logs"), ExtraPath: []string{bin}, Logf: t.Logf})
+	d, err := Start(ctx, s, Options{Options: backend.Options{Target: target, Logf: t.Logf}, Executable: exe, LogDir: filepath.Join(dir, "logs"), ExtraPath: []string{bin}})
 	if err != nil {
 		t.Fatal(err)
 	}
