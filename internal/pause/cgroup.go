@@ -1,7 +1,6 @@
 package pause
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
 )
 
 // Cgroup is a cgroup slowpoke made for one service: every process of the
@@ -94,46 +95,8 @@ func (h Hierarchy) Create(rel string) (Cgroup, error) {
 }
 
 // cgroupMounts finds the mount points of the v1 freezer hierarchy (false)
-// and of the cgroup2 file system (true), from /proc/self/mountinfo.
-func cgroupMounts() (map[bool]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	out := map[bool]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		if !ok {
-			continue
-		}
-		pf, qf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) < 5 || len(qf) < 3 {
-			continue
-		}
-		switch {
-		case qf[0] == "cgroup2":
-			if _, seen := out[true]; !seen {
-				out[true] = pf[4]
-			}
-		case qf[0] == "cgroup" && hasOption(qf[2], "freezer"):
-			if _, seen := out[false]; !seen {
-				out[false] = pf[4]
-			}
-		}
-	}
-	return out, sc.Err()
-}
-
-func hasOption(opts, name string) bool {
-	for _, o := range strings.Split(opts, ",") {
-		if o == name {
-			return true
-		}
-	}
-	return false
-}
+// and of the cgroup2 file system (true).
+func cgroupMounts() (map[bool]string, error) { return proc.CgroupMounts("freezer") }
 
 // ownCgroups maps each hierarchy of this process's /proc/self/cgroup to its
 // path: "freezer" for the v1 freezer, "" for the unified hierarchy.

@@ -25,7 +25,7 @@ func CPUQuota(pid int) *Quota {
 	if err != nil {
 		return nil
 	}
-	mounts := cpuMounts()
+	mounts, _ := CgroupMounts("cpu")
 	var best *Quota
 	for _, line := range strings.Split(string(b), "\n") {
 		parts := strings.SplitN(line, ":", 3)
@@ -95,15 +95,16 @@ func readInt(path string) (int64, error) {
 	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
 
-// cpuMounts finds the mount points of the v1 cpu hierarchy (false) and of
-// the cgroup2 file system (true).
-func cpuMounts() map[bool]string {
-	out := map[bool]string{}
+// CgroupMounts finds the mount points of the v1 hierarchy that has
+// controller (false) and of the cgroup2 file system (true), from
+// /proc/self/mountinfo; the first of each where there are several.
+func CgroupMounts(controller string) (map[bool]string, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return out
+		return nil, err
 	}
 	defer f.Close()
+	out := map[bool]string{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		pre, post, ok := strings.Cut(sc.Text(), " - ")
@@ -119,11 +120,11 @@ func cpuMounts() map[bool]string {
 			if _, seen := out[true]; !seen {
 				out[true] = pf[4]
 			}
-		case qf[0] == "cgroup" && slices.Contains(strings.Split(qf[2], ","), "cpu"):
+		case qf[0] == "cgroup" && slices.Contains(strings.Split(qf[2], ","), controller):
 			if _, seen := out[false]; !seen {
 				out[false] = pf[4]
 			}
 		}
 	}
-	return out
+	return out, sc.Err()
 }

@@ -35,7 +35,8 @@ func TestParseCPUMax(t *testing.T) {
 // A process in a cgroup v1 cpu hierarchy with a quota is found to run
 // under it, in cores.
 func TestCPUQuota(t *testing.T) {
-	mnt, ok := cpuMounts()[false]
+	mounts, _ := CgroupMounts("cpu")
+	mnt, ok := mounts[false]
 	if !ok {
 		t.Skip("no cgroup v1 cpu hierarchy here")
 	}
