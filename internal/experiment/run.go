@@ -10,10 +10,11 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 	"github.com/slowpoke-dev/slowpoke/load"
-	"golang.org/x/sys/unix"
 )
 
 // Window is what one measured run saw, for benchmarks.
