@@ -180,16 +180,18 @@ func TestLatencyHolds(t *testing.T) {
 		t.Errorf("prediction by holds: %+v, busy %v%%", *p.Holds, p.HoldsBusyPct)
 	}
 	// Bounds for behaviour, not accuracy (that is bench latency's, in
-	// docs/notes/latency.md): on the 2-core host, alone under go test
-	// -p=1, the batched holds' p50 has come out +53% and the holds' +30%.
-	if math.Abs(p.HoldsErrP50Pct) > 90 {
+	// docs/notes/latency.md): a prediction of the right order, within a
+	// factor of 3 either way. On the 2-core host, alone under go test
+	// -p=1, the batched holds' p50 has come out +53% and the holds' +30%;
+	// within the full suite, once +98%.
+	if !withinFactor(p.HoldsErrP50Pct, 3) {
 		t.Errorf("predicted p50 by holds %.2fms, true %.2fms: off by %+.0f%%\nstdout:\n%s", p.Holds.P50MS, p.TrueP50MS, p.HoldsErrP50Pct, stdout.String())
 	}
 	if !strings.Contains(stdout.String(), "holds: ") {
 		t.Errorf("no summary of the holds on stdout:\n%s", stdout.String())
 	}
 	// The batched holds, measured beside.
-	if p.HoldsBatch != 4 || p.HoldsBatched == nil || p.HoldsBatched.N < 200 || math.Abs(p.HoldsBatchedErrP50Pct) > 90 {
+	if p.HoldsBatch != 4 || p.HoldsBatched == nil || p.HoldsBatched.N < 200 || !withinFactor(p.HoldsBatchedErrP50Pct, 3) {
 		t.Errorf("batched holds: batch %d, %+v, p50 off by %+.0f%%\nstdout:\n%s", p.HoldsBatch, p.HoldsBatched, p.HoldsBatchedErrP50Pct, stdout.String())
 	}
 	if !strings.Contains(stdout.String(), "holds of 4 times the reduction every 4 calls: ") {
@@ -305,4 +307,11 @@ func TestLatencyStretch(t *testing.T) {
 	if !strings.Contains(stdout.String(), "stretched: ") {
 		t.Errorf("no summary of the stretched prediction on stdout:\n%s", stdout.String())
 	}
+}
+
+// withinFactor says whether a prediction off by errPct percent is within
+// a factor f of the truth either way.
+func withinFactor(errPct, f float64) bool {
+	r := 1 + errPct/100
+	return r >= 1/f && r <= f
 }
