@@ -33,18 +33,24 @@ const (
 // Main is the slowpoke-emu command line: it parses args, runs the service
 // until SIGTERM or SIGINT, and returns the exit status: 0 after a clean shutdown, 2 for bad usage or
 // configuration, 1 when the service fails.
-func Main(args []string, stderr io.Writer) int {
+func Main(args []string, stderr io.Writer, mopts ...MainOption) int {
+	var mc mainConfig
+	for _, o := range mopts {
+		o(&mc)
+	}
 	fs := flag.NewFlagSet("slowpoke-emu", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	topoPath := fs.String("topology", "", "topology `file` describing every service of the application (required)")
 	name := fs.String("service", "", "`name` of the service to run (required)")
 	plain := fs.Bool("plain", false, "run without the slowpoke instrumentation wrappers")
+	otelOn := fs.Bool("otel", false, "export OpenTelemetry spans where OTEL_EXPORTER_OTLP_ENDPOINT is set (slowpoke-emu only, not the slowpoke binary)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: slowpoke-emu -topology FILE -service NAME [-plain]\n\n")
+		fmt.Fprintf(stderr, "usage: slowpoke-emu -topology FILE -service NAME [-plain] [-otel]\n\n")
 		fs.PrintDefaults()
 		fmt.Fprintf(stderr, "\nenvironment:\n"+
 			"  %s  µs added to every endpoint's work_us (may be negative; floored at 0)\n"+
-			"  %s            port to listen on instead of the topology's\n", envWorkOffset, envPort)
+			"  %s            port to listen on instead of the topology's\n"+
+			"  OTEL_*              with -otel: where and how spans are exported (OTEL_EXPORTER_OTLP_ENDPOINT, ...)\n", envWorkOffset, envPort)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -63,6 +69,8 @@ func Main(args []string, stderr io.Writer) int {
 		return fail(2, "-topology is required")
 	case *name == "":
 		return fail(2, "-service is required")
+	case *otelOn && mc.otel == nil:
+		return fail(2, "-otel: this binary is built without OpenTelemetry (the slowpoke binary run as slowpoke-emu); run the slowpoke-emu command (go install ./cmd/slowpoke-emu)")
 	}
 	topo, err := LoadTopology(*topoPath)
 	if err != nil {
@@ -86,6 +94,25 @@ func Main(args []string, stderr io.Writer) int {
 			return fail(2, "%s=%q is not a finite number of microseconds", envWorkOffset, v)
 		}
 		opts = append(opts, WithWorkOffset(time.Duration(math.Round(f*float64(time.Microsecond)))))
+	}
+	if *otelOn {
+		t, shutdown, reason, err := mc.otel(context.Background(), *name)
+		if err != nil {
+			return fail(2, "%s: -otel: %v", *name, err)
+		}
+		if t == nil {
+			logger.Printf("slowpoke-emu: %s: -otel: no spans exported: %s", *name, reason)
+		} else {
+			opts = append(opts, WithTracing(t))
+			defer func() {
+				// Export the spans of the last calls.
+				ctx, cancel := context.WithTimeout(context.Background(), otelFlushTimeout)
+				defer cancel()
+				if err := shutdown(ctx); err != nil {
+					logger.Printf("slowpoke-emu: %s: -otel: flushing spans: %v", *name, err)
+				}
+			}()
+		}
 	}
 	addr, own := svc.Addr(), false
 	if v, ok := os.LookupEnv(envPort); ok && strings.TrimSpace(v) != "" {
@@ -116,6 +143,9 @@ func Main(args []string, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// otelFlushTimeout bounds the export of the spans still queued at exit.
+const otelFlushTimeout = 2 * time.Second
 
 // listen listens on addr, with SO_REUSEPORT if reuse.
 func listen(addr string, reuse bool) (net.Listener, error) {

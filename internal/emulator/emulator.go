@@ -40,6 +40,7 @@ type config struct {
 	listener net.Listener
 	logger   *log.Logger
 	hook     func(service, endpoint string)
+	tracing  Tracing
 }
 
 // WithPlain runs the service without slowpoke's instrumentation wrappers.
@@ -115,6 +116,7 @@ type server struct {
 	plain     bool
 	log       *log.Logger
 	hook      func(service, endpoint string)
+	tracing   Tracing              // nil: no spans exported
 	endpoints map[string]*endpoint // by HTTP path or gRPC method name
 
 	mu    sync.Mutex        // the service-wide lock of mutex_work_us
@@ -156,6 +158,7 @@ func newServer(t *Topology, name string, cfg *config) (*server, error) {
 		plain:     cfg.plain,
 		log:       cfg.logger,
 		hook:      cfg.hook,
+		tracing:   cfg.tracing,
 		endpoints: make(map[string]*endpoint, len(svc.Endpoints)),
 	}
 	conns := map[string]*grpc.ClientConn{}
@@ -230,6 +233,9 @@ func (s *server) newHTTPClient() *http.Client {
 	}
 	if !s.plain {
 		rt = slowhttp.NewTransport(rt)
+	}
+	if s.tracing != nil {
+		rt = s.tracing.Transport(rt)
 	}
 	// No client timeout: a callee paused by the controller is slow, not dead.
 	// Calls end with the incoming request's context.
@@ -338,6 +344,9 @@ func (s *server) serveHTTP(ctx context.Context, ln net.Listener) error {
 	var inner http.Handler = http.HandlerFunc(s.serveEndpoint)
 	if !s.plain {
 		inner = slowhttp.NewHandler(inner, slowhttp.WithEndpointName(s.endpointName))
+	}
+	if s.tracing != nil {
+		inner = s.tracing.Handler(inner)
 	}
 	// The health check bypasses the instrumentation: it must not count as a
 	// call to the service.

@@ -68,6 +68,9 @@ func (s *server) dialGRPC(addr string) (*grpc.ClientConn, error) {
 	if !s.plain {
 		opts = append(opts, grpc.WithStatsHandler(slowgrpc.NewClientHandler()))
 	}
+	if s.tracing != nil {
+		opts = append(opts, s.tracing.DialOptions()...)
+	}
 	// passthrough: the address is dialled as is, with no resolver in between.
 	return grpc.NewClient("passthrough:///"+addr, opts...)
 }
@@ -100,6 +103,9 @@ func (s *server) serveGRPC(ctx context.Context, ln net.Listener) error {
 	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(rawCodec{})}
 	if !s.plain {
 		opts = append(opts, grpc.StatsHandler(slowgrpc.NewServerHandler()))
+	}
+	if s.tracing != nil {
+		opts = append(opts, s.tracing.ServerOptions()...)
 	}
 	gs := grpc.NewServer(opts...)
 	gs.RegisterService(s.serviceDesc(), s)
