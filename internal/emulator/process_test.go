@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/spans"
 )
 
 var (
@@ -491,5 +492,62 @@ services:
 	case m := <-sock.msgs:
 		t.Errorf("plain emulator sent %+v to the agent socket", m)
 	case <-time.After(3 * agent.ReportEvery):
+	}
+}
+
+// slowpoke-emu -otel exports a SERVER span per call to the OTLP endpoint
+// of the environment, the last ones flushed at SIGTERM; without -otel, or
+// without an endpoint, it exports nothing.
+func TestBinaryOTel(t *testing.T) {
+	topo := writeTopology(t, `
+services:
+  front:
+    port: 1
+    endpoints: {/home: {}}
+`)
+	rcv, err := spans.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rcv.Close()
+	env := []string{"EMU_PORT=0", "OTEL_BSP_SCHEDULE_DELAY=60000"} // nothing exported before the exit
+	for k, v := range rcv.Env("front") {
+		if k != "OTEL_BSP_SCHEDULE_DELAY" {
+			env = append(env, k+"="+v)
+		}
+	}
+	client := &http.Client{Timeout: 20 * time.Second}
+	defer client.CloseIdleConnections()
+	for _, tc := range []struct {
+		name  string
+		env   []string
+		args  []string
+		spans int64
+		log   string
+	}{
+		{"without -otel", env, nil, 0, ""},
+		{"without an endpoint", []string{"EMU_PORT=0", "OTEL_EXPORTER_OTLP_ENDPOINT="}, []string{"-otel"}, 0, "OTEL_EXPORTER_OTLP_ENDPOINT is not set"},
+		{"with -otel", env, []string{"-otel"}, 5, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := rcv.Stats().Server["front"]
+			p := startReady(t, tc.env, append([]string{"-topology", topo, "-service", "front"}, tc.args...)...)
+			for range 5 {
+				if code, _ := httpGet(t, client, "http://"+p.addr+"/home"); code != 200 {
+					t.Fatalf("/home: %d", code)
+				}
+			}
+			client.CloseIdleConnections()
+			p.cmd.Process.Signal(syscall.SIGTERM)
+			if code := p.wait(t); code != 0 {
+				t.Fatalf("exit %d:\n%s", code, p.stderr)
+			}
+			if n := rcv.Stats().Server["front"] - before; n != tc.spans {
+				t.Errorf("%d SERVER spans received, want %d:\n%s", n, tc.spans, p.stderr)
+			}
+			if !strings.Contains(p.stderr.String(), tc.log) {
+				t.Errorf("stderr does not say %q:\n%s", tc.log, p.stderr)
+			}
+		})
 	}
 }
