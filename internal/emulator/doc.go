@@ -19,7 +19,9 @@
 //
 // Unless run plain, a service uses slowpoke's instrumentation
 // (instrument/slowhttp, instrument/slowgrpc), which is a no-op when the
-// process was not started by a slowpoke controller.
+// process was not started by a slowpoke controller. Given a Tracing
+// (WithTracing; cmd/slowpoke-emu's -otel, through package emuotel), it
+// also exports OpenTelemetry spans.
 //
 // The file format and the command are documented in docs/emulator.md.
 package emulator
