@@ -793,18 +793,23 @@ func TestLeaseLapseResumes(t *testing.T) {
 
 	// Renewed three leases long: everything stays. b.Stats is read in
 	// process, which renews nothing.
+	var silent time.Time // since the last renewal
 	for end := time.Now().Add(3 * lease); time.Now().Before(end); time.Sleep(lease / 4) {
 		must(t, orch.Renew())
+		silent = time.Now()
 	}
 	pool := func() int64 { b.mu.Lock(); defer b.mu.Unlock(); return b.pool.Limit }
 	if st := b.Stats(); !st.Active || pool() != 3 || st.Pauses == 0 {
 		t.Fatalf("renewed: active %v, pool %d, pauses %d; want the slowdown running, the pool set and pauses", st.Active, pool(), st.Pauses)
 	}
-	// Silent: within a lease and a check, it all ends and b runs.
-	silent := time.Now()
+	// Silent: within the lease, it all ends and b runs.
 	waitFor(t, "the lease to lapse", 3*lease, func() bool { return !b.Stats().Active && pool() == 0 })
-	if took := time.Since(silent); took < lease/2 {
-		t.Errorf("ended %v after the last renewal, before the lease of %v", took, lease)
+	// Within the lease itself, give or take the waits of a busy machine:
+	// not up to a quarter lease late, as a check every quarter lease was.
+	if took := time.Since(silent); took < lease/2 || took > lease+lease/8 {
+		t.Errorf("ended %v after the last renewal, want within the lease of %v (and %v of slack)", took, lease, lease/8)
+	} else {
+		t.Logf("ended %v after the last renewal (lease %v)", took, lease)
 	}
 	b.mu.Lock()
 	store := b.latency.Store

@@ -17,9 +17,12 @@ func (c *Controller) renew() {
 }
 
 // watchLease ends what the orchestrator set up once it has been silent for
-// the lease, checking four times a lease, until the child exits.
+// the lease, until the child exits. It wakes when the lease would lapse
+// if nothing renewed it (a lease after the last message, not up to a
+// quarter lease later, as a ticker would), and a quarter lease after
+// each check that found nothing held.
 func (c *Controller) watchLease() {
-	t := time.NewTicker(c.cfg.Lease / 4)
+	t := time.NewTimer(c.cfg.Lease)
 	defer t.Stop()
 	for {
 		select {
@@ -31,7 +34,12 @@ func (c *Controller) watchLease() {
 		silent := time.Since(c.renewed)
 		held := c.active || c.latency.Store != "" || c.pool != (wire.Pool{})
 		c.mu.Unlock()
-		if silent < c.cfg.Lease || !held {
+		if silent < c.cfg.Lease {
+			t.Reset(c.cfg.Lease - silent)
+			continue
+		}
+		t.Reset(c.cfg.Lease / 4)
+		if !held {
 			continue
 		}
 		c.log.Warn("the orchestrator's lease lapsed: ending the slowdown, the latency what-if and the pool, and resuming the service", "silent", silent.Round(time.Millisecond), "lease", c.cfg.Lease)
