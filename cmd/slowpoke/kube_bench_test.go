@@ -116,7 +116,9 @@ type kubeBenchRun struct {
 // template mode, $SLOWPOKE_KUBE_BENCH times each (at least 2), the
 // order swapped every pair (agent, template, template, agent, ...);
 // $SLOWPOKE_KUBE_BENCH_REDUCE (0,40,80%) and $SLOWPOKE_KUBE_BENCH_REPS
-// (2) shape each predict. It logs, per point, both modes' predictions and
+// (2) shape each predict, and $SLOWPOKE_KUBE_BENCH_TEMPLATE_TRIGGER, if
+// set, is the template runs' --trigger (cpu: the agent's, to tell the
+// trigger's part from the pausing's). It logs, per point, both modes' predictions and
 // their difference, and each run's time to its first point; with
 // $SLOWPOKE_KUBE_BENCH_OUT, it writes there every run's log and
 // results.json, and bench.json. Each agent run must leave the pods as
@@ -169,8 +171,12 @@ func (e *kubeEnv) benchPredict(t *testing.T, mode string, run int, reduce, reps,
 	if mode == "agent" {
 		before = e.podState(t)
 	}
-	cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--kube-mode", mode, "--reduce", reduce,
-		"--reps", reps, "--max-reps", reps, "--duration", "2s", "--warmup", "500ms", "--out", out)
+	args := []string{"predict", "-f", demoKubeSpec, "--target", "cart", "--kube-mode", mode, "--reduce", reduce,
+		"--reps", reps, "--max-reps", reps, "--duration", "2s", "--warmup", "500ms", "--out", out}
+	if tr := os.Getenv("SLOWPOKE_KUBE_BENCH_TEMPLATE_TRIGGER"); tr != "" && mode == "template" {
+		args = append(args, "--trigger", tr)
+	}
+	cmd := e.command(args...)
 	log := &kubeStampedLog{}
 	cmd.Stdout, cmd.Stderr = log, log
 	start := time.Now()
