@@ -184,13 +184,14 @@ func TestAgentFreezesOtherPods(t *testing.T) {
 		}
 	}
 	freezeOthers(t, c, 10, 5*time.Millisecond, o1.uid, o2.uid)
-	time.Sleep(500 * time.Millisecond)
+	// Within the lease of 500 ms since Start: the slowdown still runs.
+	time.Sleep(300 * time.Millisecond)
 	st, err := c.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Pauses == 0 || st.PauseActualNS == 0 || !st.Active {
-		t.Fatalf("no freezes in 500 ms: %d pauses, %v", st.Pauses, time.Duration(st.PauseActualNS))
+		t.Fatalf("no freezes in 300 ms: %d pauses, %v, active %v", st.Pauses, time.Duration(st.PauseActualNS), st.Active)
 	}
 	t.Logf("%d freezes, %v frozen in all, the longest %v", st.Pauses, time.Duration(st.PauseActualNS), time.Duration(st.PauseMaxNS))
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
