@@ -20,6 +20,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/slowpoke-dev/slowpoke/examples/demo"
+	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/threads"
 )
 
 // The demo application started the plain way, by a shell script with
@@ -221,13 +223,7 @@ func (a *attachedDemo) state() map[string]string {
 }
 
 func cpuList(set *unix.CPUSet) string {
-	var cpus []string
-	for i := range 1024 {
-		if set.IsSet(i) {
-			cpus = append(cpus, strconv.Itoa(i))
-		}
-	}
-	return strings.Join(cpus, ",")
+	return local.FormatCPUs(threads.CPUs(set))
 }
 
 // changes lists, sorted, how the service processes run now differently

@@ -21,6 +21,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
+	"github.com/slowpoke-dev/slowpoke/internal/threads"
 )
 
 // The test binary is also the service attached to, run with $ATTACH_HELPER:
@@ -326,7 +327,7 @@ func snap(t *testing.T, pid int) snapshot {
 		var set unix.CPUSet
 		unix.SchedGetaffinity(tid, &set)
 		prio, _ := unix.Getpriority(unix.PRIO_PROCESS, tid)
-		s.threads[tid] = fmt.Sprintf("cpus %v nice %d", cpuList(set), 20-prio)
+		s.threads[tid] = fmt.Sprintf("cpus %v nice %d", threads.CPUs(&set), 20-prio)
 	}
 	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
 	s.freezer = freezerOf(string(b))
@@ -348,7 +349,7 @@ func TestApplyRestore(t *testing.T) {
 	// only, and the root niced.
 	tids, _ := threadIDs(h.pid())
 	last := avail[len(avail)-1]
-	one := cpuSet([]int{last})
+	one := threads.CPUSet([]int{last})
 	if err := unix.SchedSetaffinity(tids[len(tids)-1], &one); err != nil {
 		t.Fatal(err)
 	}
@@ -499,5 +500,5 @@ func currentCPUs() ([]int, error) {
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return nil, err
 	}
-	return cpuList(set), nil
+	return threads.CPUs(&set), nil
 }

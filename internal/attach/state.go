@@ -15,6 +15,7 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
+	"github.com/slowpoke-dev/slowpoke/internal/threads"
 )
 
 // MaxProcs bounds how many processes one attached service may have.
@@ -121,7 +122,7 @@ func Capture(service string, roots []int) (*State, error) {
 				continue
 			}
 			// The raw system call returns 20 - nice.
-			p.Threads = append(p.Threads, Thread{TID: tid, CPUs: cpuList(set), Nice: 20 - prio})
+			p.Threads = append(p.Threads, Thread{TID: tid, CPUs: threads.CPUs(&set), Nice: 20 - prio})
 		}
 		if len(p.Threads) == 0 || !p.Alive() {
 			continue
@@ -181,24 +182,6 @@ func threadIDs(pid int) ([]int, error) {
 		}
 	}
 	return out, nil
-}
-
-func cpuList(set unix.CPUSet) []int {
-	var out []int
-	for i := 0; i < 4096 && len(out) < set.Count(); i++ {
-		if set.IsSet(i) {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-func cpuSet(cpus []int) unix.CPUSet {
-	var set unix.CPUSet
-	for _, c := range cpus {
-		set.Set(c)
-	}
-	return set
 }
 
 // freezerOf returns the freezer hierarchy's path in a /proc/PID/cgroup.
@@ -279,7 +262,7 @@ func (s *State) Apply(cpus []int, cg *pause.Cgroup) error {
 	if len(cpus) == 0 {
 		return nil
 	}
-	set := cpuSet(cpus)
+	set := threads.CPUSet(cpus)
 	for pass := 0; pass < 5; pass++ {
 		moved := 0
 		for _, st := range s.Members() {
@@ -393,7 +376,7 @@ func (s *State) Restore() []string {
 					want = t
 				}
 			}
-			set := cpuSet(want.CPUs)
+			set := threads.CPUSet(want.CPUs)
 			if err := unix.SchedSetaffinity(tid, &set); err != nil && !errors.Is(err, unix.ESRCH) {
 				problems = append(problems, fmt.Sprintf("thread %d of process %d: affinity %v: %v", tid, st.PID, want.CPUs, err))
 			}

@@ -39,3 +39,23 @@ func SetAffinity(set *unix.CPUSet) error {
 		return nil
 	})
 }
+
+// CPUSet returns the affinity mask of the CPUs listed.
+func CPUSet(cpus []int) unix.CPUSet {
+	var set unix.CPUSet
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	return set
+}
+
+// CPUs lists the CPUs of an affinity mask, in ascending order.
+func CPUs(set *unix.CPUSet) []int {
+	var out []int
+	for i := 0; i < len(set)*64 && len(out) < set.Count(); i++ {
+		if set.IsSet(i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}

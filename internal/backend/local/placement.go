@@ -142,19 +142,11 @@ func PinProcess(cpus []int) error {
 	if len(cpus) == 0 {
 		return nil
 	}
-	set := cpuSet(cpus)
+	set := threads.CPUSet(cpus)
 	if err := threads.SetAffinity(&set); err != nil {
 		return fmt.Errorf("pin to CPUs %v: %w", cpus, err)
 	}
 	return nil
-}
-
-func cpuSet(cpus []int) unix.CPUSet {
-	var set unix.CPUSet
-	for _, c := range cpus {
-		set.Set(c)
-	}
-	return set
 }
 
 // FormatCPUs writes a CPU list as the controller's --cpus flag expects.

@@ -11,6 +11,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
+	"github.com/slowpoke-dev/slowpoke/internal/threads"
 )
 
 // Retarget makes another service the target of the running deployment
@@ -103,7 +104,7 @@ func processGroup(pgid int) ([]int, error) {
 // walk repeats until a pass finds every thread already there (at most a
 // few passes). Processes and threads that exit meanwhile are skipped.
 func pinTree(pids []int, cpus []int) error {
-	set := cpuSet(cpus)
+	set := threads.CPUSet(cpus)
 	for pass := 0; pass < 5; pass++ {
 		moved := 0
 		for _, pid := range pids {

@@ -5,6 +5,8 @@ import (
 	"runtime"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/slowpoke-dev/slowpoke/internal/threads"
 )
 
 // spawner starts processes from one OS thread that lives as long as the
@@ -30,7 +32,7 @@ func newSpawner() *spawner {
 			var orig unix.CPUSet
 			unix.SchedGetaffinity(0, &orig)
 			if len(r.cpus) > 0 {
-				set := cpuSet(r.cpus)
+				set := threads.CPUSet(r.cpus)
 				if err := unix.SchedSetaffinity(0, &set); err != nil {
 					r.done <- err
 					continue
