@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/aclements/go-moremath/stats"
 
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/model"
@@ -145,13 +146,11 @@ func benchAttach(args []string) int {
 				return 1
 			}
 			r := attachRun{Rep: rep, Kind: kind, Dir: dir}
-			start := time.Now()
 			if kind == "attached" {
 				r.run(ctx, exe, predictArgs, "")
 			} else {
 				r.run(ctx, exe, append([]string{"-f", started.specPath}, predictArgs...), started.extraPath[0])
 			}
-			r.ElapsedS = time.Since(start).Seconds()
 			fmt.Fprintf(os.Stderr, "[%d/%d] %s\n", rep, *reps, r.summary())
 			b.Runs = append(b.Runs, r)
 		}
@@ -219,7 +218,10 @@ func (r *attachRun) run(ctx context.Context, exe string, args []string, extraPat
 	if extraPath != "" {
 		cmd.Env = append(os.Environ(), "PATH="+extraPath+string(os.PathListSeparator)+os.Getenv("PATH"))
 	}
-	if err := cmd.Run(); err != nil {
+	start := time.Now() // predict's own time: not the demo's start, nor waiting for it to be as before
+	err = cmd.Run()
+	r.ElapsedS = time.Since(start).Seconds()
+	if err != nil {
 		r.Err = fmt.Sprintf("predict: %v (see %s)", err, log.Name())
 	}
 	if a != nil {
@@ -228,11 +230,8 @@ func (r *attachRun) run(ctx context.Context, exe string, args []string, extraPat
 	if r.Err != "" {
 		return
 	}
-	var res report.Results
-	if b, err := os.ReadFile(filepath.Join(r.Dir, "out", "results.json")); err != nil {
-		r.Err = err.Error()
-		return
-	} else if err := json.Unmarshal(b, &res); err != nil {
+	res, err := report.ReadJSON(filepath.Join(r.Dir, "out", "results.json"))
+	if err != nil {
 		r.Err = err.Error()
 		return
 	}
@@ -319,10 +318,10 @@ func attachRows(runs []attachRun) []attachRow {
 			}
 		}
 		if len(w.Paired) > 0 {
-			w.MeanDiffPct = mean(w.Paired)
+			w.MeanDiffPct = stats.Mean(w.Paired)
 		}
 		if len(w.Attached) > 0 && len(w.Started) > 0 {
-			w.RatioPct = 100 * (mean(w.Attached)/mean(w.Started) - 1)
+			w.RatioPct = 100 * (stats.Mean(w.Attached)/stats.Mean(w.Started) - 1)
 			w.Within = math.Abs(w.RatioPct) <= 5
 		}
 		return w
@@ -334,20 +333,12 @@ func attachRows(runs []attachRun) []attachRow {
 	return rows
 }
 
-func mean(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
 // spreadText is "mean [min–max]" of xs, or "n/a".
 func spreadText(xs []float64) string {
 	if len(xs) == 0 {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.0f [%.0f–%.0f]", mean(xs), slices.Min(xs), slices.Max(xs))
+	return fmt.Sprintf("%.0f [%.0f–%.0f]", stats.Mean(xs), slices.Min(xs), slices.Max(xs))
 }
 
 func writeAttachTable(w io.Writer, b *attachBench) {
