@@ -65,6 +65,18 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
+// WithDefaults returns o with what is unset defaulted, as every backend
+// starts with it: Logf discards, MaxPause is controller.DefaultMaxPause.
+func (o Options) WithDefaults() Options {
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.MaxPause <= 0 {
+		o.MaxPause = controller.DefaultMaxPause
+	}
+	return o
+}
+
 // Service is one running service.
 type Service struct {
 	Name    string

@@ -120,12 +120,7 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 	if s.Kubernetes == nil {
 		return nil, errors.New("kube: the spec has no kubernetes section")
 	}
-	if opts.Logf == nil {
-		opts.Logf = func(string, ...any) {}
-	}
-	if opts.MaxPause <= 0 {
-		opts.MaxPause = controller.DefaultMaxPause
-	}
+	opts.Options = opts.Options.WithDefaults()
 	if opts.Lease <= 0 {
 		opts.Lease = DefaultLease
 	}

@@ -15,7 +15,7 @@ func (d *Deployment) checkCommands() error {
 	var bad []string
 	for i := range d.spec.Services {
 		s := &d.spec.Services[i]
-		if s.Attached() && strings.TrimSpace(s.Command) == "" {
+		if s.CanRestart() != nil {
 			continue // it runs already, and cannot be restarted
 		}
 		p := d.lookPath(s.CommandPath())

@@ -94,18 +94,13 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 	if opts.LogDir == "" {
 		return nil, errors.New("local: LogDir is required")
 	}
-	if opts.Logf == nil {
-		opts.Logf = func(string, ...any) {}
-	}
+	opts.Options = opts.Options.WithDefaults()
 	if opts.Executable == "" {
 		exe, err := os.Executable()
 		if err != nil {
 			return nil, err
 		}
 		opts.Executable = exe
-	}
-	if opts.MaxPause <= 0 {
-		opts.MaxPause = controller.DefaultMaxPause
 	}
 	// Services run in their own directories: relative PATH entries and log
 	// paths would point elsewhere there.
