@@ -198,18 +198,8 @@ func freezerOf(text string) string {
 // freezerMount is the mount point of the v1 freezer hierarchy ("" where
 // none is mounted).
 func freezerMount() string {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		pre, post, ok := strings.Cut(line, " - ")
-		pf, qf := strings.Fields(pre), strings.Fields(post)
-		if ok && len(pf) >= 5 && len(qf) >= 3 && qf[0] == "cgroup" && slices.Contains(strings.Split(qf[2], ","), "freezer") {
-			return pf[4]
-		}
-	}
-	return ""
+	m, _ := proc.CgroupMounts("freezer")
+	return m[false]
 }
 
 // Members lists the service's processes now: those found at Capture that
