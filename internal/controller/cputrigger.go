@@ -36,8 +36,7 @@ const (
 // leader thread only. A process that exits loses at most one poll's CPU;
 // one that starts counts from its birth.
 type cpuMeter struct {
-	pgid   int
-	list   func() []proc.Stat    // the processes to count; nil: proc.Group(pgid)
+	list   func() []proc.Stat    // the processes to count
 	last   map[int]time.Duration // each process's clock at its last read
 	total  time.Duration
 	listed time.Time
@@ -61,15 +60,11 @@ func newCPUMeterOf(list func() []proc.Stat, now time.Time) *cpuMeter {
 	return m
 }
 
-// read returns the CPU time the group used since the meter was made.
+// read returns the CPU time its processes used since the meter was made.
 func (m *cpuMeter) read(now time.Time) time.Duration {
 	if now.Sub(m.listed) >= cpuRelistEvery {
 		m.listed = now
-		list := m.list
-		if list == nil {
-			list = func() []proc.Stat { return proc.Group(m.pgid) }
-		}
-		for _, s := range list() {
+		for _, s := range m.list() {
 			if _, known := m.last[s.PID]; !known && !s.Ended() {
 				m.last[s.PID] = 0 // born since: all its CPU is new
 			}

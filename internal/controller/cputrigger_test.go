@@ -49,7 +49,7 @@ func TestCPUMeterCountsTheWholeGroup(t *testing.T) {
 // that is gone stops counting without taking anything back.
 func TestCPUMeterChildrenBornAndGone(t *testing.T) {
 	clocks := map[int]time.Duration{}
-	m := &cpuMeter{pgid: -1, last: map[int]time.Duration{1: 5 * time.Millisecond}, clock: func(pid int) time.Duration { return clocks[pid] }, listed: time.Now()}
+	m := &cpuMeter{list: func() []proc.Stat { return nil }, last: map[int]time.Duration{1: 5 * time.Millisecond}, clock: func(pid int) time.Duration { return clocks[pid] }, listed: time.Now()}
 	clocks[1] = 8 * time.Millisecond
 	if got := m.read(time.Now()); got != 3*time.Millisecond {
 		t.Fatalf("after 3ms of the first process: %v", got)

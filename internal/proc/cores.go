@@ -11,9 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// userHZ is the kernel's USER_HZ, the unit of /proc/stat, fixed at 100.
-const userHZ = clockTick
-
 // CoresIdle is the idle time (idle and iowait) the given CPUs have
 // accumulated since boot, summed over them, from /proc/stat; 0 when it
 // cannot be read.
@@ -41,7 +38,7 @@ func CoresIdle(cpus []int) time.Duration {
 			}
 		}
 	}
-	return time.Duration(ticks) * time.Second / userHZ
+	return time.Duration(ticks) * time.Second / clockTick
 }
 
 // CPUClock reads the CPU time process pid has used so far, all its

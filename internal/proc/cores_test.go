@@ -29,7 +29,7 @@ func TestCoresIdle(t *testing.T) {
 	elapsed := time.Since(start)
 	// Idle time never goes backwards and cannot grow faster than the
 	// CPUs' wall time (plus two ticks of rounding per CPU).
-	if d := after - before; d < 0 || d > time.Duration(len(cpus))*(elapsed+2*time.Second/userHZ) {
+	if d := after - before; d < 0 || d > time.Duration(len(cpus))*(elapsed+2*time.Second/clockTick) {
 		t.Fatalf("idle moved %v over %v on %d CPUs", d, elapsed, len(cpus))
 	}
 	if got := CoresIdle([]int{1 << 20}); got != 0 {
