@@ -191,7 +191,7 @@ func (a *attachedDemo) state() map[string]string {
 			if len(parts) != 3 {
 				continue
 			}
-			if parts[1] == "freezer" {
+			if slices.Contains(strings.Split(parts[1], ","), "freezer") {
 				m[name+" freezer"] = line
 				b, _ := os.ReadFile(filepath.Join("/sys/fs/cgroup/freezer", parts[2], "freezer.state"))
 				frozen = frozen || strings.TrimSpace(string(b)) != "THAWED" && len(b) > 0
