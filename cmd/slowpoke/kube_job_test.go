@@ -135,6 +135,29 @@ func TestPrintResultsJSON(t *testing.T) {
 	}
 }
 
+// checkPrintedJSON checks that stdout holds, on its --print-json line, the
+// results.json written to path.
+func checkPrintedJSON(t *testing.T, stdout, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := json.Compact(&want, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(stdout, "\n") {
+		if rest, ok := strings.CutPrefix(line, printJSONPrefix); ok {
+			if rest != want.String() {
+				t.Errorf("--print-json printed\n%s\nwant %s compacted:\n%s", rest, path, want.String())
+			}
+			return
+		}
+	}
+	t.Errorf("--print-json: no line starting %q on stdout:\n%s", printJSONPrefix, stdout)
+}
+
 // resultsFromLog takes results.json out of a log that --print-json wrote.
 func resultsFromLog(t *testing.T, log string) []validatedPoint {
 	t.Helper()

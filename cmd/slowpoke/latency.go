@@ -33,6 +33,7 @@ type latencyConfig struct {
 	requests  int
 	reps      int
 	outDir    string
+	printJSON bool
 	extraPath []string
 	// onResult, when set, receives the results (bench latency).
 	onResult func(*report.Latency)
@@ -63,6 +64,7 @@ func runLatency(args []string) int {
 	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections of the saturation run (default: the spec's workload.connections)")
 	fs.DurationVar(&c.warmup, "warmup", 0, "warm-up before every run (default: the spec's)")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-<target>-latency-<time>)")
+	printJSONFlag(fs, &c.printJSON)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: slowpoke latency -f app.yaml --target SERVICE [--reduce LIST] [--validate] [flags]\n\n"+
 			"What would the latency of each request type be if a service were faster?\n"+
@@ -155,6 +157,11 @@ func latencyMain(c latencyConfig) error {
 	if err := writeReport(c.outDir, func(p string) error { return report.WriteLatencyJSON(p, out) }, func(p string) error { return report.WriteLatencyHTML(p, out) },
 		func(w io.Writer) error { return report.WriteLatencyTable(w, out) }, plots); err != nil {
 		return err
+	}
+	if c.printJSON {
+		if err := printResultsJSON(os.Stdout, filepath.Join(c.outDir, "results.json")); err != nil {
+			return err
+		}
 	}
 	if c.onResult != nil {
 		c.onResult(out)

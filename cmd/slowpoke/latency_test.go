@@ -28,7 +28,7 @@ func TestLatencyFanout(t *testing.T) {
 	out := filepath.Join(work, "out")
 	marker := filepath.Join(work, "marker")
 	cmd := exec.Command(bin, "latency", "-f", spec, "--target", "target", "--reduce", "50%", "--validate",
-		"--rate", "150", "--requests", "300", "--duration", "2s", "--warmup", "500ms", "--out", out)
+		"--rate", "150", "--requests", "300", "--duration", "2s", "--warmup", "500ms", "--out", out, "--print-json")
 	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -62,6 +62,7 @@ func TestLatencyFanout(t *testing.T) {
 			TrueBusy       float64 `json:"true_busy_pct"`
 		} `json:"points"`
 	}
+	checkPrintedJSON(t, stdout.String(), filepath.Join(out, "results.json"))
 	b, err := os.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ type poolsConfig struct {
 	reps      int
 	apply     bool
 	outDir    string
+	printJSON bool
 	extraPath []string
 	// ready, when set, is told once --apply has set the sizes (tests).
 	ready func()
@@ -58,6 +59,7 @@ func runPools(args []string) int {
 	fs.IntVar(&c.reps, "reps", 3, "validation runs of each size")
 	fs.BoolVar(&c.apply, "apply", false, "set the recommended sizes live and keep the application running with them until Ctrl-C")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-pools-<time>)")
+	printJSONFlag(fs, &c.printJSON)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: slowpoke pools -f app.yaml --sla 200ms [--validate] [--apply] [flags]\n\n"+
 			"What pool size should each critical service run with? Starts the application,\n"+
@@ -153,6 +155,11 @@ func poolsMain(c poolsConfig) error {
 	if err := writeReport(c.outDir, func(p string) error { return report.WritePoolsJSON(p, out) }, func(p string) error { return report.WritePoolsHTML(p, out) },
 		func(w io.Writer) error { return report.WritePoolsTable(w, out) }, plots); err != nil {
 		return err
+	}
+	if c.printJSON {
+		if err := printResultsJSON(os.Stdout, filepath.Join(c.outDir, "results.json")); err != nil {
+			return err
+		}
 	}
 	if c.onResult != nil {
 		c.onResult(out)

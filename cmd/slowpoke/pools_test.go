@@ -35,7 +35,7 @@ func TestPoolsExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "pools", "-f", spec, "--sla", "150ms", "--step", "1s", "--levels", "1,4,16,32,64",
-		"--warmup", "500ms", "--duration", "1s", "--validate", "--reps", "1", "--apply", "--out", out)
+		"--warmup", "500ms", "--duration", "1s", "--validate", "--reps", "1", "--apply", "--out", out, "--print-json")
 	marker := filepath.Join(work, "marker")
 	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
 	var stdout bytes.Buffer
@@ -120,6 +120,7 @@ func TestPoolsExample(t *testing.T) {
 			} `json:"validation"`
 		} `json:"services"`
 	}
+	checkPrintedJSON(t, stdout.String(), filepath.Join(out, "results.json"))
 	b, err := os.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
