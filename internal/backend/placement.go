@@ -59,10 +59,6 @@ type Placement struct {
 	// Cluster is set when a cluster placed the services (ModeCluster):
 	// then no field above names a core.
 	Cluster bool
-	// Replicas, where a cluster placed the services, is how many pods of
-	// each service the run pauses and counts: every replica through the
-	// node agent. A service it does not name runs one.
-	Replicas map[string]int
 }
 
 // Mode is the placement made: ModeDedicated, ModeShared or ModeCluster.
@@ -115,15 +111,6 @@ func (p Placement) CoreCount(service string) float64 {
 		return math.Inf(1)
 	}
 	return float64(len(p.CPUs(service)))
-}
-
-// Copies is how many replicas of service run side by side, each on its
-// CoreCount: Replicas' count where a cluster placed it, 1 otherwise.
-func (p Placement) Copies(service string) int {
-	if n := p.Replicas[service]; p.Cluster && n > 1 {
-		return n
-	}
-	return 1
 }
 
 // SharesCores says whether services a and b may run on a core in common;

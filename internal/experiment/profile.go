@@ -236,13 +236,11 @@ func (r *Runner) star() map[string][]string {
 
 // targetCores is q1: the cores the target may use, the fewer of its
 // placement and its spec's cpus (only the spec's where a cluster placed
-// it: its pod's CPU limit is the user's to state there), times its
-// replicas, which serve its calls side by side.
+// it: its pod's CPU limit is the user's to state there).
 func (r *Runner) targetCores() float64 {
-	pl := r.d.Placement()
-	q := pl.CoreCount(r.opts.Target)
+	q := r.d.Placement().CoreCount(r.opts.Target)
 	if sp, ok := r.spec.Service(r.opts.Target); ok && sp.CPUs > 0 && float64(sp.CPUs) < q {
 		q = float64(sp.CPUs)
 	}
-	return q * float64(pl.Copies(r.opts.Target))
+	return q
 }

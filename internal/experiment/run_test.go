@@ -184,18 +184,6 @@ func TestRunFakeBackend(t *testing.T) {
 				}
 			}
 		}},
-		// Every replica of the target serves its calls (the node agent
-		// pauses and counts them all): q1 is its cpus times its replicas.
-		{name: "cluster, replicas", reduce: "50%", services: func(s []fakeService) { s[1].cpus = 3 }, app: func(a *fakeApp) {
-			a.pl = backend.Placement{Target: "t", Cluster: true, Replicas: map[string]int{"t": 2, "a": 4}}
-		}, check: func(t *testing.T, a *fakeApp, res *report.Results) {
-			if res.Q1 != 6 || res.Q1Assigned != 6 {
-				t.Errorf("q1 %v of %v: want 6 of 6 (3 cpus, 2 replicas)", res.Q1, res.Q1Assigned)
-			}
-			if want := float64(model.PausePerRound(res.Points[0].Batch, 50*time.Microsecond, 6)) / 1e3; res.Points[0].PausePerRoundUS != want {
-				t.Errorf("pause per round %.1f µs, want %.1f (q1 = 6)", res.Points[0].PausePerRoundUS, want)
-			}
-		}},
 		// Not instrumented: the target's rounds follow its CPU time, a
 		// "call" is a request.
 		{name: "uninstrumented target", reduce: "50%", services: func(s []fakeService) { s[1].uninstrument = true }, check: func(t *testing.T, a *fakeApp, res *report.Results) {

@@ -374,20 +374,11 @@ func (d *Deployment) await(ctx context.Context, sv *spec.Service, i int) error {
 // Spec is the application's spec.
 func (d *Deployment) Spec() *spec.Spec { return d.spec }
 
-// Placement: the cluster placed the services; through the node agent,
-// every pod of a service is paused and counted, so its replicas are its
-// pods as found.
+// Placement: the cluster placed the services.
 func (d *Deployment) Placement() backend.Placement {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	p := backend.Placement{Target: d.target, Cluster: true}
-	if d.agent {
-		p.Replicas = map[string]int{}
-		for name, pods := range d.pods {
-			p.Replicas[name] = len(pods)
-		}
-	}
-	return p
+	return backend.Placement{Target: d.target, Cluster: true}
 }
 
 // Services returns the running services in spec order.
