@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,6 +34,11 @@ type State struct {
 	// Cgroup is slowpoke's cgroup (a v1 freezer cgroup) that the processes
 	// are moved into for the run ("" where they stay where they are).
 	Cgroup string `json:"cgroup,omitempty"`
+
+	// What Members listed last, and when (by a scan of /proc).
+	mu     sync.Mutex
+	known  []proc.Stat
+	listed time.Time
 }
 
 // Process is one process of an attached service as it was found.
@@ -202,11 +208,75 @@ func freezerMount() string {
 	return m[false]
 }
 
-// Members lists the service's processes now: those found at Capture that
+// relistEvery bounds how often Members lists the service's processes
+// anew where that costs a scan of /proc (a service without a cgroup of its
+// own): in between, it reads again the processes it listed last.
+const relistEvery = 250 * time.Millisecond
+
+// Members lists the service's processes: those found at Capture that
 // still run, those in its cgroup, and everything that descends from
 // either, this process never. Each comes with its start time, for
-// signalling it by identity.
+// signalling it by identity, and its CPU time as of now. It is the one
+// list of an attached service's processes: pausing, CPU time and
+// scheduling all read it.
+//
+// It is bounded in cost: where the service is in a cgroup of its own
+// (State.Cgroup) that holds every process found at Capture, the cgroup's
+// processes are the service's (a process starts in its parent's cgroup),
+// and no scan of /proc is needed; otherwise the processes are listed anew
+// by a scan of /proc at most every relistEvery, and in between those
+// listed last that still run are read again. A process the service
+// started since the last scan is then missing for up to relistEvery.
 func (s *State) Members() []proc.Stat {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cg, ok := s.cgroupMembers(); ok {
+		s.listed, s.known = time.Time{}, nil
+		return cg
+	}
+	if now := time.Now(); s.known == nil || now.Sub(s.listed) >= relistEvery {
+		s.known, s.listed = s.scan(), now
+		return slices.Clone(s.known)
+	}
+	var out []proc.Stat
+	for _, k := range s.known {
+		if st, ok := proc.Read(k.PID); ok && !st.Ended() && st.Start == k.Start {
+			out = append(out, st)
+		}
+	}
+	s.known = out
+	return slices.Clone(out)
+}
+
+// cgroupMembers lists the processes of the service's cgroup, if it has one
+// and every process found at Capture that still runs is in it.
+func (s *State) cgroupMembers() ([]proc.Stat, bool) {
+	if s.Cgroup == "" {
+		return nil, false
+	}
+	pids, err := (pause.Cgroup{Path: s.Cgroup}).Procs()
+	if err != nil || len(pids) == 0 {
+		return nil, false
+	}
+	for _, p := range s.Procs {
+		if !slices.Contains(pids, p.PID) && p.Alive() {
+			return nil, false
+		}
+	}
+	self := os.Getpid()
+	var out []proc.Stat
+	for _, pid := range pids {
+		if st, ok := proc.Read(pid); ok && !st.Ended() && pid != self {
+			out = append(out, st)
+		}
+	}
+	return out, true
+}
+
+// scan lists the service's processes now, by a scan of /proc: those found
+// at Capture that still run, those in its cgroup, and everything that
+// descends from either, this process never.
+func (s *State) scan() []proc.Stat {
 	var roots []int
 	for _, p := range s.Procs {
 		if p.Alive() {
@@ -219,7 +289,7 @@ func (s *State) Members() []proc.Stat {
 		}
 	}
 	self := os.Getpid()
-	var out []proc.Stat
+	out := []proc.Stat{}
 	for _, pid := range Tree(roots) {
 		if st, ok := proc.Read(pid); ok && !st.Ended() && pid != self {
 			out = append(out, st)
@@ -242,7 +312,7 @@ func (s *State) Apply(cpus []int, cg *pause.Cgroup) error {
 		// Twice: a process forked by one not yet moved lands in the old
 		// cgroup.
 		for pass := 0; pass < 2; pass++ {
-			for _, st := range s.Members() {
+			for _, st := range s.scan() {
 				if err := moveTo(cg.Path, st); err != nil {
 					return err
 				}
@@ -255,7 +325,7 @@ func (s *State) Apply(cpus []int, cg *pause.Cgroup) error {
 	set := threads.CPUSet(cpus)
 	for pass := 0; pass < 5; pass++ {
 		moved := 0
-		for _, st := range s.Members() {
+		for _, st := range s.scan() {
 			tids, _ := threadIDs(st.PID)
 			for _, tid := range tids {
 				var cur unix.CPUSet
@@ -304,7 +374,7 @@ func (s *State) Restore() []string {
 			problems = append(problems, err.Error())
 		}
 	}
-	members := s.Members()
+	members := s.scan()
 	for _, st := range members {
 		signal(st, unix.SIGCONT)
 	}
