@@ -502,3 +502,22 @@ func currentCPUs() ([]int, error) {
 	}
 	return threads.CPUs(&set), nil
 }
+
+// A CPU counter's sum never decreases: a process that leaves the set
+// keeps what it had used, one that joins counts all it used.
+func TestCPUCounter(t *testing.T) {
+	clocks := map[int]time.Duration{1: 10, 2: 20}
+	clock := func(pid int) time.Duration { return clocks[pid] }
+	var c CPUCounter
+	if got := c.Read([]int{1, 2}, clock); got != 30 {
+		t.Errorf("first read %v, want 30", got)
+	}
+	clocks[1], clocks[3] = 15, 7
+	delete(clocks, 2) // exited
+	if got := c.Read([]int{1, 2, 3}, clock); got != 42 {
+		t.Errorf("after 2 exited and 3 joined: %v, want 42", got)
+	}
+	if got := c.Read([]int{1, 3}, clock); got != 42 {
+		t.Errorf("unchanged: %v, want 42", got)
+	}
+}

@@ -3,6 +3,7 @@ package attach
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -19,6 +20,7 @@ type Set struct {
 	mu    sync.Mutex
 	fds   map[int]int // pid → pidfd
 	list  []int       // the pidfds, for signalling without a map walk
+	pids  atomic.Pointer[[]int]
 }
 
 // Open opens a set on the service's processes now.
@@ -60,9 +62,12 @@ func (set *Set) Refresh() {
 		set.fds[st.PID] = fd
 	}
 	set.list = set.list[:0]
-	for _, fd := range set.fds {
+	pids := make([]int, 0, len(set.fds))
+	for pid, fd := range set.fds {
 		set.list = append(set.list, fd)
+		pids = append(pids, pid)
 	}
+	set.pids.Store(&pids)
 }
 
 // exited reports whether a pidfd's process has exited (it is readable).
@@ -103,6 +108,16 @@ func (set *Set) PIDs() []int {
 	return out
 }
 
+// Snapshot lists the processes of the set as its last Refresh left them,
+// without taking its lock: for a reader that must never block (a CPU clock
+// read while cores are held). Do not modify the slice.
+func (set *Set) Snapshot() []int {
+	if p := set.pids.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // Close closes the pidfds.
 func (set *Set) Close() {
 	set.mu.Lock()
@@ -111,6 +126,7 @@ func (set *Set) Close() {
 		unix.Close(fd)
 	}
 	set.fds, set.list = nil, nil
+	set.pids.Store(nil)
 }
 
 // Wait returns a channel closed once process p has exited (at once if it

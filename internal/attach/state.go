@@ -39,6 +39,7 @@ type State struct {
 	mu     sync.Mutex
 	known  []proc.Stat
 	listed time.Time
+	cpu    CPUCounter // CPUTime's
 }
 
 // Process is one process of an attached service as it was found.
@@ -487,4 +488,56 @@ func Load(path string) (*State, error) {
 		return nil, fmt.Errorf("attach: %s names no process", path)
 	}
 	return &s, nil
+}
+
+// PIDs lists the service's processes (Members).
+func (s *State) PIDs() []int {
+	var out []int
+	for _, st := range s.Members() {
+		out = append(out, st.PID)
+	}
+	return out
+}
+
+// CPUTime is the CPU time the service's processes (Members) have used so
+// far, each read through its process CPU clock (all its threads, to the
+// nanosecond); it never decreases (CPUCounter).
+func (s *State) CPUTime() time.Duration {
+	return s.cpu.Read(s.PIDs(), func(pid int) time.Duration {
+		c, _ := proc.CPUClock(pid)
+		return c
+	})
+}
+
+// CPUCounter sums the CPU clocks of a changing set of processes, such that
+// the sum never decreases: a process that leaves the set (it exited) keeps
+// what it had used when last read, and one that joins counts all it used.
+// The zero value is ready; it is safe for concurrent use.
+type CPUCounter struct {
+	mu    sync.Mutex
+	last  map[int]time.Duration
+	total time.Duration
+}
+
+// Read reads clock (a process's CPU time; 0 for one that is gone) of each
+// of pids, the processes of the set now, and returns the sum.
+func (c *CPUCounter) Read(pids []int, clock func(pid int) time.Duration) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := make(map[int]time.Duration, len(pids))
+	for _, pid := range pids {
+		cur := clock(pid)
+		if cur == 0 { // gone
+			continue
+		}
+		prev := c.last[pid]
+		if cur > prev {
+			c.total += cur - prev
+		} else {
+			cur = prev
+		}
+		now[pid] = cur
+	}
+	c.last = now
+	return c.total
 }

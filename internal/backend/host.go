@@ -51,9 +51,11 @@ func LoadQuota() []Quota {
 // that reach them from outside their own controller
 // (wire.SignalPause.CorePeers, wire.CgroupPause).
 type Processes interface {
-	// ProcessGroup is service's process group on this machine; 0 where it
-	// does not run here.
-	ProcessGroup(service string) int
+	// ProcessIDs lists the processes on this machine whose CPU clocks
+	// make service's CPU time: its process group leader for a service
+	// the backend started, every process of one attached to (spec:
+	// attach); none where it does not run here.
+	ProcessIDs(service string) []int
 	// FreezeRefs names what the cgroup method freezes to pause service:
 	// its cgroup on this machine, or the UIDs of its pods, which a node
 	// agent freezes by UID; both empty where it cannot be frozen.

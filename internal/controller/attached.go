@@ -98,6 +98,19 @@ func (c *Controller) members() []proc.Stat {
 	return proc.Group(c.pgid)
 }
 
+// busyClock is the service's CPU time read without blocking, for the
+// holder's busy clock: its process group leader's CPU clock, or the sum of
+// an attached service's processes' as its set last listed them (raw
+// system calls only; the sum never decreases).
+func (c *Controller) busyClock() func() time.Duration {
+	if c.set == nil {
+		pgid := c.pgid
+		return func() time.Duration { return processCPU(pgid) }
+	}
+	var sum attach.CPUCounter
+	return func() time.Duration { return sum.Read(c.set.Snapshot(), processCPU) }
+}
+
 // serviceCPU is the CPU time (ns) of the service's live processes (its
 // pods', for a controller of pods).
 func (c *Controller) serviceCPU() int64 {

@@ -151,3 +151,32 @@ func TestAttachedTargetCPUTrigger(t *testing.T) {
 	}
 	waitFor(t, "b to pause", 3*time.Second, func() bool { return b.Stats().Pauses > 0 })
 }
+
+// An attached service whose work is done by a child of the process
+// attached to: its CPU time, as the busy measurements and the holder's
+// busy clock read it, is its every process's, not the root's alone, which
+// only waits.
+func TestAttachedCPUTimeCoversChildren(t *testing.T) {
+	svc := startOutside(t, "forkwait")
+	c := attachCtl(t, "svc", svc.Process.Pid)
+	var child int
+	for _, pid := range attach.Tree([]int{svc.Process.Pid}) {
+		if pid != svc.Process.Pid {
+			child = pid
+		}
+	}
+	busy := c.busyClock()
+	cpu0, busy0, child0 := c.serviceCPUTime(), busy(), processCPU(child)
+	time.Sleep(500 * time.Millisecond)
+	cpu1, busy1, child1 := c.serviceCPUTime(), busy(), processCPU(child)
+	burnt := child1 - child0
+	if burnt < 100*time.Millisecond {
+		t.Skipf("the child burnt only %v in 500 ms: the machine is too busy to tell", burnt)
+	}
+	if got := cpu1 - cpu0; got < burnt*8/10 {
+		t.Errorf("the service's CPU time grew by %v while its child burnt %v", got, burnt)
+	}
+	if got := busy1 - busy0; got < burnt*8/10 {
+		t.Errorf("the busy clock grew by %v while its child burnt %v", got, burnt)
+	}
+}

@@ -61,6 +61,14 @@ func TestMain(m *testing.M) {
 		for {
 			cpuwork.Spin(time.Millisecond)
 		}
+	case "forkwait": // wait, beside a spinning child: the child does the work
+		w := exec.Command(os.Args[0])
+		w.Env = append(os.Environ(), roleEnv+"=spin")
+		if err := w.Start(); err != nil {
+			os.Exit(8)
+		}
+		w.Wait()
+		os.Exit(0)
 	case "exit":
 		code, _ := strconv.Atoi(os.Getenv("EXIT_CODE"))
 		os.Exit(code)

@@ -51,9 +51,8 @@ func (h holds) start(c *Controller, cf wire.Configure) (g group, err error) {
 	}()
 	// The holder measures the target's CPU over every hold (it is never
 	// held): whether it starves while its callers are stopped.
-	pgid := c.pgid
 	opts := []pause.HolderOption{pause.WithBell(bell, time.Duration(cf.PausePerRoundNS)),
-		pause.WithBusyClock(func() time.Duration { return processCPU(pgid) })}
+		pause.WithBusyClock(c.busyClock())}
 	if h.HeldFile != "" {
 		if held, err = pause.OpenHeldFile(h.HeldFile); err != nil {
 			return nil, err

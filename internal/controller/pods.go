@@ -30,11 +30,15 @@ type PodService interface {
 // errNoGroup refuses the methods that need the service's process group.
 var errNoGroup = errors.New("this controller serves pods it did not start (the node agent): it has no process group to signal or cores to keep; use the cgroup method")
 
-// serviceCPUTime is the service's CPU time: its process group's, or its
-// pods'.
+// serviceCPUTime is the service's CPU time: its process group leader's,
+// its pods', or an attached service's processes' (any of them may do its
+// work: a shell script's workers, a pre-fork server's).
 func (c *Controller) serviceCPUTime() time.Duration {
 	if c.cfg.Pods != nil {
 		return c.cfg.Pods.CPU()
+	}
+	if c.cfg.Attach != nil {
+		return c.cfg.Attach.CPUTime()
 	}
 	return processCPU(c.pgid)
 }

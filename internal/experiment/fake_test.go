@@ -265,7 +265,7 @@ func (a *fakeApp) Placement() backend.Placement { return a.pl }
 func (a *fakeApp) Retarget(string) error        { return errors.ErrUnsupported }
 func (a *fakeApp) Explain(err error) error      { return err }
 func (a *fakeApp) Stop() error                  { return nil }
-func (a *fakeApp) ProcessGroup(name string) int { return 1000 + len(name) }
+func (a *fakeApp) ProcessIDs(name string) []int { return []int{1000 + len(name)} }
 func (a *fakeApp) CPUQuotas() []backend.Quota   { return a.quotas }
 func (a *fakeApp) SharedPath(kind string) (string, error) {
 	if a.sharedDir == "" {

@@ -22,7 +22,12 @@ type served struct {
 	cgroups map[string]string
 }
 
-func (s served) ProcessGroup(name string) int { return s.pids[name] }
+func (s served) ProcessIDs(name string) []int {
+	if pid := s.pids[name]; pid > 0 {
+		return []int{pid}
+	}
+	return nil
+}
 
 func (s served) FreezeRefs(name string) (string, []string) { return s.cgroups[name], nil }
 

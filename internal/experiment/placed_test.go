@@ -36,6 +36,6 @@ func (p placed) IdleTime([]int) time.Duration                     { return 0 }
 func (p placed) CPUTime(string) (time.Duration, error)            { return 0, errors.ErrUnsupported }
 func (p placed) SchedWaits(string) (run, wait time.Duration)      { return 0, 0 }
 func (p placed) CPUQuotas() []backend.Quota                       { return nil }
-func (p placed) ProcessGroup(string) int                          { return 0 }
+func (p placed) ProcessIDs(string) []int                          { return nil }
 func (p placed) FreezeRefs(string) (cgroup string, pods []string) { return "", nil }
 func (p placed) SharedPath(string) (string, error)                { return "", errors.ErrUnsupported }

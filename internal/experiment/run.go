@@ -329,11 +329,11 @@ func (r *Runner) corePeers(svc string) []int {
 		if o.Name == svc || o.Name == r.opts.Target || !p.SharesCores(svc, o.Name) {
 			continue
 		}
-		if pid := r.d.ProcessGroup(o.Name); pid > 0 {
-			pids = append(pids, pid)
-		}
+		pids = append(pids, r.d.ProcessIDs(o.Name)...)
 	}
-	return pids
+	// An attached service may have many processes: those past the bound
+	// are left out (a stop is extended by less than they used).
+	return pids[:min(len(pids), wire.MaxColocated)]
 }
 
 // processCPUTime is this process's CPU time, all threads: the load

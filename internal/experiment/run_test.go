@@ -104,7 +104,7 @@ func TestRunFakeBackend(t *testing.T) {
 				}
 				// A paused service's stops are extended by what its peer on
 				// core 0 used meanwhile, and by the load generator there.
-				if sig := cfs[0].Pause.Signal; name == "a" && (!slices.Equal(sig.CorePeers, []int{a.ProcessGroup("front")}) || len(sig.Colocated) != 1) {
+				if sig := cfs[0].Pause.Signal; name == "a" && (!slices.Equal(sig.CorePeers, a.ProcessIDs("front")) || len(sig.Colocated) != 1) {
 					t.Errorf("a's stops are extended by peers %v and %v, want front's process group and the load generator", sig.CorePeers, sig.Colocated)
 				}
 				if n := count(msgs, wire.TStart); n != 2 || count(msgs, wire.TStop) != 2 {

@@ -67,10 +67,19 @@ func Group(pgid int) []Stat {
 // ratio is how much the group's work was stretched by others on its cores.
 // Both are 0 where schedstat cannot be read.
 func Waits(pgid int) (run, wait time.Duration) {
+	var pids []int
 	for _, st := range Group(pgid) {
-		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(st.PID) + "/task")
+		pids = append(pids, st.PID)
+	}
+	return WaitsOf(pids)
+}
+
+// WaitsOf is Waits over the given processes.
+func WaitsOf(pids []int) (run, wait time.Duration) {
+	for _, pid := range pids {
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
 		for _, t := range tasks {
-			b, err := os.ReadFile("/proc/" + strconv.Itoa(st.PID) + "/task/" + t.Name() + "/schedstat")
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/schedstat")
 			if err != nil {
 				continue
 			}

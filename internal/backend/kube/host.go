@@ -35,8 +35,8 @@ func (d *Deployment) SchedWaits(string) (run, wait time.Duration) { return 0, 0 
 // the pods' CPU limits are the spec's cpus (see warnCPULimit).
 func (d *Deployment) CPUQuotas() []backend.Quota { return backend.LoadQuota() }
 
-// ProcessGroup is 0: no service runs on this machine.
-func (d *Deployment) ProcessGroup(string) int { return 0 }
+// ProcessIDs is none: no service runs on this machine.
+func (d *Deployment) ProcessIDs(string) []int { return nil }
 
 // FreezeRefs are the service's pods where a node agent freezes them
 // (ModeAgent); none otherwise.

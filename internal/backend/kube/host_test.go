@@ -23,8 +23,8 @@ func TestHost(t *testing.T) {
 	if got := d.IdleTime([]int{0}); got != 0 {
 		t.Errorf("IdleTime = %v", got)
 	}
-	if got := d.ProcessGroup("cart"); got != 0 {
-		t.Errorf("ProcessGroup = %d", got)
+	if got := d.ProcessIDs("cart"); got != nil {
+		t.Errorf("ProcessIDs = %v", got)
 	}
 	if cg, pods := d.FreezeRefs("cart"); cg != "" || !slices.Equal(pods, []string{"uid-1", "uid-2"}) {
 		t.Errorf("FreezeRefs = %q, %v", cg, pods)

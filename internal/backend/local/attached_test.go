@@ -5,10 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/attach"
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
@@ -90,5 +92,72 @@ func TestCleanLeftoversReleasesAttached(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(h.Root, dir)); err == nil {
 		t.Error("the run's cgroup directory is left")
+	}
+}
+
+// An attached service whose work is done by a child of the process
+// attached to (a shell script's worker, a pre-fork server's workers): the
+// seam's CPU time and scheduling for the service are its every process's,
+// not the root's alone, which only waits.
+func TestAttachedCPUCoversChildren(t *testing.T) {
+	root := exec.Command("sh", "-c", "while :; do :; done & wait")
+	if err := root.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, pid := range attach.Tree([]int{root.Process.Pid}) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		root.Wait()
+	})
+	// The child burner runs once the root has forked it.
+	var burner int
+	for deadline := time.Now().Add(5 * time.Second); burner == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the shell started no child")
+		}
+		for _, pid := range attach.Tree([]int{root.Process.Pid}) {
+			if pid != root.Process.Pid {
+				burner = pid
+			}
+		}
+	}
+	st, err := attach.Capture("worker", []int{root.Process.Pid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &Deployment{services: map[string]*Service{"worker": {Service: backend.Service{Name: "worker"},
+		PID: st.Root().PID, startTick: st.Root().Start, attached: st}}}
+	var m backend.Meter = d
+	cpu0, err := m.CPUTime("worker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran0, _ := m.SchedWaits("worker")
+	child0, _ := proc.CPUClock(burner)
+	time.Sleep(500 * time.Millisecond)
+	cpu1, err := m.CPUTime("worker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran1, _ := m.SchedWaits("worker")
+	child1, _ := proc.CPUClock(burner)
+	burnt := child1 - child0
+	if burnt < 100*time.Millisecond {
+		t.Skipf("the child burnt only %v in 500 ms: the machine is too busy to tell", burnt)
+	}
+	// The service's CPU grew with its child's (and the root's, about
+	// nothing); read before and after the child's, it may differ from it
+	// by what the child burnt between the reads.
+	if got := cpu1 - cpu0; got < burnt*8/10 {
+		t.Errorf("the service's CPU time grew by %v while its child burnt %v", got, burnt)
+	}
+	if got := ran1 - ran0; got < burnt*8/10 {
+		t.Errorf("the service's threads ran %v by schedstat while its child burnt %v", got, burnt)
+	}
+	// Those whose CPU clocks a pause on a shared core reads
+	// (wire.SignalPause.CorePeers): the child too.
+	if pids := d.ProcessIDs("worker"); !slices.Contains(pids, burner) || !slices.Contains(pids, root.Process.Pid) {
+		t.Errorf("ProcessIDs = %v, want the root %d and its child %d", pids, root.Process.Pid, burner)
 	}
 }

@@ -20,20 +20,34 @@ import (
 // accumulated since boot (/proc/stat).
 func (d *Deployment) IdleTime(cpus []int) time.Duration { return proc.CoresIdle(cpus) }
 
-// CPUTime reads the CPU clock of the service's process group leader.
+// CPUTime reads the CPU clock of the service's process group leader; for
+// an attached service, whose work may be done by any of its processes,
+// the sum of every one's (attach.State.CPUTime).
 func (d *Deployment) CPUTime(service string) (time.Duration, error) {
-	pid := d.ProcessGroup(service)
-	if pid <= 0 {
+	svc := d.proc(service)
+	if svc != nil && svc.attached != nil {
+		if len(svc.attached.PIDs()) == 0 {
+			return 0, fmt.Errorf("service %q has no process left", service)
+		}
+		return svc.attached.CPUTime(), nil
+	}
+	if svc == nil || svc.PID <= 0 {
 		return 0, fmt.Errorf("service %q has no process", service)
 	}
-	return proc.CPUClock(pid)
+	return proc.CPUClock(svc.PID)
 }
 
 // SchedWaits sums the running and waiting time of the service's process
-// group (proc.Waits).
+// group (proc.Waits); for an attached service, of its processes.
 func (d *Deployment) SchedWaits(service string) (run, wait time.Duration) {
-	if pid := d.ProcessGroup(service); pid > 0 {
-		return proc.Waits(pid)
+	svc := d.proc(service)
+	switch {
+	case svc == nil:
+		return 0, 0
+	case svc.attached != nil:
+		return proc.WaitsOf(svc.attached.PIDs())
+	case svc.PID > 0:
+		return proc.Waits(svc.PID)
 	}
 	return 0, 0
 }
@@ -52,12 +66,19 @@ func (d *Deployment) CPUQuotas() []backend.Quota {
 	return append(out, backend.LoadQuota()...)
 }
 
-// ProcessGroup is the service's process group (0 for an unknown service).
-func (d *Deployment) ProcessGroup(service string) int {
-	if svc := d.proc(service); svc != nil {
-		return svc.PID
+// ProcessIDs is the service's process group leader, or an attached
+// service's every process (none for an unknown service).
+func (d *Deployment) ProcessIDs(service string) []int {
+	svc := d.proc(service)
+	switch {
+	case svc == nil:
+		return nil
+	case svc.attached != nil:
+		return svc.attached.PIDs()
+	case svc.PID > 0:
+		return []int{svc.PID}
 	}
-	return 0
+	return nil
 }
 
 // FreezeRefs is the service's cgroup; a local service has no pods.

@@ -2,6 +2,7 @@ package local
 
 import (
 	"os"
+	"slices"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,11 +23,11 @@ func TestHost(t *testing.T) {
 			"gone": {Service: backend.Service{Name: "gone"}},
 		},
 	}
-	if got := d.ProcessGroup("here"); got != os.Getpid() {
-		t.Errorf("ProcessGroup(here) = %d, want %d", got, os.Getpid())
+	if got := d.ProcessIDs("here"); !slices.Equal(got, []int{os.Getpid()}) {
+		t.Errorf("ProcessIDs(here) = %v, want [%d]", got, os.Getpid())
 	}
-	if got := d.ProcessGroup("nosuch"); got != 0 {
-		t.Errorf("ProcessGroup(nosuch) = %d", got)
+	if got := d.ProcessIDs("nosuch"); got != nil {
+		t.Errorf("ProcessIDs(nosuch) = %v", got)
 	}
 	if cg, pods := d.FreezeRefs("here"); cg != "/sys/fs/cgroup/slowpoke/here" || pods != nil {
 		t.Errorf("FreezeRefs(here) = %q, %v", cg, pods)

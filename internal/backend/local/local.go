@@ -75,7 +75,9 @@ type Deployment struct {
 // Control nil with NoController), and how this one started it.
 type Service struct {
 	backend.Service
-	// PID is the service's process group (its leader's PID).
+	// PID is the service's process group (its leader's PID); for an
+	// attached service, the process attached to, which is not all of it:
+	// what reads its processes reads attached.Members.
 	PID    int
 	Cgroup string // its cgroup ("" for none)
 
