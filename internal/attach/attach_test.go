@@ -521,3 +521,36 @@ func TestCPUCounter(t *testing.T) {
 		t.Errorf("unchanged: %v, want 42", got)
 	}
 }
+
+// Without a cgroup of its own, a service's processes are listed by a scan
+// of /proc at most every relistEvery: a child started in between joins the
+// list at the next scan, and one that exits leaves it at once.
+func TestMembersRelist(t *testing.T) {
+	h := startHelper(t)
+	kid := h.fork(t)
+	s, err := Capture("svc", []int{h.pid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanned := time.Now()
+	if got := s.PIDs(); !slices.Contains(got, h.pid()) || !slices.Contains(got, kid) {
+		t.Fatalf("members %v, want the helper %d and its child %d", got, h.pid(), kid)
+	}
+	born := h.fork(t)
+	unix.Kill(kid, unix.SIGKILL)
+	waitGone := time.Now().Add(5 * time.Second)
+	for st, ok := proc.Read(kid); ok && !st.Ended() && time.Now().Before(waitGone); st, ok = proc.Read(kid) {
+		time.Sleep(time.Millisecond)
+	}
+	got := s.PIDs()
+	if time.Since(scanned) < relistEvery && slices.Contains(got, born) {
+		t.Errorf("members %v within %v of the last scan: the child born since is there (no scan expected)", got, relistEvery)
+	}
+	if slices.Contains(got, kid) {
+		t.Errorf("members %v: the child that exited is there", got)
+	}
+	time.Sleep(relistEvery)
+	if got := s.PIDs(); !slices.Contains(got, born) {
+		t.Errorf("members %v after %v: want the child born since, %d", got, relistEvery, born)
+	}
+}
