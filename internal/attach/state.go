@@ -390,36 +390,17 @@ func (s *State) Restore() []string {
 	root := s.Root()
 	if s.Cgroup != "" {
 		mnt := freezerMount()
-		deadline := time.Now().Add(2 * time.Second)
-		for {
-			left, err := (pause.Cgroup{Path: s.Cgroup}).Procs()
-			if err != nil || len(left) == 0 {
-				break
+		_, left := release(pause.Cgroup{Path: s.Cgroup}, func(st proc.Stat) (string, error) {
+			home := root.Freezer
+			if p, ok := recorded(st); ok {
+				home = p.Freezer
 			}
-			if time.Now().After(deadline) {
-				problems = append(problems, fmt.Sprintf("processes %v are still in %s", left, s.Cgroup))
-				break
+			if mnt == "" || home == "" {
+				return "", fmt.Errorf("process %d: no freezer cgroup to move it back to", st.PID)
 			}
-			for _, pid := range left {
-				st, ok := proc.Read(pid)
-				if !ok {
-					continue
-				}
-				home := root.Freezer
-				if p, ok := recorded(st); ok {
-					home = p.Freezer
-				}
-				if mnt == "" || home == "" {
-					problems = append(problems, fmt.Sprintf("process %d: no freezer cgroup to move it back to", pid))
-					continue
-				}
-				dir := filepath.Join(mnt, filepath.Clean("/"+home))
-				if err := moveTo(dir, st); err != nil {
-					problems = append(problems, err.Error())
-				}
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return filepath.Join(mnt, filepath.Clean("/"+home)), nil
+		})
+		problems = append(problems, left...)
 	}
 	for _, st := range members {
 		p, ok := recorded(st)
@@ -449,6 +430,62 @@ func (s *State) Restore() []string {
 		}
 	}
 	return problems
+}
+
+// Release thaws slowpoke's cgroup cg of an attached service and moves
+// every process in it into the v1 cgroup at dir, continuing each (through
+// a pidfd), never ending any: for a service whose state is lost (a run
+// killed before it wrote its record), where each process came from is
+// not known. It returns the processes it found, and what it could not do.
+func Release(cg pause.Cgroup, dir string) (found []int, problems []string) {
+	if err := cg.Thaw(); err != nil && !errors.Is(err, os.ErrNotExist) {
+		problems = append(problems, err.Error())
+	}
+	found, left := release(cg, func(proc.Stat) (string, error) { return dir, nil })
+	return found, append(problems, left...)
+}
+
+// release moves every process in cg (thawed) to the v1 cgroup that home
+// names for it, continuing each once (through a pidfd: a recycled
+// PID is never signalled). It is bounded: after 2 s, a process that could
+// not be moved is left where it is. It returns the processes it found,
+// and what it could not do.
+func release(cg pause.Cgroup, home func(proc.Stat) (string, error)) (found []int, problems []string) {
+	problem := func(p string) {
+		if !slices.Contains(problems, p) {
+			problems = append(problems, p)
+		}
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		left, err := cg.Procs()
+		if err != nil || len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			problem(fmt.Sprintf("processes %v are still in %s", left, cg.Path))
+			break
+		}
+		for _, pid := range left {
+			st, ok := proc.Read(pid)
+			if !ok {
+				continue
+			}
+			if !slices.Contains(found, pid) {
+				found = append(found, pid)
+				signal(st, unix.SIGCONT)
+			}
+			dir, err := home(st)
+			if err == nil {
+				err = moveTo(dir, st)
+			}
+			if err != nil {
+				problem(err.Error())
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return found, problems
 }
 
 // signal sends sig to the process st describes, through a pidfd once it is

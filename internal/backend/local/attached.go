@@ -7,8 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -258,26 +256,4 @@ func (d *Deployment) attachedWithoutCgroup() string {
 		}
 	}
 	return ""
-}
-
-// releaseCgroup thaws a cgroup, moves every process in it to the cgroup at
-// dir and continues it, never ending any; it returns the processes it
-// found. Bounded: a process that cannot be moved is left where it is.
-func releaseCgroup(cg pause.Cgroup, dir string) []int {
-	cg.Thaw()
-	var found []int
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		left, err := cg.Procs()
-		if err != nil || len(left) == 0 {
-			break
-		}
-		for _, pid := range left {
-			if !slices.Contains(found, pid) {
-				found = append(found, pid)
-			}
-			os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
-			syscall.Kill(pid, syscall.SIGCONT)
-		}
-	}
-	return found
 }

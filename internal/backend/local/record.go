@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/atomicfile"
+	"github.com/slowpoke-dev/slowpoke/internal/attach"
 	"github.com/slowpoke-dev/slowpoke/internal/guard"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 )
@@ -229,7 +230,7 @@ func cleanLeftovers(hier *pause.Hierarchy) []string {
 				// Processes slowpoke did not start: never ended. Without
 				// the record, where they came from is not known: they go
 				// to the cgroup slowpoke's own directory is in.
-				if pids := releaseCgroup(cg, filepath.Dir(hier.Root)); len(pids) > 0 {
+				if pids, _ := attach.Release(cg, filepath.Dir(hier.Root)); len(pids) > 0 {
 					ended = append(ended, fmt.Sprintf("%s (PIDs %v, attached: continued and moved to %s, not ended)", filepath.Base(p), pids, filepath.Dir(hier.Root)))
 				}
 				cg.Remove()
