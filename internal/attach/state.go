@@ -96,6 +96,7 @@ func Capture(service string, roots []int) (*State, error) {
 		return nil, fmt.Errorf("attach: %d processes, at most %d", len(pids), MaxProcs)
 	}
 	self := os.Getpid()
+	above := ancestors(self)
 	s := &State{Service: service}
 	for _, pid := range pids {
 		st, ok := proc.Read(pid)
@@ -104,7 +105,7 @@ func Capture(service string, roots []int) (*State, error) {
 			continue // exited meanwhile
 		case pid == 1:
 			return nil, errors.New("attach: refusing to attach to PID 1")
-		case pid == self || pid == os.Getppid() || descendsFrom(self, pid):
+		case pid == self || above[pid]:
 			return nil, fmt.Errorf("attach: slowpoke itself runs under process %d: pausing it would pause slowpoke", pid)
 		case st.State == 'T' || st.State == 't':
 			return nil, fmt.Errorf("attach: process %d (%s) is stopped: slowpoke would continue it; continue it first (kill -CONT %d)", pid, describe(pid), pid)
@@ -142,19 +143,22 @@ func Capture(service string, roots []int) (*State, error) {
 	return s, nil
 }
 
-// descendsFrom reports whether pid runs under anc (anc is an ancestor).
-func descendsFrom(pid, anc int) bool {
+// ancestors lists the processes pid runs under (its parent, its
+// parent's, ... up to init), walked once.
+func ancestors(pid int) map[int]bool {
+	out := map[int]bool{}
+	if pid == os.Getpid() {
+		out[os.Getppid()] = true // even where /proc cannot be read
+	}
 	for i := 0; i < 4096 && pid > 1; i++ {
 		st, ok := proc.Read(pid)
-		if !ok {
-			return false
+		if !ok || st.PPID <= 0 {
+			break
 		}
 		pid = st.PPID
-		if pid == anc {
-			return true
-		}
+		out[pid] = true
 	}
-	return false
+	return out
 }
 
 // kernelThread reports whether pid is a kernel thread (it runs no
