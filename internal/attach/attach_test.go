@@ -162,8 +162,8 @@ func testCgroup(t *testing.T, name string) pause.Cgroup {
 		// What a failed test left in it goes back to this test's own
 		// freezer cgroup (the processes are ended by their own cleanup,
 		// which runs after this one).
-		own, _ := os.ReadFile("/proc/self/cgroup")
-		home := filepath.Join(freezerMount(), freezerOf(string(own)), "cgroup.procs")
+		own, _ := proc.Cgroups(os.Getpid())
+		home := filepath.Join(freezerMount(), own["freezer"], "cgroup.procs")
 		left, _ := cg.Procs()
 		for _, pid := range left {
 			os.WriteFile(home, []byte(strconv.Itoa(pid)), 0)
@@ -329,8 +329,8 @@ func snap(t *testing.T, pid int) snapshot {
 		prio, _ := unix.Getpriority(unix.PRIO_PROCESS, tid)
 		s.threads[tid] = fmt.Sprintf("cpus %v nice %d", threads.CPUs(&set), 20-prio)
 	}
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
-	s.freezer = freezerOf(string(b))
+	cgs, _ := proc.Cgroups(pid)
+	s.freezer = cgs["freezer"]
 	return s
 }
 

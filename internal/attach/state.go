@@ -113,8 +113,8 @@ func Capture(service string, roots []int) (*State, error) {
 			return nil, fmt.Errorf("attach: process %d is a kernel thread", pid)
 		}
 		p := Process{PID: pid, Start: st.Start}
-		if cg, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup"); err == nil {
-			p.Freezer = freezerOf(string(cg))
+		if cgs, err := proc.Cgroups(pid); err == nil {
+			p.Freezer = cgs["freezer"]
 		}
 		tids, err := threadIDs(pid)
 		if err != nil {
@@ -193,17 +193,6 @@ func threadIDs(pid int) ([]int, error) {
 		}
 	}
 	return out, nil
-}
-
-// freezerOf returns the freezer hierarchy's path in a /proc/PID/cgroup.
-func freezerOf(text string) string {
-	for _, line := range strings.Split(text, "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) == 3 && slices.Contains(strings.Split(parts[1], ","), "freezer") {
-			return parts[2]
-		}
-	}
-	return ""
 }
 
 // freezerMount is the mount point of the v1 freezer hierarchy ("" where

@@ -101,38 +101,7 @@ func cgroupMounts() (map[bool]string, error) { return proc.CgroupMounts("freezer
 // ownCgroups maps each hierarchy of this process's /proc/self/cgroup to its
 // path: "freezer" for the v1 freezer, "" for the unified hierarchy.
 func ownCgroups() (map[string]string, error) {
-	return parseCgroupFile("/proc/self/cgroup")
-}
-
-func parseCgroupFile(path string) (map[string]string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return parseCgroups(string(b)), nil
-}
-
-// parseCgroups parses the lines of /proc/PID/cgroup
-// ("hierarchy-ID:controller-list:path"): each controller, and "" for the
-// unified hierarchy (hierarchy 0), maps to its path.
-func parseCgroups(text string) map[string]string {
-	out := map[string]string{}
-	for _, line := range strings.Split(text, "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if parts[0] == "0" && parts[1] == "" {
-			out[""] = parts[2]
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
-			if c != "" {
-				out[c] = parts[2]
-			}
-		}
-	}
-	return out
+	return proc.ReadCgroups("/proc/self/cgroup")
 }
 
 func (c Cgroup) stateFile() string {
@@ -228,7 +197,7 @@ func (c Cgroup) Start(cmd *exec.Cmd) error {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	own, err := parseCgroupFile("/proc/thread-self/cgroup")
+	own, err := proc.ReadCgroups("/proc/thread-self/cgroup")
 	if err != nil {
 		return err
 	}

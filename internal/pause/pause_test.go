@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/testroot"
 )
 
@@ -505,7 +506,7 @@ func TestCgroupFreeze(t *testing.T) {
 				t.Fatalf("cgroup has processes %v (%v), want the child %d and its child %d", procs, err, cmd.Process.Pid, grandchild)
 			}
 			// The forking thread went back to where it was.
-			if own, _ := parseCgroupFile("/proc/thread-self/cgroup"); strings.Contains(own["freezer"], "/slowpoke/") {
+			if own, _ := proc.ReadCgroups("/proc/thread-self/cgroup"); strings.Contains(own["freezer"], "/slowpoke/") {
 				t.Errorf("this thread stayed in %s", own["freezer"])
 			}
 			pids := []int{cmd.Process.Pid, grandchild}
@@ -611,24 +612,6 @@ func TestFreezerSetRacesClose(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestParseCgroups(t *testing.T) {
-	tests := []struct {
-		in   string
-		want map[string]string
-	}{
-		{"0::/user.slice/session-1.scope\n", map[string]string{"": "/user.slice/session-1.scope"}},
-		{"6:freezer:/\n4:memory:/a/b\n2:cpu,cpuacct:/c\n0::/\n", map[string]string{"freezer": "/", "memory": "/a/b", "cpu": "/c", "cpuacct": "/c", "": "/"}},
-		{"9:name=systemd:/x\n", map[string]string{"name=systemd": "/x"}},
-		{"garbage\n", map[string]string{}},
-	}
-	for _, tc := range tests {
-		got := parseCgroups(tc.in)
-		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
-			t.Errorf("parseCgroups(%q) = %v, want %v", tc.in, got, tc.want)
-		}
 	}
 }
 

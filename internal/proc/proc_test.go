@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -135,5 +136,23 @@ func TestWaitsRealProcesses(t *testing.T) {
 	// own skew.
 	if run <= 0 || wait < 100*time.Millisecond || run+wait < 2*elapsed*8/10 {
 		t.Errorf("two loops sharing a core for %v: ran %v, waited %v", elapsed.Round(time.Millisecond), run, wait)
+	}
+}
+
+func TestParseCgroups(t *testing.T) {
+	tests := []struct {
+		in   string
+		want map[string]string
+	}{
+		{"0::/user.slice/session-1.scope\n", map[string]string{"": "/user.slice/session-1.scope"}},
+		{"6:freezer:/\n4:memory:/a/b\n2:cpu,cpuacct:/c\n0::/\n", map[string]string{"freezer": "/", "memory": "/a/b", "cpu": "/c", "cpuacct": "/c", "": "/"}},
+		{"9:name=systemd:/x\n", map[string]string{"name=systemd": "/x"}},
+		{"garbage\n", map[string]string{}},
+	}
+	for _, tc := range tests {
+		got := ParseCgroups(tc.in)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("ParseCgroups(%q) = %v, want %v", tc.in, got, tc.want)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package proc
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,26 +20,23 @@ type Quota struct {
 // none), from its cpu cgroup (v1: cpu.cfs_quota_us and cpu.cfs_period_us;
 // v2: cpu.max) and every parent up to the hierarchy's root.
 func CPUQuota(pid int) *Quota {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	cgs, err := Cgroups(pid)
 	if err != nil {
 		return nil
 	}
 	mounts, _ := CgroupMounts("cpu")
 	var best *Quota
-	for _, line := range strings.Split(string(b), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
+	// The v1 cpu hierarchy first, then the unified one (/proc's order).
+	for _, v2 := range []bool{false, true} {
+		path, ok := cgs["cpu"]
+		if v2 {
+			path, ok = cgs[""]
+		}
+		mnt, mounted := mounts[v2]
+		if !ok || !mounted {
 			continue
 		}
-		v2 := parts[0] == "0" && parts[1] == ""
-		if !v2 && !slices.Contains(strings.Split(parts[1], ","), "cpu") {
-			continue
-		}
-		mnt, ok := mounts[v2]
-		if !ok {
-			continue
-		}
-		for dir := filepath.Join(mnt, parts[2]); strings.HasPrefix(dir, mnt); dir = filepath.Dir(dir) {
+		for dir := filepath.Join(mnt, path); strings.HasPrefix(dir, mnt); dir = filepath.Dir(dir) {
 			if q := readQuota(dir, v2); q != nil && (best == nil || q.Cores < best.Cores) {
 				best = q
 			}
