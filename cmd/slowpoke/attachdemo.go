@@ -21,6 +21,7 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/examples/demo"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/threads"
 )
 
@@ -159,7 +160,7 @@ func (a *attachedDemo) answers() error {
 func alive(pids map[string]int) []int {
 	var out []int
 	for _, pid := range pids {
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && !strings.Contains(string(b), ") Z ") {
+		if st, ok := proc.Read(pid); ok && !st.Ended() {
 			out = append(out, pid)
 		}
 	}
@@ -175,32 +176,24 @@ func (a *attachedDemo) state() map[string]string {
 	m := map[string]string{}
 	for name, pid := range a.pids {
 		p := "/proc/" + strconv.Itoa(pid)
-		stat, err := os.ReadFile(p + "/stat")
-		if err != nil {
+		st, ok := proc.Read(pid)
+		if !ok {
 			m[name] = "gone"
 			continue
 		}
-		s := string(stat)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-		m[name+" start"] = f[19]
-		m[name+" stopped"] = strconv.FormatBool(f[0] == "T" || f[0] == "t")
-		cg, _ := os.ReadFile(p + "/cgroup")
+		m[name+" start"] = st.Start
+		m[name+" stopped"] = strconv.FormatBool(st.State == 'T' || st.State == 't')
+		cgs, _ := proc.Cgroups(pid)
 		frozen := false
-		for _, line := range strings.Split(string(cg), "\n") {
-			parts := strings.SplitN(line, ":", 3)
-			if len(parts) != 3 {
-				continue
-			}
-			if slices.Contains(strings.Split(parts[1], ","), "freezer") {
-				m[name+" freezer"] = line
-				b, _ := os.ReadFile(filepath.Join("/sys/fs/cgroup/freezer", parts[2], "freezer.state"))
-				frozen = frozen || strings.TrimSpace(string(b)) != "THAWED" && len(b) > 0
-			}
-			if parts[0] == "0" && parts[1] == "" {
-				for _, root := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
-					b, _ := os.ReadFile(filepath.Join(root, parts[2], "cgroup.freeze"))
-					frozen = frozen || strings.TrimSpace(string(b)) == "1"
-				}
+		if path, ok := cgs["freezer"]; ok {
+			m[name+" freezer"] = path
+			b, _ := os.ReadFile(filepath.Join("/sys/fs/cgroup/freezer", path, "freezer.state"))
+			frozen = frozen || strings.TrimSpace(string(b)) != "THAWED" && len(b) > 0
+		}
+		if path, ok := cgs[""]; ok {
+			for _, root := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+				b, _ := os.ReadFile(filepath.Join(root, path, "cgroup.freeze"))
+				frozen = frozen || strings.TrimSpace(string(b)) == "1"
 			}
 		}
 		m[name+" frozen"] = strconv.FormatBool(frozen)
@@ -274,23 +267,15 @@ func (a *attachedDemo) waitAsBefore(d time.Duration) []string {
 // childrenOf lists the processes whose parent is pid and whose command
 // line contains word.
 func childrenOf(pid int, word string) []int {
-	ents, _ := os.ReadDir("/proc")
 	var out []int
-	for _, e := range ents {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
+	for _, st := range proc.All() {
+		if st.PPID != pid {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(st.PID) + "/cmdline")
 		cmdline = bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) && bytes.Contains(cmdline, []byte(word)) {
-			out = append(out, child)
+		if bytes.Contains(cmdline, []byte(word)) {
+			out = append(out, st.PID)
 		}
 	}
 	return out

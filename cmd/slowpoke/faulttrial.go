@@ -7,9 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
 )
 
 // faultTrial is one fault trial on the demo started by a script: predict
@@ -190,7 +193,7 @@ func waitPaused(a *attachedDemo, orch int, d time.Duration) string {
 			if name == "cart" {
 				continue
 			}
-			if st, _ := procStat(pid); len(st) > 0 && (st[0] == "T" || st[0] == "t") {
+			if st, ok := proc.Read(pid); ok && (st.State == 'T' || st.State == 't') {
 				return "stopped"
 			}
 		}
@@ -211,27 +214,18 @@ func waitPaused(a *attachedDemo, orch int, d time.Duration) string {
 func holding(pid int) bool {
 	tasks, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
 	for _, tk := range tasks {
-		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", tk.Name(), "stat"))
+		tid, err := strconv.Atoi(tk.Name())
 		if err != nil {
 			continue
 		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-		// f[0] is field 3 (state); policy is field 41.
-		if len(f) > 38 && f[0] == "R" && f[38] == "1" {
+		// A thread's stat is at /proc/TID/stat too.
+		st, ok := proc.Read(tid)
+		if !ok || st.State != 'R' {
+			continue
+		}
+		if attr, err := unix.SchedGetAttr(tid, 0); err == nil && attr.Policy == unix.SCHED_FIFO {
 			return true
 		}
 	}
 	return false
-}
-
-// procStat returns the fields of /proc/PID/stat after the command name:
-// the state first.
-func procStat(pid int) ([]string, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return nil, err
-	}
-	s := string(b)
-	return strings.Fields(s[strings.LastIndexByte(s, ')')+2:]), nil
 }
