@@ -531,12 +531,17 @@ func (s *State) PIDs() []int {
 
 // CPUTime is the CPU time the service's processes (Members) have used so
 // far, each read through its process CPU clock (all its threads, to the
-// nanosecond); it never decreases (CPUCounter).
-func (s *State) CPUTime() time.Duration {
-	return s.cpu.Read(s.PIDs(), func(pid int) time.Duration {
+// nanosecond); it never decreases (CPUCounter). It fails where the service
+// has no process left.
+func (s *State) CPUTime() (time.Duration, error) {
+	pids := s.PIDs()
+	if len(pids) == 0 {
+		return 0, fmt.Errorf("attach: service %q has no process left", s.Service)
+	}
+	return s.cpu.Read(pids, func(pid int) time.Duration {
 		c, _ := proc.CPUClock(pid)
 		return c
-	})
+	}), nil
 }
 
 // CPUCounter sums the CPU clocks of a changing set of processes, such that
@@ -544,9 +549,9 @@ func (s *State) CPUTime() time.Duration {
 // what it had used when last read, and one that joins counts all it used.
 // The zero value is ready; it is safe for concurrent use.
 type CPUCounter struct {
-	mu    sync.Mutex
-	last  map[int]time.Duration
-	total time.Duration
+	mu         sync.Mutex
+	last, next map[int]time.Duration // next: a spare, so that a read allocates nothing
+	total      time.Duration
 }
 
 // Read reads clock (a process's CPU time; 0 for one that is gone) of each
@@ -554,7 +559,11 @@ type CPUCounter struct {
 func (c *CPUCounter) Read(pids []int, clock func(pid int) time.Duration) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := make(map[int]time.Duration, len(pids))
+	if c.next == nil {
+		c.next = map[int]time.Duration{}
+	}
+	now := c.next
+	clear(now)
 	for _, pid := range pids {
 		cur := clock(pid)
 		if cur == 0 { // gone
@@ -568,6 +577,6 @@ func (c *CPUCounter) Read(pids []int, clock func(pid int) time.Duration) time.Du
 		}
 		now[pid] = cur
 	}
-	c.last = now
+	c.last, c.next = now, c.last
 	return c.total
 }

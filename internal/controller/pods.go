@@ -38,7 +38,8 @@ func (c *Controller) serviceCPUTime() time.Duration {
 		return c.cfg.Pods.CPU()
 	}
 	if c.cfg.Attach != nil {
-		return c.cfg.Attach.CPUTime()
+		cpu, _ := c.cfg.Attach.CPUTime()
+		return cpu
 	}
 	return processCPU(c.pgid)
 }

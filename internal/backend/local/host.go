@@ -26,10 +26,7 @@ func (d *Deployment) IdleTime(cpus []int) time.Duration { return proc.CoresIdle(
 func (d *Deployment) CPUTime(service string) (time.Duration, error) {
 	svc := d.proc(service)
 	if svc != nil && svc.attached != nil {
-		if len(svc.attached.PIDs()) == 0 {
-			return 0, fmt.Errorf("service %q has no process left", service)
-		}
-		return svc.attached.CPUTime(), nil
+		return svc.attached.CPUTime()
 	}
 	if svc == nil || svc.PID <= 0 {
 		return 0, fmt.Errorf("service %q has no process", service)
