@@ -90,13 +90,10 @@ func latencyMain(c latencyConfig) error {
 	if err := s.CheckTarget(c.target); err != nil {
 		return err
 	}
-	if svc, _ := s.Service(c.target); c.validate {
-		if err := svc.CanRestart(); err != nil {
-			return fmt.Errorf("--validate: %w", err)
+	if c.validate {
+		if err := checkCanValidate(s, c.target, c.specPath, "--validate"); err != nil {
+			return err
 		}
-	}
-	if svc, _ := s.Service(c.target); c.validate && svc.GroundTruth == nil {
-		return fmt.Errorf("service %q has no ground_truth in %s: --validate needs a way to really reduce its work (docs/spec.md)", c.target, c.specPath)
 	}
 	reds, err := model.ParseReductions(c.reduce)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -101,13 +102,10 @@ func predict(c predictConfig) error {
 	if err := s.CheckTarget(c.target); err != nil {
 		return err
 	}
-	if svc, _ := s.Service(c.target); c.validate {
-		if err := svc.CanRestart(); err != nil {
-			return fmt.Errorf("validate: %w", err)
+	if c.validate {
+		if err := checkCanValidate(s, c.target, c.specPath, "validate"); err != nil {
+			return err
 		}
-	}
-	if svc, _ := s.Service(c.target); c.validate && svc.GroundTruth == nil {
-		return fmt.Errorf("service %q has no ground_truth in %s: validate needs a way to really reduce its work (docs/spec.md)", c.target, c.specPath)
 	}
 	reds, err := model.ParseReductions(c.reduce)
 	if err != nil {
@@ -206,4 +204,17 @@ func describePlacement(p local.Placement) string {
 		parts = append(parts, fmt.Sprintf("%s on %v", n, p.Services[n]))
 	}
 	return fmt.Sprintf("dedicated: %s; load and controllers on CPUs %v", strings.Join(parts, ", "), p.OtherCPUs)
+}
+
+// checkCanValidate refuses flag (validate, --validate) on a target whose
+// ground truth cannot be measured (spec.Service.CanValidate): it has no
+// ground_truth in the spec at specPath, or slowpoke cannot restart it.
+func checkCanValidate(s *spec.Spec, target, specPath, flag string) error {
+	svc, _ := s.Service(target)
+	if err := svc.CanValidate(); errors.Is(err, spec.ErrNoGroundTruth) {
+		return fmt.Errorf("service %q has no ground_truth in %s: %s needs a way to really reduce its work (docs/spec.md)", target, specPath, flag)
+	} else if err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	return nil
 }

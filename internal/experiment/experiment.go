@@ -262,10 +262,8 @@ func New(d backend.Backend, opts Options) (*Runner, error) {
 	}
 	opts.Trigger = trigger
 	if opts.Validate {
-		if svc, _ := s.Service(opts.Target); svc.GroundTruth == nil {
-			return nil, fmt.Errorf("validate needs a way to really reduce %q's work: add ground_truth (env, base_us) to it in the spec (docs/spec.md)", opts.Target)
-		} else if err := svc.CanRestart(); err != nil {
-			return nil, fmt.Errorf("validate: %w", err)
+		if err := checkCanValidate(s, opts.Target); err != nil {
+			return nil, err
 		}
 	}
 	method, err := d.PauseMethod(opts.PauseMethod)
@@ -600,4 +598,17 @@ func cvPct(xs []float64) float64 {
 		return 0
 	}
 	return 100 * stats.StdDev(xs) / math.Abs(m)
+}
+
+// checkCanValidate refuses to validate on a target whose ground truth
+// cannot be measured (spec.Service.CanValidate), in the words of the
+// experiments' options.
+func checkCanValidate(s *spec.Spec, target string) error {
+	svc, _ := s.Service(target)
+	if err := svc.CanValidate(); errors.Is(err, spec.ErrNoGroundTruth) {
+		return fmt.Errorf("validate needs a way to really reduce %q's work: add ground_truth (env, base_us) to it in the spec (docs/spec.md)", target)
+	} else if err != nil {
+		return fmt.Errorf("validate: %w", err)
+	}
+	return nil
 }

@@ -121,10 +121,8 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 		return nil, errors.New("no reduction given")
 	}
 	if o.Validate {
-		if svc, _ := s.Service(o.Target); svc.GroundTruth == nil {
-			return nil, fmt.Errorf("validate needs a way to really reduce %q's work: add ground_truth (env, base_us) to it in the spec (docs/spec.md)", o.Target)
-		} else if err := svc.CanRestart(); err != nil {
-			return nil, fmt.Errorf("validate: %w", err)
+		if err := checkCanValidate(s, o.Target); err != nil {
+			return nil, err
 		}
 	}
 	if o.Rate < 0 || math.IsInf(o.Rate, 0) || math.IsNaN(o.Rate) {

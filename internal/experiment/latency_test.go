@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 	"github.com/slowpoke-dev/slowpoke/model"
 )
@@ -68,6 +69,11 @@ func TestPredictLatencyFakeBackend(t *testing.T) {
 		{name: "unknown target", opts: func(o *LatencyOptions) { o.Target = "nosuch" }, want: `no service "nosuch" is running`},
 		{name: "no reduction", opts: func(o *LatencyOptions) { o.Reductions = nil }, want: "no reduction given"},
 		{name: "negative rate", opts: func(o *LatencyOptions) { o.Rate = -1 }, want: "rate must be a positive number"},
+		{name: "validate without ground truth", opts: func(o *LatencyOptions) { o.Validate = true },
+			want: `validate needs a way to really reduce "t"'s work: add ground_truth (env, base_us) to it in the spec (docs/spec.md)`},
+		{name: "validate on an attached target without a command", opts: func(o *LatencyOptions) { o.Validate = true },
+			app:  func(a *fakeApp, _ string) { a.spec.Services[1].Attach = &spec.Attach{Port: 9} },
+			want: `validate: service "t" is attached to (attach: {port: 9}) and has no command`},
 		{name: "cancelled at the start", want: context.Canceled.Error(), wantIs: context.Canceled, joined: true},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 	"github.com/slowpoke-dev/slowpoke/model"
 )
@@ -246,6 +247,11 @@ func TestRunFakeBackendErrors(t *testing.T) {
 		{runCase: runCase{name: "time per call, calls not counted", reduce: "20us", services: func(s []fakeService) { s[1].uninstrument = true }}, want: "is a time per call"},
 		{runCase: runCase{name: "calls trigger, calls not counted", reduce: "50%", services: func(s []fakeService) { s[1].uninstrument = true },
 			opts: func(o *Options) { o.Trigger = TriggerCalls }}, want: "its calls cannot be counted"},
+		{runCase: runCase{name: "validate without ground truth", reduce: "50%", opts: func(o *Options) { o.Validate = true }},
+			want: `validate needs a way to really reduce "t"'s work: add ground_truth (env, base_us) to it in the spec (docs/spec.md)`},
+		{runCase: runCase{name: "validate on an attached target without a command", reduce: "50%", opts: func(o *Options) { o.Validate = true },
+			app: func(a *fakeApp) { a.spec.Services[1].Attach = &spec.Attach{Port: 9} }},
+			want: `validate: service "t" is attached to (attach: {port: 9}) and has no command`},
 		// Non-targets start first; "a" refuses, and "front", started, is
 		// stopped again.
 		{runCase: runCase{name: "configure refused", reduce: "50%", services: func(s []fakeService) { s[2].failConfigure = true }},

@@ -138,6 +138,24 @@ func (s *Service) CanRestart() error {
 	return nil
 }
 
+// ErrNoGroundTruth is in CanValidate's error for a service without a
+// ground_truth knob; callers say in their own words what to add.
+var ErrNoGroundTruth = errors.New("no ground_truth")
+
+// CanValidate says why validate cannot measure the service's ground truth,
+// or returns nil: the ground truth restarts the service with its work
+// really reduced, which needs a way to restart it (CanRestart, checked
+// first) and its ground_truth knob (an error wrapping ErrNoGroundTruth).
+func (s *Service) CanValidate() error {
+	if err := s.CanRestart(); err != nil {
+		return err
+	}
+	if s.GroundTruth == nil {
+		return fmt.Errorf("service %q has %w: validate needs a way to really reduce its work (docs/spec.md)", s.Name, ErrNoGroundTruth)
+	}
+	return nil
+}
+
 // String writes the attach section as in the spec.
 func (a *Attach) String() string {
 	switch {

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -285,6 +286,21 @@ workload: {requests: [{name: home, path: /}]}
 	}
 	if err := db.CanRestart(); err != nil {
 		t.Errorf("db, attached with a command: CanRestart() = %v", err)
+	}
+	// validate needs a restart first, then the ground_truth knob.
+	if err := web.CanValidate(); err == nil || errors.Is(err, ErrNoGroundTruth) || !strings.Contains(err.Error(), "has no command") {
+		t.Errorf("web.CanValidate() = %v, want CanRestart's error", err)
+	}
+	if err := q.CanValidate(); err == nil || errors.Is(err, ErrNoGroundTruth) {
+		t.Errorf("q, attached without a command or ground_truth: CanValidate() = %v, want CanRestart's error", err)
+	}
+	if err := db.CanValidate(); err != nil {
+		t.Errorf("db: CanValidate() = %v", err)
+	}
+	started := validSpec().Services[0]
+	started.GroundTruth = nil
+	if err := started.CanValidate(); !errors.Is(err, ErrNoGroundTruth) || !strings.Contains(err.Error(), fmt.Sprintf("service %q has no ground_truth", started.Name)) {
+		t.Errorf("a started service without ground_truth: CanValidate() = %v", err)
 	}
 	if s.Services[0].Attached() == validSpec().Services[0].Attached() {
 		t.Error("a started service says it is attached")
