@@ -322,16 +322,55 @@ func (r *poolRun) specPool(name string) int64 {
 // Run runs the whole experiment: pre-profiling, then Repetitions rounds
 // of a baseline and every point.
 func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
-	o := r.opts
-	if len(o.Reductions) == 0 {
-		return nil, errors.New("no reductions given")
-	}
-	if r.d.Service(o.Target).Control == nil {
-		return nil, fmt.Errorf("target %q does not run under a controller", o.Target)
-	}
-	if err := r.resolveTrigger(); err != nil {
+	if err := r.checkRun(); err != nil {
 		return nil, err
 	}
+	out := r.newResults()
+	r.planSteps()
+	if r.opts.AutoConnections {
+		n, err := r.chooseConnections(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.opts.Connections, out.Settings.Connections = n, n
+	}
+	if err := r.preProfile(ctx, out); err != nil {
+		return nil, err
+	}
+	points, err := r.planPoints()
+	if err != nil {
+		return nil, err
+	}
+	rounds := r.prof.neighbours
+	if !r.opts.Tuning.GraphRounds {
+		rounds = r.star()
+	}
+	if err := r.measureRepetitions(ctx, points, rounds); err != nil {
+		return nil, err
+	}
+	if err := r.repeatNoisy(ctx, points, rounds); err != nil {
+		return nil, err
+	}
+	r.summarize(out, points)
+	return out, nil
+}
+
+// checkRun refuses what Run cannot measure: no reductions, a target
+// without a controller, a trigger it cannot follow.
+func (r *Runner) checkRun() error {
+	if len(r.opts.Reductions) == 0 {
+		return errors.New("no reductions given")
+	}
+	if r.d.Service(r.opts.Target).Control == nil {
+		return fmt.Errorf("target %q does not run under a controller", r.opts.Target)
+	}
+	return r.resolveTrigger()
+}
+
+// newResults is results.json before anything is measured: the settings,
+// the placement, and the placement's warning.
+func (r *Runner) newResults() *report.Results {
+	o := r.opts
 	out := &report.Results{
 		Version: report.Version, Kind: report.KindPredict, App: r.spec.Name, Target: o.Target, CreatedAt: time.Now().UTC(),
 		Settings: report.Settings{
@@ -353,38 +392,42 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	if o.Validate {
 		out.Kind = report.KindValidate
 	}
-	perRep := 1 + len(o.Reductions)
-	if o.Validate {
-		perRep += len(o.Reductions)
+	return out
+}
+
+// planSteps counts the runs of the repetitions planned (a baseline and
+// every point's slowdown, and its ground truth when validating) and
+// starts the clock of the progress lines.
+func (r *Runner) planSteps() {
+	perRep := 1 + len(r.opts.Reductions)
+	if r.opts.Validate {
+		perRep += len(r.opts.Reductions)
 	}
-	r.steps = o.Repetitions * perRep
+	r.steps = r.opts.Repetitions * perRep
 	r.start = time.Now()
+}
 
-	if o.AutoConnections {
-		n, err := r.chooseConnections(ctx)
-		if err != nil {
-			return nil, err
-		}
-		r.opts.Connections, o.Connections, out.Settings.Connections = n, n, n
-	}
-
+// preProfile runs the baseline that pre-profiles the target (the first
+// baseline repetition), keeps its profile, and records it in out.
+func (r *Runner) preProfile(ctx context.Context, out *report.Results) error {
+	o := r.opts
 	// Pre-profiling doubles as the first baseline repetition; its longer
 	// warm-up also warms connection pools and caches after start-up.
 	r.step = 1
 	r.progress("pre-profiling: baseline with %d connections", o.Connections)
 	pre, err := r.run(ctx, nil, nil, 2*o.Warmup, true)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if r.opts.Spans != nil && !r.counted {
 		// The spans of the window's last calls are still on their way.
 		if err := r.opts.Spans.Settle(ctx, pre.from.Add(pre.window)); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	prof, err := r.profile(pre)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r.prof = prof
 	out.Trigger, out.CallsCounted, out.CallsFrom = r.trigger, r.counted || r.spanned, r.callsFrom()
@@ -395,28 +438,45 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		r.progress("warning: %s", w)
 		out.Warnings = append(out.Warnings, w)
 	}
+	r.printProfile(pre, out.U1US)
+	if o.Validate && !r.counted && !r.spanned {
+		if err := r.calibrateTruth(ctx); err != nil {
+			return err
+		}
+		out.TruthC1 = &r.truthC1
+	}
+	return nil
+}
+
+// printProfile prints the pre-profiling baseline and what it learned of
+// the target.
+func (r *Runner) printProfile(pre *sample, u1US float64) {
+	prof := r.prof
 	if r.counted || r.spanned {
 		follow := "calls"
 		if r.trigger == TriggerCPU {
 			follow = "CPU time"
 		}
-		r.progress("baseline %.0f req/s; c1 = %.3f target calls per request (counted by its %s), q1 = %g, u1 = %.1f µs per call; rounds follow its %s", pre.res.Throughput, prof.c1, r.callsFrom(), prof.q1, out.U1US, follow)
+		r.progress("baseline %.0f req/s; c1 = %.3f target calls per request (counted by its %s), q1 = %g, u1 = %.1f µs per call; rounds follow its %s", pre.res.Throughput, prof.c1, r.callsFrom(), prof.q1, u1US, follow)
 	} else {
-		r.progress("baseline %.0f req/s; %s is not instrumented: its rounds follow its CPU time, %.1f µs per request; q1 = %g", pre.res.Throughput, o.Target, out.U1US, prof.q1)
+		r.progress("baseline %.0f req/s; %s is not instrumented: its rounds follow its CPU time, %.1f µs per request; q1 = %g", pre.res.Throughput, r.opts.Target, u1US, prof.q1)
 	}
-	if o.Validate && !r.counted && !r.spanned {
-		if err := r.calibrateTruth(ctx); err != nil {
-			return nil, err
-		}
-		out.TruthC1 = &r.truthC1
-	}
+}
 
-	type pointAcc struct {
-		pointRuns
-		d     time.Duration
-		truth []*sample
-	}
-	points := make([]*pointAcc, len(o.Reductions))
+// measuredPoint is one reduction's runs: its slowdowns and, when
+// validating, its ground truths.
+type measuredPoint struct {
+	pointRuns
+	d     time.Duration
+	truth []*sample
+}
+
+// planPoints resolves every reduction to a time per call and chooses its
+// batch and pause, refusing a pause over the cap or, when validating, a
+// reduction the ground truth cannot make.
+func (r *Runner) planPoints() ([]*measuredPoint, error) {
+	o, prof := r.opts, r.prof
+	points := make([]*measuredPoint, len(o.Reductions))
 	for i, red := range o.Reductions {
 		dSec, err := red.Resolve(prof.u1.Seconds())
 		if err != nil {
@@ -436,113 +496,14 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 				return nil, err
 			}
 		}
-		points[i] = &pointAcc{d: d, pointRuns: pointRuns{sd: slowdown{batch: b, pause: pause}}}
+		points[i] = &measuredPoint{d: d, pointRuns: pointRuns{sd: slowdown{batch: b, pause: pause}}}
 	}
-	rounds := prof.neighbours
-	if !o.Tuning.GraphRounds {
-		rounds = r.star()
-	}
-	slow := func(rep, i int) error {
-		p := points[i]
-		r.step++
-		s, err := r.slowRun(ctx, &p.pointRuns, p.d, rounds, func(short slowdown, s *sample) {
-			r.steps++
-			r.progress("rep %d %s: the shared cores, not %s, bound the run (%.0f req/s, pause %v every %d calls); measuring it with pauses of %v every %d calls",
-				rep+1, o.Reductions[i].Text, o.Target, s.res.Throughput, short.pause.Round(time.Microsecond), short.batch, p.sd.pause.Round(time.Microsecond), p.sd.batch)
-			r.step++
-		})
-		if err != nil {
-			return err
-		}
-		pred, perr := r.predict(s, p.d)
-		predText := fmt.Sprintf("%.0f req/s", pred)
-		if perr != nil {
-			predText = "infeasible"
-		}
-		r.progress("rep %d %s (d = %v, pause %v every %d calls): %.0f req/s -> predicted %s",
-			rep+1, o.Reductions[i].Text, p.d.Round(time.Microsecond), p.sd.pause.Round(time.Microsecond), p.sd.batch, s.res.Throughput, predText)
-		return nil
-	}
-	truth := func(rep, i int) error {
-		p := points[i]
-		r.step++
-		ts, err := r.truth(ctx, p.d)
-		if err != nil {
-			return err
-		}
-		p.truth = append(p.truth, ts)
-		tput := ts.res.Throughput
-		r.progress("rep %d %s ground truth (target's work really reduced by %s): %.0f req/s",
-			rep+1, o.Reductions[i].Text, r.truthText(p.d), tput)
-		return nil
-	}
-	// measure runs one repetition of the given points: every slowdown,
-	// then every ground truth (one restart of the target each), in an
-	// order that alternates between repetitions so that drift does not
-	// favour either end of the curve.
-	measure := func(rep int, which []int) error {
-		order := slices.Clone(which)
-		if rep%2 == 1 {
-			slices.Reverse(order)
-		}
-		for _, i := range order {
-			if err := slow(rep, i); err != nil {
-				return err
-			}
-		}
-		if !o.Validate {
-			return nil
-		}
-		for _, i := range order {
-			if err := truth(rep, i); err != nil {
-				return err
-			}
-		}
-		return r.restartTarget(ctx, 0)
-	}
-	all := make([]int, len(points))
-	for i := range all {
-		all[i] = i
-	}
-	for rep := 0; rep < o.Repetitions; rep++ {
-		if rep > 0 {
-			r.step++
-			s, err := r.run(ctx, nil, nil, o.Warmup, false)
-			if err != nil {
-				return nil, err
-			}
-			r.base = append(r.base, s)
-			r.progress("rep %d baseline: %.0f req/s", rep+1, s.res.Throughput)
-		}
-		if err := measure(rep, all); err != nil {
-			return nil, err
-		}
-	}
-	// Repeat the noisy points until their estimates are tight.
-	for rep := o.Repetitions; rep < o.MaxRepetitions; rep++ {
-		var noisy []int
-		var worst float64
-		for i, p := range points {
-			// A single run has no standard error yet (--reps 1).
-			if se := stdErrPct(r.predictions(p.samples, p.d), throughputs(p.truth)); len(p.samples) < 2 || se > o.PrecisionPct {
-				noisy = append(noisy, i)
-				worst = max(worst, se)
-			}
-		}
-		if len(noisy) == 0 {
-			break
-		}
-		perPoint := 1
-		if o.Validate {
-			perPoint = 2
-		}
-		r.steps += perPoint * len(noisy)
-		r.progress("rep %d: %d of %d points have a standard error above %.1f%% (worst %.1f%%); repeating them",
-			rep+1, len(noisy), len(points), o.PrecisionPct, worst)
-		if err := measure(rep, noisy); err != nil {
-			return nil, err
-		}
-	}
+	return points, nil
+}
+
+// summarize records the baseline, every point and the errors of the
+// predictions in out.
+func (r *Runner) summarize(out *report.Results, points []*measuredPoint) {
 	out.Baseline = r.baselineOf(r.base)
 	if w := baselineDriftWarning(out.Baseline.Runs); w != "" {
 		r.progress("warning: %s", w)
@@ -566,7 +527,6 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	// Where the shared cores bind, the curve carries their capacity
 	// instead of falling (docs/notes/plateau.md).
 	report.ApplyPlateau(out)
-	return out, nil
 }
 
 // baselineDriftWarning says, when the baseline's repetitions (the same

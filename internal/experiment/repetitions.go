@@ -1,0 +1,127 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// measureRepetitions runs the Repetitions repetitions: a baseline (the
+// first is pre-profiling's), then every point.
+func (r *Runner) measureRepetitions(ctx context.Context, points []*measuredPoint, rounds map[string][]string) error {
+	all := make([]int, len(points))
+	for i := range all {
+		all[i] = i
+	}
+	for rep := 0; rep < r.opts.Repetitions; rep++ {
+		if rep > 0 {
+			r.step++
+			s, err := r.run(ctx, nil, nil, r.opts.Warmup, false)
+			if err != nil {
+				return err
+			}
+			r.base = append(r.base, s)
+			r.progress("rep %d baseline: %.0f req/s", rep+1, s.res.Throughput)
+		}
+		if err := r.measureRepetition(ctx, rep, all, points, rounds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// repeatNoisy repeats the noisy points until their estimates are tight,
+// up to MaxRepetitions.
+func (r *Runner) repeatNoisy(ctx context.Context, points []*measuredPoint, rounds map[string][]string) error {
+	o := r.opts
+	for rep := o.Repetitions; rep < o.MaxRepetitions; rep++ {
+		var noisy []int
+		var worst float64
+		for i, p := range points {
+			// A single run has no standard error yet (--reps 1).
+			if se := stdErrPct(r.predictions(p.samples, p.d), throughputs(p.truth)); len(p.samples) < 2 || se > o.PrecisionPct {
+				noisy = append(noisy, i)
+				worst = max(worst, se)
+			}
+		}
+		if len(noisy) == 0 {
+			break
+		}
+		perPoint := 1
+		if o.Validate {
+			perPoint = 2
+		}
+		r.steps += perPoint * len(noisy)
+		r.progress("rep %d: %d of %d points have a standard error above %.1f%% (worst %.1f%%); repeating them",
+			rep+1, len(noisy), len(points), o.PrecisionPct, worst)
+		if err := r.measureRepetition(ctx, rep, noisy, points, rounds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureRepetition runs one repetition of the given points: every
+// slowdown, then every ground truth (one restart of the target each), in
+// an order that alternates between repetitions so that drift does not
+// favour either end of the curve.
+func (r *Runner) measureRepetition(ctx context.Context, rep int, which []int, points []*measuredPoint, rounds map[string][]string) error {
+	order := slices.Clone(which)
+	if rep%2 == 1 {
+		slices.Reverse(order)
+	}
+	for _, i := range order {
+		if err := r.measureSlowdown(ctx, rep, i, points[i], rounds); err != nil {
+			return err
+		}
+	}
+	if !r.opts.Validate {
+		return nil
+	}
+	for _, i := range order {
+		if err := r.measureTruth(ctx, rep, i, points[i]); err != nil {
+			return err
+		}
+	}
+	return r.restartTarget(ctx, 0)
+}
+
+// measureSlowdown runs point i's slowdown once (twice where the shared
+// cores bound its first run: pointRuns) and prints its prediction.
+func (r *Runner) measureSlowdown(ctx context.Context, rep, i int, p *measuredPoint, rounds map[string][]string) error {
+	o := r.opts
+	r.step++
+	s, err := r.slowRun(ctx, &p.pointRuns, p.d, rounds, func(short slowdown, s *sample) {
+		r.steps++
+		r.progress("rep %d %s: the shared cores, not %s, bound the run (%.0f req/s, pause %v every %d calls); measuring it with pauses of %v every %d calls",
+			rep+1, o.Reductions[i].Text, o.Target, s.res.Throughput, short.pause.Round(time.Microsecond), short.batch, p.sd.pause.Round(time.Microsecond), p.sd.batch)
+		r.step++
+	})
+	if err != nil {
+		return err
+	}
+	pred, perr := r.predict(s, p.d)
+	predText := fmt.Sprintf("%.0f req/s", pred)
+	if perr != nil {
+		predText = "infeasible"
+	}
+	r.progress("rep %d %s (d = %v, pause %v every %d calls): %.0f req/s -> predicted %s",
+		rep+1, o.Reductions[i].Text, p.d.Round(time.Microsecond), p.sd.pause.Round(time.Microsecond), p.sd.batch, s.res.Throughput, predText)
+	return nil
+}
+
+// measureTruth measures point i's ground truth once: the target restarted
+// with its work really reduced.
+func (r *Runner) measureTruth(ctx context.Context, rep, i int, p *measuredPoint) error {
+	r.step++
+	ts, err := r.truth(ctx, p.d)
+	if err != nil {
+		return err
+	}
+	p.truth = append(p.truth, ts)
+	tput := ts.res.Throughput
+	r.progress("rep %d %s ground truth (target's work really reduced by %s): %.0f req/s",
+		rep+1, r.opts.Reductions[i].Text, r.truthText(p.d), tput)
+	return nil
+}
