@@ -113,20 +113,54 @@ type latencyRun struct {
 // Every service's instrumentation leaves the what-if, and the target runs
 // as started, before it returns, whatever happens.
 func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*report.Latency, error) {
-	s := d.Spec()
-	if d.Service(o.Target) == nil {
-		return nil, fmt.Errorf("no service %q is running; services: %s", o.Target, strings.Join(s.ServiceNames(), ", "))
+	o, mix, err := checkLatency(d, o)
+	if err != nil {
+		return nil, err
 	}
-	if len(o.Reductions) == 0 {
-		return nil, errors.New("no reduction given")
+	r := &latencyRun{d: d, s: d.Spec(), o: o, mix: mix, stepper: stepper{w: o.Progress, start: time.Now()}}
+	if r.store, err = createStore(d); err != nil {
+		return nil, err
 	}
-	if o.Validate {
-		if err := checkCanValidate(s, o.Target); err != nil {
+	defer r.end()
+	if err := r.setAll(0); err != nil {
+		return nil, err
+	}
+	out := r.newReport()
+	r.total = 1 + o.Repetitions*r.runsPerRepetition()
+	r.step = 1
+	points, window, err := r.plan(ctx, out)
+	if err != nil {
+		return nil, err
+	}
+	// Every repetition measures the baseline, each prediction and each
+	// truth; their responses are pooled.
+	base := newRuns(len(mix))
+	for rep := 1; rep <= o.Repetitions; rep++ {
+		if err := r.measureRepetition(ctx, rep, out.RateRPS, window, base, points); err != nil {
 			return nil, err
 		}
 	}
+	r.summarize(out, base, points)
+	return out, nil
+}
+
+// checkLatency refuses what a latency what-if cannot measure and fills in
+// the defaults of o; it returns them and the workload's requests.
+func checkLatency(d backend.Backend, o LatencyOptions) (LatencyOptions, []load.Request, error) {
+	s := d.Spec()
+	if d.Service(o.Target) == nil {
+		return o, nil, fmt.Errorf("no service %q is running; services: %s", o.Target, strings.Join(s.ServiceNames(), ", "))
+	}
+	if len(o.Reductions) == 0 {
+		return o, nil, errors.New("no reduction given")
+	}
+	if o.Validate {
+		if err := checkCanValidate(s, o.Target); err != nil {
+			return o, nil, err
+		}
+	}
 	if o.Rate < 0 || math.IsInf(o.Rate, 0) || math.IsNaN(o.Rate) {
-		return nil, fmt.Errorf("rate must be a positive number of requests/s, got %v", o.Rate)
+		return o, nil, fmt.Errorf("rate must be a positive number of requests/s, got %v", o.Rate)
 	}
 	var dur time.Duration
 	workloadDefaults(s, &o.Connections, &o.Warmup, &dur)
@@ -137,34 +171,37 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 		o.Repetitions = 1
 	}
 	if o.MinRequests < minLatencyRequests {
-		return nil, fmt.Errorf("at least %d requests per request type are needed for percentiles, got %d", minLatencyRequests, o.MinRequests)
+		return o, nil, fmt.Errorf("at least %d requests per request type are needed for percentiles, got %d", minLatencyRequests, o.MinRequests)
 	}
 	mix, err := mixOf(s)
 	if err != nil {
-		return nil, err
+		return o, nil, err
 	}
 	for _, svc := range d.Services() {
 		if svc.Control == nil {
-			return nil, fmt.Errorf("service %q runs without a controller: a latency what-if needs every service instrumented", svc.Name)
+			return o, nil, fmt.Errorf("service %q runs without a controller: a latency what-if needs every service instrumented", svc.Name)
 		}
 	}
 	if o.CompareHolds && (len(d.Placement().TargetCPUs) == 0 || len(d.Placement().HoldCores()) == 0 || backend.SharesCPU(d.Placement().TargetCPUs, d.Placement().HoldCores())) {
-		return nil, fmt.Errorf("holding the other services' cores needs %q on cores of its own (placement shared or dedicated), got target CPUs %v and others' %v", o.Target, d.Placement().TargetCPUs, d.Placement().HoldCores())
+		return o, nil, fmt.Errorf("holding the other services' cores needs %q on cores of its own (placement shared or dedicated), got target CPUs %v and others' %v", o.Target, d.Placement().TargetCPUs, d.Placement().HoldCores())
 	}
-	r := &latencyRun{d: d, s: s, o: o, mix: mix, stepper: stepper{w: o.Progress, start: time.Now()}}
-	if r.store, err = createStore(d); err != nil {
-		return nil, err
-	}
-	defer r.end()
-	if err := r.setAll(0); err != nil {
-		return nil, err
-	}
+	return o, mix, nil
+}
 
-	out := &report.Latency{App: s.Name, Target: o.Target, CreatedAt: time.Now().UTC(), Settings: report.LatencySettings{
+// newReport is the latency report before anything is measured.
+func (r *latencyRun) newReport() *report.Latency {
+	o := r.o
+	return &report.Latency{App: r.s.Name, Target: o.Target, CreatedAt: time.Now().UTC(), Settings: report.LatencySettings{
 		SpecPath: o.SpecPath, Reductions: o.ReductionsText, Rate: o.Rate, RateShare: DefaultRateShare,
 		Connections: o.Connections, WarmupS: o.Warmup.Seconds(), MinRequests: o.MinRequests, Repetitions: o.Repetitions, Validate: o.Validate,
 		Duration: o.Duration.Seconds(),
 	}}
+}
+
+// runsPerRepetition counts one repetition's runs: the baseline, every
+// prediction, and every comparison and truth asked for.
+func (r *latencyRun) runsPerRepetition() int {
+	o := r.o
 	perRep := 1 + len(o.Reductions)
 	if o.CompareUnmatched {
 		perRep += len(o.Reductions)
@@ -181,12 +218,30 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 	if o.Validate {
 		perRep += len(o.Reductions)
 	}
-	r.total = 1 + o.Repetitions*perRep
-	r.step = 1
+	return perRep
+}
+
+// latencyPoint is one reduction's runs, pooled over the repetitions.
+type latencyPoint struct {
+	d    time.Duration // per call of the target
+	rate float64       // of its prediction runs (saturated.predictionRate)
+	// pred are its predictions; unmatched, stretched, holds and batched
+	// its comparisons (LatencyOptions), stretches the stretch of every
+	// stretched run; truth its ground truths.
+	pred, unmatched, stretched, holds, batched, truth *runs
+	stretches                                         []float64
+	meanDelay                                         float64 // inserted per request, ms, averaged over the repetitions
+}
+
+// plan measures the saturating rate and the target's cost per call,
+// chooses the rate and the window of every run, and resolves every
+// reduction to a time per call: the points to measure.
+func (r *latencyRun) plan(ctx context.Context, out *report.Latency) ([]*latencyPoint, time.Duration, error) {
+	o := r.o
 	r.progress("saturation: closed loop, %d connections, %v", o.Connections, saturationWindow)
 	sat, err := r.saturation(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("saturation run: %w", err)
+		return nil, 0, fmt.Errorf("saturation run: %w", err)
 	}
 	cost := sat.cost
 	out.SaturationRPS, out.TargetCostUS = sat.rps, float64(cost)/1e3
@@ -197,121 +252,158 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 	}
 	window := r.window(out.RateRPS)
 	out.DurationS = window.Seconds()
-	ds := make([]time.Duration, len(o.Reductions))
+	points := make([]*latencyPoint, len(o.Reductions))
 	for i, red := range o.Reductions {
 		v, err := red.Resolve(cost.Seconds())
 		if err != nil {
-			return nil, fmt.Errorf("--reduce %s: %w", red.Text, err)
+			return nil, 0, fmt.Errorf("--reduce %s: %w", red.Text, err)
 		}
-		if ds[i] = time.Duration(v * 1e9); ds[i] > agent.MaxDelay {
-			return nil, fmt.Errorf("--reduce %s: %v per call is more than the most allowed (%v)", red.Text, ds[i], agent.MaxDelay)
+		dd := time.Duration(v * 1e9)
+		if dd > agent.MaxDelay {
+			return nil, 0, fmt.Errorf("--reduce %s: %v per call is more than the most allowed (%v)", red.Text, dd, agent.MaxDelay)
 		}
+		points[i] = &latencyPoint{d: dd}
 	}
 	r.progress("saturating rate %.0f req/s, %s costs %v of CPU per call; open loop at %.0f req/s, %v per run",
 		sat.rps, o.Target, cost.Round(time.Microsecond), out.RateRPS, window.Round(100*time.Millisecond))
+	n := len(r.mix)
+	for _, p := range points {
+		p.rate = sat.predictionRate(out.RateRPS, p.d)
+		p.pred, p.unmatched, p.truth, p.holds, p.batched, p.stretched = newRuns(n), newRuns(n), newRuns(n), newRuns(n), newRuns(n), newRuns(n)
+	}
+	return points, window, nil
+}
 
-	// Every repetition measures the baseline, each prediction and each
-	// truth; their responses are pooled.
-	base := newRuns(len(mix))
-	preds := make([]*runs, len(ds))
-	unmatched := make([]*runs, len(ds))
-	holds := make([]*runs, len(ds))
-	batched := make([]*runs, len(ds))
-	stretched := make([]*runs, len(ds))
-	stretches := make([][]float64, len(ds))
-	truths := make([]*runs, len(ds))
-	meanDelay := make([]float64, len(ds))
-	rates := make([]float64, len(ds))
-	for k, dd := range ds {
-		rates[k] = sat.predictionRate(out.RateRPS, dd)
-		preds[k], unmatched[k], truths[k], holds[k], batched[k], stretched[k] = newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix)), newRuns(len(mix))
+// measureRepetition runs repetition rep: the baseline at rate, every
+// point's prediction and comparisons, then, when validating, every point's
+// truth and a restart of the target as started.
+func (r *latencyRun) measureRepetition(ctx context.Context, rep int, rate float64, window time.Duration, base *runs, points []*latencyPoint) error {
+	o := r.o
+	of := ""
+	if o.Repetitions > 1 {
+		of = fmt.Sprintf(" (repetition %d/%d)", rep, o.Repetitions)
 	}
-	for rep := 1; rep <= o.Repetitions; rep++ {
-		of := ""
-		if o.Repetitions > 1 {
-			of = fmt.Sprintf(" (repetition %d/%d)", rep, o.Repetitions)
+	r.step++
+	r.progress("baseline%s", of)
+	m, err := r.measure(ctx, rate, window, false)
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	base.add(m)
+	var truth func(k int) error
+	if o.Validate {
+		truth = func(k int) error { return r.measureTruth(ctx, k, points[k], rate, window, of) }
+	}
+	return measureRepetition(indices(len(points)),
+		func(k int) error { return r.measurePrediction(ctx, k, points[k], rate, window, of) },
+		truth,
+		func() error {
+			if err := r.restart(ctx, nil); err != nil {
+				return fmt.Errorf("restore %s: %w", o.Target, err)
+			}
+			return nil
+		})
+}
+
+// measurePrediction runs point k's prediction at its rate, and the
+// comparisons asked for: stretched, at the baseline's rate (unmatched),
+// by holds and by batched holds.
+func (r *latencyRun) measurePrediction(ctx context.Context, k int, p *latencyPoint, baseRate float64, window time.Duration, of string) error {
+	o, dd := r.o, p.d
+	r.step++
+	r.progress("%s: %s faster by %v per call, virtually, at %.0f req/s%s", o.ReductionsText[k], o.Target, dd.Round(time.Microsecond), p.rate, of)
+	if err := r.setTarget(dd); err != nil {
+		return err
+	}
+	m, err := r.measure(ctx, p.rate, window, true)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.ReductionsText[k], err)
+	}
+	p.pred.add(m)
+	p.meanDelay += m.delay / float64(o.Repetitions)
+	if o.CompareStretch {
+		if err := r.measureStretched(ctx, k, p, m.stretch, window, of); err != nil {
+			return err
 		}
+	}
+	if o.CompareUnmatched {
 		r.step++
-		r.progress("baseline%s", of)
-		m, err := r.measure(ctx, out.RateRPS, window, false)
-		if err != nil {
-			return nil, fmt.Errorf("baseline: %w", err)
+		r.progress("%s: and at the baseline's rate, %.0f req/s%s", o.ReductionsText[k], baseRate, of)
+		if m, err = r.measure(ctx, baseRate, window, true); err != nil {
+			return fmt.Errorf("%s: %w", o.ReductionsText[k], err)
 		}
-		base.add(m)
-		for k, dd := range ds {
-			r.step++
-			r.progress("%s: %s faster by %v per call, virtually, at %.0f req/s%s", o.ReductionsText[k], o.Target, dd.Round(time.Microsecond), rates[k], of)
-			if err := r.setTarget(dd); err != nil {
-				return nil, err
-			}
-			m, err := r.measure(ctx, rates[k], window, true)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", o.ReductionsText[k], err)
-			}
-			preds[k].add(m)
-			meanDelay[k] += m.delay / float64(o.Repetitions)
-			if o.CompareStretch {
-				sigma := max(1, m.stretch)
-				stretches[k] = append(stretches[k], sigma)
-				r.step++
-				r.progress("%s: with the delay per call stretched %.2f times (%s's wait for a core in that run), %v, at %.0f req/s%s", o.ReductionsText[k], sigma, o.Target, time.Duration(sigma*float64(dd)).Round(time.Microsecond), rates[k], of)
-				if err := r.setTarget(time.Duration(sigma * float64(dd))); err != nil {
-					return nil, err
-				}
-				if m, err = r.measure(ctx, rates[k], window, true); err != nil {
-					return nil, fmt.Errorf("%s: stretched: %w", o.ReductionsText[k], err)
-				}
-				stretched[k].add(m)
-				if err := r.setTarget(dd); err != nil {
-					return nil, err
-				}
-			}
-			if o.CompareUnmatched {
-				r.step++
-				r.progress("%s: and at the baseline's rate, %.0f req/s%s", o.ReductionsText[k], out.RateRPS, of)
-				if m, err = r.measure(ctx, out.RateRPS, window, true); err != nil {
-					return nil, fmt.Errorf("%s: %w", o.ReductionsText[k], err)
-				}
-				unmatched[k].add(m)
-			}
-			if err := r.setTarget(0); err != nil {
-				return nil, err
-			}
-			if o.CompareHolds {
-				r.step++
-				r.progress("%s: by holding the other services' cores at every call of %s, at %.0f req/s%s", o.ReductionsText[k], o.Target, out.RateRPS, of)
-				if m, err = r.measureHolding(ctx, out.RateRPS, window, dd, 1); err != nil {
-					return nil, fmt.Errorf("%s: holds: %w", o.ReductionsText[k], err)
-				}
-				holds[k].add(m)
-				if o.HoldsBatch > 1 {
-					r.step++
-					r.progress("%s: by holds of %d times the reduction every %d calls of %s, at %.0f req/s%s", o.ReductionsText[k], o.HoldsBatch, o.HoldsBatch, o.Target, out.RateRPS, of)
-					if m, err = r.measureHolding(ctx, out.RateRPS, window, dd, o.HoldsBatch); err != nil {
-						return nil, fmt.Errorf("%s: batched holds: %w", o.ReductionsText[k], err)
-					}
-					batched[k].add(m)
-				}
-			}
-		}
-		if !o.Validate {
-			continue
-		}
-		for k, dd := range ds {
-			r.step++
-			r.progress("%s: truth: %s restarted %v per call faster%s", o.ReductionsText[k], o.Target, dd.Round(time.Microsecond), of)
-			m, err := r.truth(ctx, out.RateRPS, window, dd)
-			if err != nil {
-				return nil, fmt.Errorf("%s: truth: %w", o.ReductionsText[k], err)
-			}
-			truths[k].add(m)
-		}
-		if err := r.restart(ctx, nil); err != nil {
-			return nil, fmt.Errorf("restore %s: %w", o.Target, err)
-		}
+		p.unmatched.add(m)
 	}
-	for i := range mix {
-		out.Baseline = append(out.Baseline, base.dist(mix[i].Name, i))
+	if err := r.setTarget(0); err != nil {
+		return err
+	}
+	if o.CompareHolds {
+		return r.measureHolds(ctx, k, p, baseRate, window, of)
+	}
+	return nil
+}
+
+// measureStretched runs point k's prediction again with the delay per
+// call stretched by stretch (at least 1), and sets the delay back.
+func (r *latencyRun) measureStretched(ctx context.Context, k int, p *latencyPoint, stretch float64, window time.Duration, of string) error {
+	o, dd := r.o, p.d
+	sigma := max(1, stretch)
+	p.stretches = append(p.stretches, sigma)
+	r.step++
+	r.progress("%s: with the delay per call stretched %.2f times (%s's wait for a core in that run), %v, at %.0f req/s%s", o.ReductionsText[k], sigma, o.Target, time.Duration(sigma*float64(dd)).Round(time.Microsecond), p.rate, of)
+	if err := r.setTarget(time.Duration(sigma * float64(dd))); err != nil {
+		return err
+	}
+	m, err := r.measure(ctx, p.rate, window, true)
+	if err != nil {
+		return fmt.Errorf("%s: stretched: %w", o.ReductionsText[k], err)
+	}
+	p.stretched.add(m)
+	return r.setTarget(dd)
+}
+
+// measureHolds predicts point k by holds at the baseline's rate, and by
+// batched holds where HoldsBatch asks for them.
+func (r *latencyRun) measureHolds(ctx context.Context, k int, p *latencyPoint, rate float64, window time.Duration, of string) error {
+	o, dd := r.o, p.d
+	r.step++
+	r.progress("%s: by holding the other services' cores at every call of %s, at %.0f req/s%s", o.ReductionsText[k], o.Target, rate, of)
+	m, err := r.measureHolding(ctx, rate, window, dd, 1)
+	if err != nil {
+		return fmt.Errorf("%s: holds: %w", o.ReductionsText[k], err)
+	}
+	p.holds.add(m)
+	if o.HoldsBatch > 1 {
+		r.step++
+		r.progress("%s: by holds of %d times the reduction every %d calls of %s, at %.0f req/s%s", o.ReductionsText[k], o.HoldsBatch, o.HoldsBatch, o.Target, rate, of)
+		if m, err = r.measureHolding(ctx, rate, window, dd, o.HoldsBatch); err != nil {
+			return fmt.Errorf("%s: batched holds: %w", o.ReductionsText[k], err)
+		}
+		p.batched.add(m)
+	}
+	return nil
+}
+
+// measureTruth restarts the target with point k's work really reduced
+// and measures it at the baseline's rate.
+func (r *latencyRun) measureTruth(ctx context.Context, k int, p *latencyPoint, rate float64, window time.Duration, of string) error {
+	o := r.o
+	r.step++
+	r.progress("%s: truth: %s restarted %v per call faster%s", o.ReductionsText[k], o.Target, p.d.Round(time.Microsecond), of)
+	m, err := r.truth(ctx, rate, window, p.d)
+	if err != nil {
+		return fmt.Errorf("%s: truth: %w", o.ReductionsText[k], err)
+	}
+	p.truth.add(m)
+	return nil
+}
+
+// summarize records the pooled baseline, its warnings and every request
+// type's point after every reduction in out.
+func (r *latencyRun) summarize(out *report.Latency, base *runs, points []*latencyPoint) {
+	o := r.o
+	for i := range r.mix {
+		out.Baseline = append(out.Baseline, base.dist(r.mix[i].Name, i))
 	}
 	out.BaselineBusyPct = base.busyPct()
 	for _, w := range []string{baselineP50DriftWarning(out.Baseline), busyWarning(out.BaselineBusyPct, out.RateRPS)} {
@@ -320,54 +412,60 @@ func PredictLatency(ctx context.Context, d backend.Backend, o LatencyOptions) (*
 			r.warnings = append(r.warnings, w)
 		}
 	}
-	for k, dd := range ds {
-		for i := range mix {
-			p := r.point(mix[i].Name, o.ReductionsText[k], dd, base, preds[k], truths[k], i, meanDelay[k])
-			p.RateRPS = rates[k]
-			p.PredictedBusyPct = preds[k].busyPct()
-			if o.Validate {
-				p.TrueBusyPct = truths[k].busyPct()
-			}
-			if o.CompareUnmatched {
-				u := unmatched[k].dist(mix[i].Name, i)
-				p.Unmatched = &u
-				if p.True != nil {
-					p.UnmatchedErrP50Pct, p.UnmatchedErrP99Pct = errPct(u.P50MS, p.TrueP50MS), errPct(u.P99MS, p.TrueP99MS)
-				}
-			}
-			if o.CompareHolds {
-				h := holds[k].dist(mix[i].Name, i)
-				p.Holds, p.HoldsBusyPct = &h, holds[k].busyPct()
-				if tb := holds[k].targetBusy; len(tb) > 0 {
-					p.HoldsTargetBusyPct = 100 * stats.Mean(tb)
-				}
-				if p.True != nil {
-					p.HoldsErrP50Pct, p.HoldsErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
-				}
-			}
-			if o.CompareStretch {
-				h := stretched[k].dist(mix[i].Name, i)
-				p.Stretch, p.Stretched = stats.Mean(stretches[k]), &h
-				if p.True != nil {
-					p.StretchedErrP50Pct, p.StretchedErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
-				}
-			}
-			if o.CompareHolds && o.HoldsBatch > 1 {
-				h := batched[k].dist(mix[i].Name, i)
-				p.HoldsBatch, p.HoldsBatched, p.HoldsBatchedBusyPct = o.HoldsBatch, &h, batched[k].busyPct()
-				if tb := batched[k].targetBusy; len(tb) > 0 {
-					p.HoldsBatchedTargetBusyPct = 100 * stats.Mean(tb)
-				}
-				if p.True != nil {
-					p.HoldsBatchedErrP50Pct, p.HoldsBatchedErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
-				}
-			}
-			out.Points = append(out.Points, p)
+	for k, lp := range points {
+		for i := range r.mix {
+			out.Points = append(out.Points, r.comparedPoint(o.ReductionsText[k], i, base, lp))
 		}
 	}
 	out.Warnings = r.warnings
 	out.ElapsedS = time.Since(r.start).Seconds()
-	return out, nil
+}
+
+// comparedPoint is request type i's point after reduction lp, with the
+// comparisons asked for.
+func (r *latencyRun) comparedPoint(reduction string, i int, base *runs, lp *latencyPoint) report.LatencyPoint {
+	o, name := r.o, r.mix[i].Name
+	p := r.point(name, reduction, lp.d, base, lp.pred, lp.truth, i, lp.meanDelay)
+	p.RateRPS = lp.rate
+	p.PredictedBusyPct = lp.pred.busyPct()
+	if o.Validate {
+		p.TrueBusyPct = lp.truth.busyPct()
+	}
+	if o.CompareUnmatched {
+		u := lp.unmatched.dist(name, i)
+		p.Unmatched = &u
+		if p.True != nil {
+			p.UnmatchedErrP50Pct, p.UnmatchedErrP99Pct = errPct(u.P50MS, p.TrueP50MS), errPct(u.P99MS, p.TrueP99MS)
+		}
+	}
+	if o.CompareHolds {
+		h := lp.holds.dist(name, i)
+		p.Holds, p.HoldsBusyPct = &h, lp.holds.busyPct()
+		if tb := lp.holds.targetBusy; len(tb) > 0 {
+			p.HoldsTargetBusyPct = 100 * stats.Mean(tb)
+		}
+		if p.True != nil {
+			p.HoldsErrP50Pct, p.HoldsErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
+		}
+	}
+	if o.CompareStretch {
+		h := lp.stretched.dist(name, i)
+		p.Stretch, p.Stretched = stats.Mean(lp.stretches), &h
+		if p.True != nil {
+			p.StretchedErrP50Pct, p.StretchedErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
+		}
+	}
+	if o.CompareHolds && o.HoldsBatch > 1 {
+		h := lp.batched.dist(name, i)
+		p.HoldsBatch, p.HoldsBatched, p.HoldsBatchedBusyPct = o.HoldsBatch, &h, lp.batched.busyPct()
+		if tb := lp.batched.targetBusy; len(tb) > 0 {
+			p.HoldsBatchedTargetBusyPct = 100 * stats.Mean(tb)
+		}
+		if p.True != nil {
+			p.HoldsBatchedErrP50Pct, p.HoldsBatchedErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
+		}
+	}
+	return p
 }
 
 // busyWarnPct is how busy the cores may be in the baseline runs before a

@@ -10,10 +10,7 @@ import (
 // measureRepetitions runs the Repetitions repetitions: a baseline (the
 // first is pre-profiling's), then every point.
 func (r *Runner) measureRepetitions(ctx context.Context, points []*measuredPoint, rounds map[string][]string) error {
-	all := make([]int, len(points))
-	for i := range all {
-		all[i] = i
-	}
+	all := indices(len(points))
 	for rep := 0; rep < r.opts.Repetitions; rep++ {
 		if rep > 0 {
 			r.step++
@@ -71,20 +68,45 @@ func (r *Runner) measureRepetition(ctx context.Context, rep int, which []int, po
 	if rep%2 == 1 {
 		slices.Reverse(order)
 	}
+	var truth func(i int) error
+	if r.opts.Validate {
+		truth = func(i int) error { return r.measureTruth(ctx, rep, i, points[i]) }
+	}
+	return measureRepetition(order,
+		func(i int) error { return r.measureSlowdown(ctx, rep, i, points[i], rounds) },
+		truth,
+		func() error { return r.restartTarget(ctx, 0) })
+}
+
+// measureRepetition is the loop of one repetition that predict, validate
+// and latency share: every point of order predicted, then, where truth is
+// not nil (validating), every point's ground truth (one restart of the
+// target each) and restore (the target restarted as started). It stops at
+// the first error.
+func measureRepetition(order []int, predict, truth func(i int) error, restore func() error) error {
 	for _, i := range order {
-		if err := r.measureSlowdown(ctx, rep, i, points[i], rounds); err != nil {
+		if err := predict(i); err != nil {
 			return err
 		}
 	}
-	if !r.opts.Validate {
+	if truth == nil {
 		return nil
 	}
 	for _, i := range order {
-		if err := r.measureTruth(ctx, rep, i, points[i]); err != nil {
+		if err := truth(i); err != nil {
 			return err
 		}
 	}
-	return r.restartTarget(ctx, 0)
+	return restore()
+}
+
+// indices is 0, 1, ..., n-1.
+func indices(n int) []int {
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	return all
 }
 
 // measureSlowdown runs point i's slowdown once (twice where the shared
