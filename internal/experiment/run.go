@@ -121,6 +121,9 @@ func statsDelta(b, a *wire.Stats) (calls uint64, cpu time.Duration) {
 // or not: all of them reached the services.
 func (s *sample) responses() uint64 { return s.res.Completed + s.res.Non2xx }
 
+// progress prints a line of a throughput experiment: after the caller's
+// prefix (ProgressPrefix), or "[step/steps ETA left] "; latency and pool
+// runs print theirs with stepper.progress.
 func (r *Runner) progress(format string, args ...any) {
 	if r.opts.Progress == nil {
 		return
@@ -130,9 +133,8 @@ func (r *Runner) progress(format string, args ...any) {
 		prefix = r.opts.ProgressPrefix(r.step, r.steps)
 	} else if r.steps > 0 {
 		eta := ""
-		if r.step > 1 {
-			per := time.Since(r.start) / time.Duration(r.step-1)
-			eta = " ETA " + (per * time.Duration(r.steps-r.step+1)).Round(time.Second).String()
+		if left, ok := timeLeft(r.start, r.step, r.steps); ok {
+			eta = " ETA " + left.String()
 		}
 		prefix = fmt.Sprintf("[%2d/%d%s] ", r.step, r.steps, eta)
 	}
