@@ -12,6 +12,7 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
 	"github.com/slowpoke-dev/slowpoke/model"
 )
 
@@ -339,25 +340,60 @@ func (r *Runner) predictions(samples []*sample, d time.Duration) []float64 {
 // point summarises the runs of one reduction: its slowdown samples and, for
 // validate, its ground-truth runs (nil otherwise).
 func (r *Runner) point(d time.Duration, pr *pointRuns, truthRuns []*sample) report.Point {
-	prof := r.prof
 	truth := throughputs(truthRuns)
-	samples := pr.samples
 	p := report.Point{
-		ReductionPct:    model.PercentOf(d.Seconds(), prof.u1.Seconds()),
+		ReductionPct:    model.PercentOf(d.Seconds(), r.prof.u1.Seconds()),
 		ReductionUS:     d.Seconds() * 1e6,
 		Batch:           pr.sd.batch,
 		PausePerRoundUS: float64(pr.sd.pause) / 1e3,
 		LongPauses:      pr.long,
 	}
 	flags := map[string]bool{}
-	var busyIn, busyAll, delays, lateMin, lateMax []float64
-	var requested, actual, heldCPU int64
-	var received, late uint64
 	// With signals every paused service's controller counts its own
 	// pauses; with a group method the target's controller pauses them all.
 	group := r.method == pause.MethodCgroup || r.method == pause.MethodCores
-	p.PredictedRuns = r.predictions(samples, d)
+	p.PredictedRuns = r.predictions(pr.samples, d)
 	flags[report.FlagInfeasible] = slices.Contains(p.PredictedRuns, 0)
+	t := r.tallyRuns(&p, pr.samples, group, flags)
+	r.summarizeRuns(&p, pr.samples, t, group, flags[report.FlagInfeasible])
+	bound := d > 0 && r.sharedBound(p.SharedIdlePct, p.TargetBusyOverall)
+	flagPauses(&p, t, d, pr.long && bound, flags)
+	p.StdErrPct = stdErrPct(p.PredictedRuns, truth)
+	flags[report.FlagNoisy] = p.StdErrPct > noisyStdErrPct
+	r.mechanismCost(&p, d, flags)
+	if p.HeldCPUPct > 0 && p.HeldCPUPct < holdLeakPct {
+		flags[report.FlagHoldLeak] = true
+	}
+	// Where the shared cores, not the target, bound the slowdown runs,
+	// the prediction is their capacity as measured under pauses, which
+	// the really faster system exceeds: the co-located services switch
+	// less per request there (docs/notes/pause-methods.md). Long pauses
+	// narrow the gap without closing it.
+	flags[report.FlagSharedBound] = bound
+	if truth != nil {
+		r.addTruth(&p, truth, truthRuns)
+	}
+	p.Flags = setFlags(flags)
+	return p
+}
+
+// roundTally adds up what the controllers counted in one point's
+// slowdown runs.
+type roundTally struct {
+	// busyIn and busyAll are the target's busy share during pauses and
+	// over the window, delays the slowest round delay (µs), lateMin and
+	// lateMax the earliest and latest mean stop lateness (µs) of the
+	// paused services, one of each per run.
+	busyIn, busyAll, delays, lateMin, lateMax []float64
+	requested, actual, heldCPU                int64 // pause time, ns, over the runs
+	received, late                            uint64
+}
+
+// tallyRuns adds up the point's slowdown runs: their throughputs, errors
+// and rounds in p, what the controllers counted in the tally, and the
+// flags for errors and unreachable neighbours.
+func (r *Runner) tallyRuns(p *report.Point, samples []*sample, group bool, flags map[string]bool) *roundTally {
+	t := &roundTally{}
 	for _, s := range samples {
 		p.SlowdownRuns = append(p.SlowdownRuns, s.res.Throughput)
 		p.Errors += s.res.Errors
@@ -371,45 +407,57 @@ func (r *Runner) point(d time.Duration, pr *pointRuns, truthRuns []*sample) repo
 		}
 		p.Rounds += tgt.RoundsStarted
 		if tgt.PauseWindowNS > 0 {
-			busyIn = append(busyIn, float64(tgt.PauseBusyNS)/float64(tgt.PauseWindowNS)/prof.q1)
+			t.busyIn = append(t.busyIn, float64(tgt.PauseBusyNS)/float64(tgt.PauseWindowNS)/r.prof.q1)
 		}
 		if s.window > 0 {
-			busyAll = append(busyAll, r.targetBusy(s))
+			t.busyAll = append(t.busyAll, r.targetBusy(s))
 		}
 		if group {
-			requested += tgt.PauseRequestedNS
-			actual += tgt.PauseActualNS
-			heldCPU += tgt.PauseHeldCPUNS
+			t.requested += tgt.PauseRequestedNS
+			t.actual += tgt.PauseActualNS
+			t.heldCPU += tgt.PauseHeldCPUNS
 			continue
 		}
-		var delay, lmax int64
-		lmin := int64(math.MaxInt64)
-		for name, st := range s.rounds {
-			if name == r.opts.Target {
-				continue
-			}
-			delay = max(delay, st.DelayMeanNS)
-			if st.StopsDue > 0 {
-				lmin, lmax = min(lmin, st.StopLateMeanNS), max(lmax, st.StopLateMeanNS)
-			}
-			requested += st.PauseRequestedNS
-			actual += st.PauseActualNS
-			received += st.RoundsReceived
-			late += st.RoundsLate
-			if st.ForwardErrors > 0 || (!r.opts.Tuning.Uncoordinated && st.RoundsReceived < tgt.RoundsStarted) {
-				flags[report.FlagNeighbourUnreachable] = true
-			}
+		r.tallyPaused(t, s, tgt, flags)
+	}
+	return t
+}
+
+// tallyPaused adds up what the paused services' controllers counted in
+// one run by signals.
+func (r *Runner) tallyPaused(t *roundTally, s *sample, tgt *wire.Stats, flags map[string]bool) {
+	var delay, lmax int64
+	lmin := int64(math.MaxInt64)
+	for name, st := range s.rounds {
+		if name == r.opts.Target {
+			continue
 		}
-		delays = append(delays, float64(delay)/1e3)
-		if lmin <= lmax {
-			lateMin, lateMax = append(lateMin, float64(lmin)/1e3), append(lateMax, float64(lmax)/1e3)
+		delay = max(delay, st.DelayMeanNS)
+		if st.StopsDue > 0 {
+			lmin, lmax = min(lmin, st.StopLateMeanNS), max(lmax, st.StopLateMeanNS)
 		}
-		if tgt.ForwardErrors > 0 {
+		t.requested += st.PauseRequestedNS
+		t.actual += st.PauseActualNS
+		t.received += st.RoundsReceived
+		t.late += st.RoundsLate
+		if st.ForwardErrors > 0 || (!r.opts.Tuning.Uncoordinated && st.RoundsReceived < tgt.RoundsStarted) {
 			flags[report.FlagNeighbourUnreachable] = true
 		}
 	}
+	t.delays = append(t.delays, float64(delay)/1e3)
+	if lmin <= lmax {
+		t.lateMin, t.lateMax = append(t.lateMin, float64(lmin)/1e3), append(t.lateMax, float64(lmax)/1e3)
+	}
+	if tgt.ForwardErrors > 0 {
+		flags[report.FlagNeighbourUnreachable] = true
+	}
+}
+
+// summarizeRuns sets p's throughput, prediction and pauses, and the
+// medians of what the runs cost, from the runs and their tally.
+func (r *Runner) summarizeRuns(p *report.Point, samples []*sample, t *roundTally, group, infeasible bool) {
 	p.SlowdownRPS = report.Median(p.SlowdownRuns)
-	if flags[report.FlagInfeasible] {
+	if infeasible {
 		// A prediction from some runs only would be biased upwards.
 		p.PredictedRPS = 0
 	} else {
@@ -419,31 +467,36 @@ func (r *Runner) point(d time.Duration, pr *pointRuns, truthRuns []*sample) repo
 	nOthers := float64(max(1, len(r.d.Services())-1))
 	if group {
 		nOthers = 1
-		if actual > 0 && r.method == pause.MethodCores {
-			p.HeldCPUPct = 100 * float64(heldCPU) / float64(actual)
+		if t.actual > 0 && r.method == pause.MethodCores {
+			p.HeldCPUPct = 100 * float64(t.heldCPU) / float64(t.actual)
 		}
 	}
-	p.PauseRequestedMS = float64(requested) / 1e6 / nOthers / float64(len(samples))
-	p.PauseActualMS = float64(actual) / 1e6 / nOthers / float64(len(samples))
+	p.PauseRequestedMS = float64(t.requested) / 1e6 / nOthers / float64(len(samples))
+	p.PauseActualMS = float64(t.actual) / 1e6 / nOthers / float64(len(samples))
 	p.OthersCPUUS = medianOf(samples, r.othersCPU)
 	p.PausedWorkUS = medianOf(samples, r.pausedWork)
 	p.ControllersCPUUS = medianOf(samples, r.controllersCPU)
 	p.OverheadUS = 1e6 * medianOf(samples, r.roundOverhead)
 	p.SharedIdlePct = medianOf(samples, r.sharedIdlePct)
-	p.RoundDelayUS = report.Median(delays)
-	p.StopLateMinUS, p.StopLateMaxUS = report.Median(lateMin), report.Median(lateMax)
-	if received > 0 {
-		p.LateRoundsPct = 100 * float64(late) / float64(received)
+	p.RoundDelayUS = report.Median(t.delays)
+	p.StopLateMinUS, p.StopLateMaxUS = report.Median(t.lateMin), report.Median(t.lateMax)
+	if t.received > 0 {
+		p.LateRoundsPct = 100 * float64(t.late) / float64(t.received)
 	}
-	p.TargetBusyInPause = report.Median(busyIn)
-	p.TargetBusyOverall = report.Median(busyAll)
-	bound := d > 0 && r.sharedBound(p.SharedIdlePct, p.TargetBusyOverall)
+	p.TargetBusyInPause = report.Median(t.busyIn)
+	p.TargetBusyOverall = report.Median(t.busyAll)
+}
+
+// flagPauses flags a starved target (unless starved by design: long
+// pauses where the shared cores bound the runs), pauses shorter than asked
+// and stops that start late.
+func flagPauses(p *report.Point, t *roundTally, d time.Duration, longAndBound bool, flags map[string]bool) {
 	// Long pauses starve the target by design; that matters only where it,
 	// not the shared cores, sets the throughput.
-	if d > 0 && p.TargetBusyInPause > 0 && p.TargetBusyInPause < starvedRatio*p.TargetBusyOverall && !(pr.long && bound) {
+	if d > 0 && p.TargetBusyInPause > 0 && p.TargetBusyInPause < starvedRatio*p.TargetBusyOverall && !longAndBound {
 		flags[report.FlagTargetStarved] = true
 	}
-	if requested > 0 && float64(actual) < pauseShortfall*float64(requested) {
+	if t.requested > 0 && float64(t.actual) < pauseShortfall*float64(t.requested) {
 		flags[report.FlagPauseShortfall] = true
 	}
 	// Stops that start more than half a pause late leave the services
@@ -453,8 +506,11 @@ func (r *Runner) point(d time.Duration, pr *pointRuns, truthRuns []*sample) repo
 	if p.PausePerRoundUS > 0 && p.StopLateMaxUS > stopsLateShare*p.PausePerRoundUS {
 		flags[report.FlagStopsLate] = true
 	}
-	p.StdErrPct = stdErrPct(p.PredictedRuns, truth)
-	flags[report.FlagNoisy] = p.StdErrPct > noisyStdErrPct
+}
+
+// mechanismCost sets how far pausing's own cost moves p's prediction,
+// and flags it where that is beyond the point's noise.
+func (r *Runner) mechanismCost(p *report.Point, d time.Duration, flags map[string]bool) {
 	// What pausing cost the paused cores beyond the pauses moves the
 	// prediction by about that cost times the predicted throughput: the
 	// part the growth correction takes off, which is an estimate, and the
@@ -467,32 +523,30 @@ func (r *Runner) point(d time.Duration, pr *pointRuns, truthRuns []*sample) repo
 		p.MechanismPct = 100 * cost / 1e6 * p.PredictedRPS
 		flags[report.FlagMechanismCost] = p.MechanismPct > max(mechanismNoise*p.StdErrPct, mechanismFloorPct)
 	}
-	if p.HeldCPUPct > 0 && p.HeldCPUPct < holdLeakPct {
-		flags[report.FlagHoldLeak] = true
+}
+
+// addTruth sets p's ground truth from its runs (throughputs truth), and
+// the prediction's error.
+func (r *Runner) addTruth(p *report.Point, truth []float64, truthRuns []*sample) {
+	t := report.Median(truth)
+	o, idle := medianOf(truthRuns, r.othersCPU), medianOf(truthRuns, r.sharedIdlePct)
+	p.TrueRPS, p.TrueRuns, p.TrueOthersCPUUS, p.TrueSharedIdlePct = &t, truth, &o, &idle
+	if p.PredictedRPS > 0 && t > 0 {
+		e := (p.PredictedRPS - t) / t * 100
+		p.ErrorPct = &e
 	}
-	// Where the shared cores, not the target, bound the slowdown runs,
-	// the prediction is their capacity as measured under pauses, which
-	// the really faster system exceeds: the co-located services switch
-	// less per request there (docs/notes/pause-methods.md). Long pauses
-	// narrow the gap without closing it.
-	flags[report.FlagSharedBound] = bound
-	if truth != nil {
-		t := report.Median(truth)
-		o, idle := medianOf(truthRuns, r.othersCPU), medianOf(truthRuns, r.sharedIdlePct)
-		p.TrueRPS, p.TrueRuns, p.TrueOthersCPUUS, p.TrueSharedIdlePct = &t, truth, &o, &idle
-		if p.PredictedRPS > 0 && t > 0 {
-			e := (p.PredictedRPS - t) / t * 100
-			p.ErrorPct = &e
-		}
-	}
-	p.Flags = []string{}
+}
+
+// setFlags lists the flags set, sorted; empty, not nil, for none.
+func setFlags(flags map[string]bool) []string {
+	out := []string{}
 	for f, set := range flags {
 		if set {
-			p.Flags = append(p.Flags, f)
+			out = append(out, f)
 		}
 	}
-	sort.Strings(p.Flags)
-	return p
+	sort.Strings(out)
+	return out
 }
 
 // throughputs lists the samples' throughputs (nil for none).
