@@ -66,6 +66,41 @@ func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Va
 		return nil, errors.New("no variants to compare")
 	}
 	opts.Validate = true
+	runners, err := variantRunners(d, opts, variants)
+	if err != nil {
+		return nil, err
+	}
+	c := &comparison{first: runners[0], runners: runners, variants: variants}
+	o := c.first.opts
+	perRep := 1 + len(o.Reductions)*(len(variants)+1)
+	c.first.steps = o.Repetitions * perRep
+	c.first.start = time.Now()
+	if o.AutoConnections {
+		n, err := c.first.chooseConnections(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range runners {
+			r.opts.Connections = n
+		}
+	}
+	if err := c.preProfile(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.planPoints(); err != nil {
+		return nil, err
+	}
+	for rep := 0; rep < o.Repetitions; rep++ {
+		if err := c.measureRepetition(ctx, rep); err != nil {
+			return nil, err
+		}
+	}
+	return c.summarize(d), nil
+}
+
+// variantRunners makes one Runner per variant, every one of them able to
+// share one ground truth: its target's calls are counted.
+func variantRunners(d backend.Backend, opts Options, variants []Variant) ([]*Runner, error) {
 	runners := make([]*Runner, len(variants))
 	for i, v := range variants {
 		o := opts
@@ -84,134 +119,171 @@ func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Va
 		}
 		runners[i] = r
 	}
-	first := runners[0]
-	o := first.opts
-	perRep := 1 + len(o.Reductions)*(len(variants)+1)
-	first.steps = o.Repetitions * perRep
-	first.start = time.Now()
-	if o.AutoConnections {
-		n, err := first.chooseConnections(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range runners {
-			r.opts.Connections = n
-		}
-	}
+	return runners, nil
+}
+
+// comparison is a Compare under way: the first variant's runner measures
+// the baselines and the truths and prints the progress.
+type comparison struct {
+	first    *Runner
+	runners  []*Runner // per variant
+	variants []Variant
+	prof     *profile
+	base     []*sample
+	points   []*variantPoint
+}
+
+// variantPoint is one reduction's slowdown runs with every variant, and
+// its ground truths.
+type variantPoint struct {
+	d     time.Duration
+	runs  []pointRuns // per variant
+	truth []*sample
+}
+
+// preProfile runs the baseline that pre-profiles the target, the first
+// baseline repetition.
+func (c *comparison) preProfile(ctx context.Context) error {
+	first := c.first
 	first.step = 1
 	first.progress("pre-profiling: baseline with %d connections", first.opts.Connections)
-	pre, err := first.run(ctx, nil, nil, 2*o.Warmup, true)
+	pre, err := first.run(ctx, nil, nil, 2*first.opts.Warmup, true)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	prof, err := first.profile(pre)
-	if err != nil {
-		return nil, err
+	if c.prof, err = first.profile(pre); err != nil {
+		return err
 	}
-	base := []*sample{pre}
-	type point struct {
-		d     time.Duration
-		runs  []pointRuns // per variant
-		truth []*sample
-	}
-	points := make([]*point, len(o.Reductions))
+	c.base = []*sample{pre}
+	return nil
+}
+
+// planPoints resolves every reduction and chooses every variant's batch
+// and pause for it, then gives every runner the profile.
+func (c *comparison) planPoints() error {
+	o, prof := c.first.opts, c.prof
+	c.points = make([]*variantPoint, len(o.Reductions))
 	for i, red := range o.Reductions {
 		dSec, err := red.Resolve(prof.u1.Seconds())
 		if err != nil {
-			return nil, err
+			return err
 		}
 		dd := time.Duration(dSec * 1e9)
-		p := &point{d: dd}
-		for _, v := range variants {
+		p := &variantPoint{d: dd}
+		for _, v := range c.variants {
 			b := v.Batch
 			if b == 0 {
-				b = chooseBatch(dd, prof.u1, prof.q1, first.opts.Connections, v.PauseCap)
+				b = chooseBatch(dd, prof.u1, prof.q1, o.Connections, v.PauseCap)
 			}
 			pauseLen := model.PausePerRound(b, dd, prof.q1)
 			if pauseLen > o.MaxPause {
-				return nil, fmt.Errorf("%s: reduction %s needs a pause of %v per round, over the hard cap %v", v.Name, red.Text, pauseLen, o.MaxPause)
+				return fmt.Errorf("%s: reduction %s needs a pause of %v per round, over the hard cap %v", v.Name, red.Text, pauseLen, o.MaxPause)
 			}
 			p.runs = append(p.runs, pointRuns{sd: slowdown{batch: b, pause: pauseLen}})
 		}
-		points[i] = p
+		c.points[i] = p
 	}
-	for _, r := range runners {
+	for _, r := range c.runners {
 		r.prof = prof
 	}
-	for rep := 0; rep < o.Repetitions; rep++ {
-		if rep > 0 {
-			first.step++
-			s, err := first.run(ctx, nil, nil, o.Warmup, false)
-			if err != nil {
-				return nil, err
-			}
-			base = append(base, s)
+	return nil
+}
+
+// measureRepetition runs repetition rep: a baseline (the first is
+// pre-profiling's), every point with every variant, every point's ground
+// truth, and a restart of the target as started.
+func (c *comparison) measureRepetition(ctx context.Context, rep int) error {
+	first := c.first
+	if rep > 0 {
+		first.step++
+		s, err := first.run(ctx, nil, nil, first.opts.Warmup, false)
+		if err != nil {
+			return err
 		}
-		order := make([]int, len(points))
-		for i := range order {
-			order[i] = i
-		}
-		if rep%2 == 1 {
-			slices.Reverse(order)
-		}
-		for k, i := range order {
-			p := points[i]
-			for j := range variants {
-				m := (j + k + rep) % len(variants)
-				first.step++
-				pr := &p.runs[m]
-				s, err := runners[m].slowRun(ctx, pr, p.d, runners[m].star(), func(_ slowdown, s *sample) {
-					first.steps++
-					first.progress("rep %d %s %-8s: bound by the shared cores (%.0f req/s); measuring it with pauses of %v every %d calls", rep+1, o.Reductions[i].Text, variants[m].Name, s.res.Throughput, pr.sd.pause.Round(time.Microsecond), pr.sd.batch)
-					first.step++
-				})
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", variants[m].Name, err)
-				}
-				runners[m].base = base
-				pred, _ := runners[m].predict(s, p.d)
-				first.progress("rep %d %s %-8s: %.0f req/s -> predicted %.0f req/s", rep+1, o.Reductions[i].Text, variants[m].Name, s.res.Throughput, pred)
-			}
-		}
-		for _, i := range order {
-			first.step++
-			ts, err := first.truth(ctx, points[i].d)
-			if err != nil {
-				return nil, err
-			}
-			points[i].truth = append(points[i].truth, ts)
-			first.progress("rep %d %s ground truth: %.0f req/s", rep+1, o.Reductions[i].Text, ts.res.Throughput)
-		}
-		if err := first.restartTarget(ctx, 0); err != nil {
-			return nil, err
-		}
+		c.base = append(c.base, s)
 	}
+	order := indices(len(c.points))
+	if rep%2 == 1 {
+		slices.Reverse(order)
+	}
+	return measureRepetition(order,
+		func(i int) error { return c.measureVariants(ctx, rep, slices.Index(order, i), i) },
+		func(i int) error { return c.measureTruth(ctx, rep, i) },
+		func() error { return first.restartTarget(ctx, 0) })
+}
+
+// measureVariants runs point i, the k-th of its repetition, with every
+// variant, starting from a variant that rotates with k and rep.
+func (c *comparison) measureVariants(ctx context.Context, rep, k, i int) error {
+	first, o, p := c.first, c.first.opts, c.points[i]
+	for j := range c.variants {
+		m := (j + k + rep) % len(c.variants)
+		first.step++
+		pr := &p.runs[m]
+		s, err := c.runners[m].slowRun(ctx, pr, p.d, c.runners[m].star(), func(_ slowdown, s *sample) {
+			first.steps++
+			first.progress("rep %d %s %-8s: bound by the shared cores (%.0f req/s); measuring it with pauses of %v every %d calls", rep+1, o.Reductions[i].Text, c.variants[m].Name, s.res.Throughput, pr.sd.pause.Round(time.Microsecond), pr.sd.batch)
+			first.step++
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.variants[m].Name, err)
+		}
+		c.runners[m].base = c.base
+		pred, _ := c.runners[m].predict(s, p.d)
+		first.progress("rep %d %s %-8s: %.0f req/s -> predicted %.0f req/s", rep+1, o.Reductions[i].Text, c.variants[m].Name, s.res.Throughput, pred)
+	}
+	return nil
+}
+
+// measureTruth measures point i's ground truth once, for every variant.
+func (c *comparison) measureTruth(ctx context.Context, rep, i int) error {
+	first := c.first
+	first.step++
+	ts, err := first.truth(ctx, c.points[i].d)
+	if err != nil {
+		return err
+	}
+	c.points[i].truth = append(c.points[i].truth, ts)
+	first.progress("rep %d %s ground truth: %.0f req/s", rep+1, first.opts.Reductions[i].Text, ts.res.Throughput)
+	return nil
+}
+
+// summarize is every variant's points and errors against the shared
+// truth.
+func (c *comparison) summarize(d backend.Backend) *Comparison {
+	first, o, prof := c.first, c.first.opts, c.prof
 	out := &Comparison{App: first.spec.Name, Target: o.Target, C1: prof.c1, U1US: prof.u1.Seconds() * 1e6,
-		Settings: map[string]any{"connections": first.opts.Connections, "repetitions": o.Repetitions, "duration_s": o.Duration.Seconds(), "placement": string(d.Placement().Mode())}}
-	for m, r := range runners {
-		r.base = base
+		Settings: map[string]any{"connections": o.Connections, "repetitions": o.Repetitions, "duration_s": o.Duration.Seconds(), "placement": string(d.Placement().Mode())}}
+	for m, r := range c.runners {
+		r.base = c.base
 		if m == 0 {
-			out.Baseline = r.baselineOf(base)
+			out.Baseline = r.baselineOf(c.base)
 		}
-		mr := MethodResult{Method: variants[m].Name}
-		var sq, sum float64
-		n := 0
-		for _, p := range points {
-			mr.Points = append(mr.Points, r.point(p.d, &p.runs[m], p.truth))
-		}
-		report.LevelSharedBound(mr.Points)
-		for _, pt := range mr.Points {
-			if e := pt.ErrorPct; e != nil {
-				sq += *e * *e
-				sum += *e
-				mr.MaxPct = max(mr.MaxPct, math.Abs(*e))
-				n++
-			}
-		}
-		if n > 0 {
-			mr.RMSEPct, mr.MeanPct = math.Sqrt(sq/float64(n)), sum/float64(n)
-		}
-		out.Methods = append(out.Methods, mr)
+		out.Methods = append(out.Methods, c.methodResult(m))
 	}
-	return out, nil
+	return out
+}
+
+// methodResult is variant m's points and their errors.
+func (c *comparison) methodResult(m int) MethodResult {
+	r := c.runners[m]
+	mr := MethodResult{Method: c.variants[m].Name}
+	var sq, sum float64
+	n := 0
+	for _, p := range c.points {
+		mr.Points = append(mr.Points, r.point(p.d, &p.runs[m], p.truth))
+	}
+	report.LevelSharedBound(mr.Points)
+	for _, pt := range mr.Points {
+		if e := pt.ErrorPct; e != nil {
+			sq += *e * *e
+			sum += *e
+			mr.MaxPct = max(mr.MaxPct, math.Abs(*e))
+			n++
+		}
+	}
+	if n > 0 {
+		mr.RMSEPct, mr.MeanPct = math.Sqrt(sq/float64(n)), sum/float64(n)
+	}
+	return mr
 }
