@@ -92,31 +92,9 @@ type poolRun struct {
 // before it returns, whatever happens.
 func AdvisePools(ctx context.Context, d backend.Backend, o PoolOptions) (*report.Pools, error) {
 	s := d.Spec()
-	if o.SLA <= 0 {
-		return nil, errors.New("an SLA (the end-to-end response time to meet) is required")
-	}
-	workloadDefaults(s, &o.Connections, &o.Warmup, &o.Duration)
-	if o.Step <= 0 {
-		o.Step = DefaultPoolStep
-	}
-	if o.Step < 10*PoolSample {
-		return nil, fmt.Errorf("--step %v is too short: at least %v (10 samples)", o.Step, 10*PoolSample)
-	}
-	if len(o.Levels) == 0 {
-		o.Levels = PoolLevels(o.Connections)
-		if len(o.Levels) < 3 {
-			return nil, fmt.Errorf("%d connections leave too few pool sizes to sweep (%v): give at least 3 (--connections or workload.connections)", o.Connections, o.Levels)
-		}
-	} else if len(o.Levels) < 3 {
-		return nil, fmt.Errorf("--levels %v: sweep at least 3 pool sizes", o.Levels)
-	}
-	if o.Repetitions <= 0 {
-		o.Repetitions = poolReps
-	}
-	for _, name := range o.Services {
-		if d.Service(name) == nil {
-			return nil, fmt.Errorf("no service %q is running; services: %s", name, strings.Join(s.ServiceNames(), ", "))
-		}
+	o, err := checkPools(d, o)
+	if err != nil {
+		return nil, err
 	}
 	mix, err := mixOf(s)
 	if err != nil {
@@ -125,13 +103,7 @@ func AdvisePools(ctx context.Context, d backend.Backend, o PoolOptions) (*report
 	r := &poolRun{d: d, s: s, o: o, mix: mix, stepper: stepper{w: o.Progress, start: time.Now()}}
 	defer r.unlimit()
 
-	out := &report.Pools{App: s.Name, CreatedAt: time.Now().UTC(), SLAMS: ms(o.SLA), Settings: report.PoolsSettings{
-		SpecPath: o.SpecPath, Connections: o.Connections, WarmupS: o.Warmup.Seconds(), DurationS: o.Duration.Seconds(),
-		StepS: o.Step.Seconds(), Levels: o.Levels, SampleMS: ms(PoolSample), Services: o.Services,
-	}}
-	if o.Validate {
-		out.Settings.Repetitions = o.Repetitions
-	}
+	out := r.newReport()
 	// Steps: the baseline, one sweep per service, validation runs.
 	r.total = 1 + max(1, len(o.Services))
 	r.step = 1
@@ -152,24 +124,8 @@ func AdvisePools(ctx context.Context, d backend.Backend, o PoolOptions) (*report
 	if o.Validate {
 		r.total += len(crit) * 4 * o.Repetitions
 	}
-	for i := range crit {
-		c := &crit[i]
-		r.step++
-		r.progress("%s: sweeping its pool over %v, %v each (threshold %.1fms)", c.Service, o.Levels, o.Step, c.ThresholdMS)
-		samples, err := r.sweep(ctx, c.Service, time.Duration(c.ThresholdMS*float64(time.Millisecond)))
-		if err != nil {
-			return nil, fmt.Errorf("sweep of %s: %w", c.Service, err)
-		}
-		c.Samples = samples
-		a, err := pools.Advise(samples)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Service, err)
-		}
-		c.Advice = a
-		r.progress("%s: knee at %.1f in flight (peak %.1f): recommended pool %d", c.Service, a.Knee, a.Peak, a.Recommended)
-		if a.Recommended >= slices.Max(o.Levels) {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: the recommended size is the largest swept (%d): goodput still grew there; more connections (--connections) would show where it stops", c.Service, a.Recommended))
-		}
+	if err := r.adviseAll(ctx, crit, out); err != nil {
+		return nil, err
 	}
 	out.Services = crit
 	out.Warnings = append(r.warnings, out.Warnings...)
@@ -181,6 +137,79 @@ func AdvisePools(ctx context.Context, d backend.Backend, o PoolOptions) (*report
 	}
 	out.ElapsedS = time.Since(r.start).Seconds()
 	return out, nil
+}
+
+// checkPools refuses what AdvisePools cannot measure and fills in the
+// defaults of o.
+func checkPools(d backend.Backend, o PoolOptions) (PoolOptions, error) {
+	s := d.Spec()
+	if o.SLA <= 0 {
+		return o, errors.New("an SLA (the end-to-end response time to meet) is required")
+	}
+	workloadDefaults(s, &o.Connections, &o.Warmup, &o.Duration)
+	if o.Step <= 0 {
+		o.Step = DefaultPoolStep
+	}
+	if o.Step < 10*PoolSample {
+		return o, fmt.Errorf("--step %v is too short: at least %v (10 samples)", o.Step, 10*PoolSample)
+	}
+	if len(o.Levels) == 0 {
+		o.Levels = PoolLevels(o.Connections)
+		if len(o.Levels) < 3 {
+			return o, fmt.Errorf("%d connections leave too few pool sizes to sweep (%v): give at least 3 (--connections or workload.connections)", o.Connections, o.Levels)
+		}
+	} else if len(o.Levels) < 3 {
+		return o, fmt.Errorf("--levels %v: sweep at least 3 pool sizes", o.Levels)
+	}
+	if o.Repetitions <= 0 {
+		o.Repetitions = poolReps
+	}
+	for _, name := range o.Services {
+		if d.Service(name) == nil {
+			return o, fmt.Errorf("no service %q is running; services: %s", name, strings.Join(s.ServiceNames(), ", "))
+		}
+	}
+	return o, nil
+}
+
+// newReport is the pools report before anything is measured.
+func (r *poolRun) newReport() *report.Pools {
+	o := r.o
+	out := &report.Pools{App: r.s.Name, CreatedAt: time.Now().UTC(), SLAMS: ms(o.SLA), Settings: report.PoolsSettings{
+		SpecPath: o.SpecPath, Connections: o.Connections, WarmupS: o.Warmup.Seconds(), DurationS: o.Duration.Seconds(),
+		StepS: o.Step.Seconds(), Levels: o.Levels, SampleMS: ms(PoolSample), Services: o.Services,
+	}}
+	if o.Validate {
+		out.Settings.Repetitions = o.Repetitions
+	}
+	return out
+}
+
+// adviseAll sweeps the pool of every critical service and sets its
+// samples and advice, with a warning in out where the advice is the
+// largest size swept.
+func (r *poolRun) adviseAll(ctx context.Context, crit []report.PoolService, out *report.Pools) error {
+	o := r.o
+	for i := range crit {
+		c := &crit[i]
+		r.step++
+		r.progress("%s: sweeping its pool over %v, %v each (threshold %.1fms)", c.Service, o.Levels, o.Step, c.ThresholdMS)
+		samples, err := r.sweep(ctx, c.Service, time.Duration(c.ThresholdMS*float64(time.Millisecond)))
+		if err != nil {
+			return fmt.Errorf("sweep of %s: %w", c.Service, err)
+		}
+		c.Samples = samples
+		a, err := pools.Advise(samples)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.Service, err)
+		}
+		c.Advice = a
+		r.progress("%s: knee at %.1f in flight (peak %.1f): recommended pool %d", c.Service, a.Knee, a.Peak, a.Recommended)
+		if a.Recommended >= slices.Max(o.Levels) {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: the recommended size is the largest swept (%d): goodput still grew there; more connections (--connections) would show where it stops", c.Service, a.Recommended))
+		}
+	}
+	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -249,31 +278,51 @@ func (r *poolRun) loadOf(res *load.Result) report.PoolsLoad {
 	return l
 }
 
+// serviceUse is what one service used in the pools' baseline.
+type serviceUse struct {
+	name            string
+	busyPct         float64
+	calls           uint64
+	cpuPerCall      time.Duration
+	callsPerRequest float64
+	uninstrumented  bool // no slowhttp or slowgrpc wrapper reported from it
+}
+
 // critical picks the services to tune and works out their thresholds.
 func (r *poolRun) critical(before, after map[string]*wire.Stats, base measured) ([]report.PoolService, error) {
-	type use struct {
-		name            string
-		busyPct         float64
-		calls           uint64
-		cpuPerCall      time.Duration
-		callsPerRequest float64
+	uses, names := r.serviceUses(before, after, base)
+	pick, reason, err := r.pickCritical(uses, names)
+	if err != nil {
+		return nil, err
 	}
-	uses := map[string]*use{}
-	uninstrumented := map[string]bool{}
+	graph := callGraphOf(r.s, after)
+	entry := entryService(r.s)
+	var out []report.PoolService
+	for _, n := range pick {
+		ps, err := r.poolService(n, reason[n], uses, graph, entry)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps)
+	}
+	return out, nil
+}
+
+// serviceUses is what every service with stats at both edges of the
+// baseline's window used in it, and their names in the spec's order.
+func (r *poolRun) serviceUses(before, after map[string]*wire.Stats, base measured) (map[string]*serviceUse, []string) {
+	uses := map[string]*serviceUse{}
 	var names []string
 	for _, svc := range r.s.Services {
 		a, b := after[svc.Name], before[svc.Name]
 		if a == nil || b == nil {
 			continue
 		}
-		if !a.AgentConnected {
-			uninstrumented[svc.Name] = true
-		}
 		calls, cpu := statsDelta(b, a)
 		// Where a cluster placed it, no core is counted (+Inf): its pod's
 		// CPU limit, as the spec states it.
 		cores := min(float64(max(svc.CPUs, 1)), max(r.d.Placement().CoreCount(svc.Name), 1))
-		u := &use{name: svc.Name, calls: calls, busyPct: 100 * cpu.Seconds() / (base.window.Seconds() * cores)}
+		u := &serviceUse{name: svc.Name, calls: calls, busyPct: 100 * cpu.Seconds() / (base.window.Seconds() * cores), uninstrumented: !a.AgentConnected}
 		if calls > 0 {
 			u.cpuPerCall = cpu / time.Duration(calls)
 		}
@@ -283,6 +332,14 @@ func (r *poolRun) critical(before, after map[string]*wire.Stats, base measured) 
 		uses[svc.Name] = u
 		names = append(names, svc.Name)
 	}
+	return uses, names
+}
+
+// pickCritical picks the services asked for or, where none is, the
+// critical ones (busy at least CriticalBusyPct of their cores), or the
+// busiest one; it says why each was picked, and warns of critical services
+// that are not instrumented.
+func (r *poolRun) pickCritical(uses map[string]*serviceUse, names []string) ([]string, map[string]string, error) {
 	var pick []string
 	reason := map[string]string{}
 	if len(r.o.Services) > 0 {
@@ -290,33 +347,39 @@ func (r *poolRun) critical(before, after map[string]*wire.Stats, base measured) 
 			pick = append(pick, n)
 			reason[n] = "asked"
 		}
-	} else {
-		for _, n := range names {
-			u := uses[n]
-			switch {
-			case uninstrumented[n] && u.busyPct >= CriticalBusyPct:
-				r.warnings = append(r.warnings, fmt.Sprintf("%s is busy %.0f%% of its cores but not instrumented (no slowhttp or slowgrpc wrapper reported from it): its pool cannot be limited or sampled", n, u.busyPct))
-			case u.calls > 0 && u.busyPct >= CriticalBusyPct:
-				pick = append(pick, n)
-				reason[n] = fmt.Sprintf("busy %.0f%% of its cores (>= %d%%)", u.busyPct, CriticalBusyPct)
-			}
-		}
-		if len(pick) == 0 {
-			busiest := ""
-			for _, n := range names {
-				if uses[n].calls > 0 && (busiest == "" || uses[n].busyPct > uses[busiest].busyPct) {
-					busiest = n
-				}
-			}
-			if busiest == "" {
-				return nil, errors.New("baseline: no instrumented service received a call")
-			}
-			pick = []string{busiest}
-			reason[busiest] = fmt.Sprintf("the busiest service (%.0f%% of its cores; none reached %d%%)", uses[busiest].busyPct, CriticalBusyPct)
+		return pick, reason, nil
+	}
+	for _, n := range names {
+		u := uses[n]
+		switch {
+		case u.uninstrumented && u.busyPct >= CriticalBusyPct:
+			r.warnings = append(r.warnings, fmt.Sprintf("%s is busy %.0f%% of its cores but not instrumented (no slowhttp or slowgrpc wrapper reported from it): its pool cannot be limited or sampled", n, u.busyPct))
+		case u.calls > 0 && u.busyPct >= CriticalBusyPct:
+			pick = append(pick, n)
+			reason[n] = fmt.Sprintf("busy %.0f%% of its cores (>= %d%%)", u.busyPct, CriticalBusyPct)
 		}
 	}
+	if len(pick) > 0 {
+		return pick, reason, nil
+	}
+	busiest := ""
+	for _, n := range names {
+		if uses[n].calls > 0 && (busiest == "" || uses[n].busyPct > uses[busiest].busyPct) {
+			busiest = n
+		}
+	}
+	if busiest == "" {
+		return nil, nil, errors.New("baseline: no instrumented service received a call")
+	}
+	reason[busiest] = fmt.Sprintf("the busiest service (%.0f%% of its cores; none reached %d%%)", uses[busiest].busyPct, CriticalBusyPct)
+	return []string{busiest}, reason, nil
+}
+
+// callGraphOf is the services' calls to each other counted by after:
+// every caller's callees, sorted.
+func callGraphOf(s *spec.Spec, after map[string]*wire.Stats) map[string][]string {
 	graph := map[string][]string{} // caller -> callees
-	eachCall(r.s, after, func(caller, callee string) {
+	eachCall(s, after, func(caller, callee string) {
 		if caller != callee && !slices.Contains(graph[caller], callee) {
 			graph[caller] = append(graph[caller], callee)
 		}
@@ -324,40 +387,42 @@ func (r *poolRun) critical(before, after map[string]*wire.Stats, base measured) 
 	for _, callees := range graph {
 		slices.Sort(callees) // ties between paths resolve the same way every run
 	}
-	entry := entryService(r.s)
-	var out []report.PoolService
-	for _, n := range pick {
-		u := uses[n]
-		if u == nil {
-			return nil, fmt.Errorf("no figures from service %q in the baseline", n)
-		}
-		if uninstrumented[n] {
-			return nil, fmt.Errorf("service %q is not instrumented (no slowhttp or slowgrpc wrapper reported from it): its pool cannot be limited or sampled", n)
-		}
-		if u.calls == 0 {
-			return nil, fmt.Errorf("service %q received no call in the baseline: the workload does not reach it", n)
-		}
-		path, upstream := longestUpstream(graph, entry, n, func(m string) time.Duration {
-			if v := uses[m]; v != nil {
-				return v.cpuPerCall
-			}
-			return 0
-		})
-		thr := r.o.SLA - upstream
-		var warn string
-		if floor := time.Duration(float64(r.o.SLA) * minThresholdShare); thr < floor {
-			warn = fmt.Sprintf("%s: the services before it use %v of the %v SLA; its threshold is kept at %v", n, upstream, r.o.SLA, floor)
-			thr = floor
-		}
-		ps := report.PoolService{Service: n, Reason: reason[n], BusyPct: u.busyPct, CallsPerRequest: u.callsPerRequest,
-			ThresholdMS: ms(thr), UpstreamMS: ms(upstream), Upstream: path}
-		if warn != "" {
-			r.progress("warning: %s", warn)
-			r.warnings = append(r.warnings, warn)
-		}
-		out = append(out, ps)
+	return graph
+}
+
+// poolService is picked service n, with its threshold: the SLA less the
+// costliest path of services before it from entry (never below
+// minThresholdShare of the SLA, with a warning).
+func (r *poolRun) poolService(n, reason string, uses map[string]*serviceUse, graph map[string][]string, entry string) (report.PoolService, error) {
+	u := uses[n]
+	if u == nil {
+		return report.PoolService{}, fmt.Errorf("no figures from service %q in the baseline", n)
 	}
-	return out, nil
+	if u.uninstrumented {
+		return report.PoolService{}, fmt.Errorf("service %q is not instrumented (no slowhttp or slowgrpc wrapper reported from it): its pool cannot be limited or sampled", n)
+	}
+	if u.calls == 0 {
+		return report.PoolService{}, fmt.Errorf("service %q received no call in the baseline: the workload does not reach it", n)
+	}
+	path, upstream := longestUpstream(graph, entry, n, func(m string) time.Duration {
+		if v := uses[m]; v != nil {
+			return v.cpuPerCall
+		}
+		return 0
+	})
+	thr := r.o.SLA - upstream
+	var warn string
+	if floor := time.Duration(float64(r.o.SLA) * minThresholdShare); thr < floor {
+		warn = fmt.Sprintf("%s: the services before it use %v of the %v SLA; its threshold is kept at %v", n, upstream, r.o.SLA, floor)
+		thr = floor
+	}
+	ps := report.PoolService{Service: n, Reason: reason, BusyPct: u.busyPct, CallsPerRequest: u.callsPerRequest,
+		ThresholdMS: ms(thr), UpstreamMS: ms(upstream), Upstream: path}
+	if warn != "" {
+		r.progress("warning: %s", warn)
+		r.warnings = append(r.warnings, warn)
+	}
+	return ps, nil
 }
 
 // longestUpstream returns the services before target on the path from
