@@ -175,53 +175,99 @@ const drainTime = 300 * time.Millisecond
 // also snapshots the counters before the load starts and after it drained.
 func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]string, warmup time.Duration, idle bool) (*sample, error) {
 	svcs := r.d.Services()
-	for _, svc := range svcs {
-		if svc.Control != nil {
-			if err := svc.Control.Reset(); err != nil {
-				return nil, fmt.Errorf("reset %s: %w", svc.Name, err)
-			}
-		}
+	if err := resetAll(svcs); err != nil {
+		return nil, err
 	}
 	if sd != nil {
-		if r.d.Service(r.opts.Target).Control == nil {
-			return nil, errors.New("a slowdown needs the services to run under controllers")
-		}
-		r.epoch++
-		// Non-targets first, target last: every pauser is listening before
-		// the first round.
-		sort.SliceStable(svcs, func(i, j int) bool { return svcs[j].Name == r.opts.Target && svcs[i].Name != r.opts.Target })
-		var started []*backend.Service
-		// A failed start stops the slowdowns already started (target
-		// first, as at the end of a run), so that the next run, or the
-		// next target's experiment under rank, starts from rest.
-		undo := func() {
-			for _, svc := range slices.Backward(started) {
-				svc.Control.Stop()
-			}
-		}
-		for _, svc := range svcs {
-			if svc.Control == nil {
-				continue
-			}
-			cf, skip := r.configure(svc.Name, sd, neighbours)
-			if skip {
-				continue
-			}
-			if err := svc.Control.Configure(cf); err != nil {
-				undo()
-				return nil, fmt.Errorf("configure %s: %w", svc.Name, err)
-			}
-			started = append(started, svc)
-			if err := svc.Control.Start(); err != nil {
-				undo()
-				return nil, fmt.Errorf("start slowdown on %s: %w", svc.Name, err)
-			}
+		// Sorts svcs: non-targets first, target last.
+		if err := r.startSlowdown(svcs, sd, neighbours); err != nil {
+			return nil, err
 		}
 	}
 	s := &sample{slowdown: sd}
 	if idle {
 		s.idle0 = r.snapshot()
 	}
+	res, err := r.runLoad(ctx, s, warmup, idle)
+	if sd != nil {
+		// Target first: no new rounds, then everyone resumes.
+		slices.Reverse(svcs)
+		for _, svc := range svcs {
+			if svc.Control != nil {
+				svc.Control.Stop()
+			}
+		}
+		s.rounds = r.snapshot()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if idle {
+		// Requests cancelled at the end of the run may still be working
+		// their way through the services.
+		time.Sleep(drainTime)
+		s.idle1 = r.snapshot()
+	}
+	s.res = res
+	return s, nil
+}
+
+// resetAll resets the counters of every service's controller.
+func resetAll(svcs []*backend.Service) error {
+	for _, svc := range svcs {
+		if svc.Control != nil {
+			if err := svc.Control.Reset(); err != nil {
+				return fmt.Errorf("reset %s: %w", svc.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// startSlowdown configures and starts sd on every service that takes part,
+// in the order it sorts svcs to: non-targets first, target last, so that
+// every pauser is listening before the first round. A failed start stops
+// the slowdowns already started (target first, as at the end of a run),
+// so that the next run, or the next target's experiment under rank,
+// starts from rest.
+func (r *Runner) startSlowdown(svcs []*backend.Service, sd *slowdown, neighbours map[string][]string) error {
+	if r.d.Service(r.opts.Target).Control == nil {
+		return errors.New("a slowdown needs the services to run under controllers")
+	}
+	r.epoch++
+	sort.SliceStable(svcs, func(i, j int) bool { return svcs[j].Name == r.opts.Target && svcs[i].Name != r.opts.Target })
+	var started []*backend.Service
+	undo := func() {
+		for _, svc := range slices.Backward(started) {
+			svc.Control.Stop()
+		}
+	}
+	for _, svc := range svcs {
+		if svc.Control == nil {
+			continue
+		}
+		cf, skip := r.configure(svc.Name, sd, neighbours)
+		if skip {
+			continue
+		}
+		if err := svc.Control.Configure(cf); err != nil {
+			undo()
+			return fmt.Errorf("configure %s: %w", svc.Name, err)
+		}
+		started = append(started, svc)
+		if err := svc.Control.Start(); err != nil {
+			undo()
+			return fmt.Errorf("start slowdown on %s: %w", svc.Name, err)
+		}
+	}
+	return nil
+}
+
+// runLoad runs the workload (closed loop, or open loop at the tuning's
+// rate) and records in s what the window's edges saw: the controllers'
+// counters, the paused cores' idle time, the load generator's CPU time
+// and, with idle (pre-profiling), the target's parallelism.
+func (r *Runner) runLoad(ctx context.Context, s *sample, warmup time.Duration, idle bool) (*load.Result, error) {
 	var t0 time.Time
 	var idle0 time.Duration
 	// Worked out once, not in the window's edge hooks: under dedicated
@@ -253,34 +299,10 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 			par.end()
 		}
 	}()
-	var res *load.Result
-	var err error
 	if r.opts.Tuning.OpenLoopRate > 0 {
-		res, err = load.RunOpen(ctx, r.mix, r.opts.Tuning.OpenLoopRate, opts...)
-	} else {
-		res, err = load.RunClosed(ctx, r.mix, append(opts, load.WithConnections(r.opts.Connections))...)
+		return load.RunOpen(ctx, r.mix, r.opts.Tuning.OpenLoopRate, opts...)
 	}
-	if sd != nil {
-		// Target first: no new rounds, then everyone resumes.
-		slices.Reverse(svcs)
-		for _, svc := range svcs {
-			if svc.Control != nil {
-				svc.Control.Stop()
-			}
-		}
-		s.rounds = r.snapshot()
-	}
-	if err != nil {
-		return nil, err
-	}
-	if idle {
-		// Requests cancelled at the end of the run may still be working
-		// their way through the services.
-		time.Sleep(drainTime)
-		s.idle1 = r.snapshot()
-	}
-	s.res = res
-	return s, nil
+	return load.RunClosed(ctx, r.mix, append(opts, load.WithConnections(r.opts.Connections))...)
 }
 
 // configure is a service's part of a slowdown run (skip: it takes none):
