@@ -19,6 +19,7 @@ func Example() {
 	for k, v := range r.Env("catalog") {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	fmt.Println(r.Env("catalog")["OTEL_SERVICE_NAME"], r.Env("catalog")["OTEL_TRACES_SAMPLER"])
-	// Output: catalog always_on
+	env := r.Env("catalog")
+	fmt.Println(env["OTEL_SERVICE_NAME"], env["OTEL_TRACES_SAMPLER"], env["OTEL_BSP_MAX_QUEUE_SIZE"])
+	// Output: catalog always_on 65536
 }

@@ -27,6 +27,16 @@ const DefaultMaxBody = 8 << 20
 // exporting it, as Env sets it (OTEL_BSP_SCHEDULE_DELAY).
 const ExportDelay = 200 * time.Millisecond
 
+// QueueSize is how many finished spans a service's SDK may hold before
+// exporting them, as Env sets it (OTEL_BSP_MAX_QUEUE_SIZE). The SDKs'
+// default, 2048, fills within a second at a few thousand calls a second
+// between two exports, and a span dropped there is a call not counted.
+// The export batch (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 512 by default) is
+// left alone: the SDKs export a batch as soon as it is full, without
+// waiting for ExportDelay, so a larger one would not export sooner; the
+// queue is what holds the spans finished while an export is under way.
+const QueueSize = 1 << 16
+
 // Receiver is an OTLP trace receiver listening on one local port, for
 // OTLP/HTTP (protobuf and JSON, optionally gzip'd) and OTLP/gRPC alike, so
 // that whichever protocol a service's SDK defaults to, the one endpoint
@@ -87,13 +97,15 @@ func (r *Receiver) Endpoint() string { return "http://" + r.ln.Addr().String() }
 
 // Env is the environment that makes a service's OpenTelemetry SDK or
 // zero-code agent export its spans to r as service: every span sampled,
-// exported within ExportDelay, and no metrics or logs.
+// up to QueueSize of them held and exported within ExportDelay, and no
+// metrics or logs.
 func (r *Receiver) Env(service string) map[string]string {
 	return map[string]string{
 		"OTEL_EXPORTER_OTLP_ENDPOINT": r.Endpoint(),
 		"OTEL_SERVICE_NAME":           service,
 		"OTEL_TRACES_SAMPLER":         "always_on",
 		"OTEL_BSP_SCHEDULE_DELAY":     fmt.Sprint(ExportDelay.Milliseconds()),
+		"OTEL_BSP_MAX_QUEUE_SIZE":     fmt.Sprint(QueueSize),
 		"OTEL_METRICS_EXPORTER":       "none",
 		"OTEL_LOGS_EXPORTER":          "none",
 		// Node.js's agent otherwise asks cloud metadata servers where it

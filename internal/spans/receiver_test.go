@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -96,6 +97,26 @@ func postRaw(t *testing.T, r *Receiver, body []byte, contentType string, zip boo
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// Env sets what every SDK and agent reads: where to export, under which
+// name, every span sampled, exported soon, a queue that holds a burst of
+// spans, and nothing but traces.
+func TestEnv(t *testing.T) {
+	r := listen(t)
+	want := map[string]string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT":  r.Endpoint(),
+		"OTEL_SERVICE_NAME":            "cart",
+		"OTEL_TRACES_SAMPLER":          "always_on",
+		"OTEL_BSP_SCHEDULE_DELAY":      "200",
+		"OTEL_BSP_MAX_QUEUE_SIZE":      "65536",
+		"OTEL_METRICS_EXPORTER":        "none",
+		"OTEL_LOGS_EXPORTER":           "none",
+		"OTEL_NODE_RESOURCE_DETECTORS": "env,host,os,process",
+	}
+	if got := r.Env("cart"); !maps.Equal(got, want) {
+		t.Errorf("Env(cart) = %v, want %v", got, want)
+	}
 }
 
 func TestCountsServerSpansByServiceAndTime(t *testing.T) {

@@ -38,12 +38,6 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/emulator"
 )
 
-// maxQueueSize is the batch span processor's queue where
-// OTEL_BSP_MAX_QUEUE_SIZE does not set it: the SDK's default (2048) fills
-// in a fraction of a second at the emulator's rates, and a span dropped
-// there is a call that is not counted.
-const maxQueueSize = 1 << 16
-
 var _ emulator.TracingSetup = Setup
 
 // Setup is the emulator.TracingSetup of slowpoke-emu -otel.
@@ -80,14 +74,12 @@ func Setup(ctx context.Context, service string) (emulator.Tracing, func(context.
 		exp.Shutdown(ctx)
 		return nil, nil, "", fmt.Errorf("resource: %w", err)
 	}
-	var bsp []sdktrace.BatchSpanProcessorOption
-	if os.Getenv("OTEL_BSP_MAX_QUEUE_SIZE") == "" {
-		bsp = append(bsp, sdktrace.WithMaxQueueSize(maxQueueSize))
-	}
 	// The sampler comes from OTEL_TRACES_SAMPLER (default: parent-based
-	// always on).
+	// always on), the batch span processor's queue and delays from
+	// OTEL_BSP_* (slowpoke sets a queue far larger than the SDK's 2048,
+	// which the emulator's rates fill within a second: spans.QueueSize).
 	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithBatcher(exp, bsp...),
+		sdktrace.WithBatcher(exp),
 		sdktrace.WithResource(res),
 	)
 	return &tracing{tp: tp, prop: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})}, tp.Shutdown, "", nil
