@@ -16,7 +16,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
 )
 
 // DefaultMaxBody is the largest export a Receiver accepts, compressed or
@@ -260,16 +262,34 @@ func (g *grpcExport) Export(_ context.Context, req ptraceotlp.ExportRequest) (pt
 	return ptraceotlp.NewExportResponse(), nil
 }
 
-// rejectCounter counts the gRPC exports that fail (undecodable, oversized,
-// or of an unknown method), which gRPC refuses before Export runs, among
-// the refused exports as OTLP/HTTP's are.
+// rejectCounter counts the gRPC exports that the receiver refuses
+// (undecodable, oversized, or of an unknown method or compression), which
+// gRPC refuses before Export runs, among the refused exports as
+// OTLP/HTTP's are.
 type rejectCounter struct{ c *counter }
 
 func (rejectCounter) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
 func (h rejectCounter) HandleRPC(_ context.Context, s stats.RPCStats) {
-	if end, ok := s.(*stats.End); ok && end.Error != nil {
+	if end, ok := s.(*stats.End); ok && refused(end.Error) {
 		h.c.reject()
 	}
 }
+
+// refused tells whether a gRPC export that ended with err was refused by
+// the receiver: gRPC answers an oversized message with ResourceExhausted,
+// one that does not decode or decompress (or stops short) with Internal,
+// an unknown method or compression with Unimplemented. An RPC that ends
+// otherwise in error was not refused: its client cancelled it, its
+// deadline passed or its connection went (Canceled, DeadlineExceeded,
+// Unavailable). The RPC's context cannot tell these apart: gRPC cancels
+// it once the status of a refusal is written, before reporting the end.
+func refused(err error) bool {
+	switch status.Code(err) {
+	case codes.ResourceExhausted, codes.Internal, codes.Unimplemented:
+		return true
+	}
+	return false
+}
+
 func (rejectCounter) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
 func (rejectCounter) HandleConn(context.Context, stats.ConnStats)                       {}

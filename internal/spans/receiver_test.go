@@ -15,7 +15,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 )
 
 // span is one span to export in a test.
@@ -308,7 +310,9 @@ func (rawCodec) Unmarshal(data []byte, v any) error { return nil }
 func (rawCodec) Name() string                       { return "proto" }
 
 // gRPC exports that cannot be decoded or are oversized are refused before
-// Export runs; they are counted as refused, and the receiver goes on.
+// Export runs; they are counted as refused, and the receiver goes on. An
+// export that its client cancelled, or whose deadline passed, before its
+// message arrived was not refused, and is not counted.
 func TestGRPCRefusesBadExports(t *testing.T) {
 	r := listen(t, WithMaxBody(4096))
 	cc, err := grpc.NewClient(strings.TrimPrefix(r.Endpoint(), "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -319,29 +323,82 @@ func TestGRPCRefusesBadExports(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	const method = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
-	for _, tc := range []struct {
-		name string
-		body []byte
-	}{
-		{"garbage", []byte("\xff\xff\xff\xff not protobuf")},
-		{"oversized", make([]byte, 8192)},
-	} {
+	invoke := func(body []byte) func() error {
+		return func() error {
+			var out []byte
+			return cc.Invoke(ctx, method, body, &out, grpc.ForceCodec(rawCodec{}))
+		}
+	}
+	// unfinished starts an export and sends no message, so that the
+	// server waits for it until ctx ends.
+	unfinished := func(ctx context.Context, end func()) error {
+		st, err := cc.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, method, grpc.ForceCodec(rawCodec{}))
+		if err != nil {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond) // the server is waiting for the message
+		end()
 		var out []byte
-		if err := cc.Invoke(ctx, method, tc.body, &out, grpc.ForceCodec(rawCodec{})); err == nil {
+		return st.RecvMsg(&out)
+	}
+	// The RPCs that are not refused come first: their ends are reported
+	// before the refusals', which the test waits for.
+	for _, tc := range []struct {
+		name    string
+		send    func() error
+		refused bool
+	}{
+		{"cancelled by its client", func() error {
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			return unfinished(ctx, cancel)
+		}, false},
+		{"past its deadline", func() error {
+			ctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+			defer cancel()
+			return unfinished(ctx, func() { <-ctx.Done() })
+		}, false},
+		{"garbage", invoke([]byte("\xff\xff\xff\xff not protobuf")), true},
+		{"oversized", invoke(make([]byte, 8192)), true},
+	} {
+		if err := tc.send(); err == nil {
 			t.Errorf("%s: accepted", tc.name)
 		}
 	}
-	// stats.End is reported after the status is sent: wait for it.
+	// stats.End is reported after the status is sent: wait for it, and a
+	// little longer for any wrongly counted.
 	deadline := time.Now().Add(5 * time.Second)
 	for r.Stats().Rejected < 2 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
+	time.Sleep(200 * time.Millisecond)
 	if st := r.Stats(); st.Rejected != 2 || st.Spans != 0 {
-		t.Errorf("rejected %d, spans %d: want 2 and 0", st.Rejected, st.Spans)
+		t.Errorf("rejected %d, spans %d: want 2 (the garbage and the oversized export) and 0", st.Rejected, st.Spans)
 	}
 	now := time.Now()
 	td := traces(testSpan{svc: "pricing", kind: ptrace.SpanKindServer, trace: 1, id: 1, start: now})
 	if _, err := ptraceotlp.NewGRPCClient(cc).Export(ctx, ptraceotlp.NewExportRequestFromTraces(td)); err != nil {
 		t.Fatalf("a good export after bad ones: %v", err)
+	}
+}
+
+// Only the codes with which gRPC refuses an export for the receiver count
+// as refusals, not the ends that the client or the network chose.
+func TestRefusedGRPCCodes(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{status.Error(codes.ResourceExhausted, "grpc: received message larger than max (8197 vs. 4096)"), true},
+		{status.Error(codes.Internal, "grpc: failed to unmarshal the received message"), true},
+		{status.Error(codes.Unimplemented, "unknown method"), true},
+		{status.Error(codes.Canceled, "context canceled"), false},
+		{status.Error(codes.DeadlineExceeded, "context deadline exceeded"), false},
+		{status.Error(codes.Unavailable, "client disconnected"), false},
+	} {
+		if got := refused(tc.err); got != tc.want {
+			t.Errorf("refused(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }
