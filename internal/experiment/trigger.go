@@ -121,7 +121,8 @@ func (r *Runner) perRequest(s *sample, p *profile) error {
 // spans and is not instrumented, over s's window: its calls per request
 // (over the entry service's spans where it exports them, the load
 // generator's responses otherwise) and, for the target, its CPU per call.
-// The target's calls are then counted (r.spanned).
+// The target's calls are then counted (r.spanned); where it sent no
+// spans, a warning says why that may be and what is done instead.
 func (r *Runner) fromSpans(s *sample, p *profile, targetCPU time.Duration) {
 	if r.opts.Spans == nil || s.from.IsZero() {
 		return
@@ -148,7 +149,18 @@ func (r *Runner) fromSpans(s *sample, p *profile, targetCPU time.Duration) {
 	if n := r.opts.Spans.Count(r.opts.Target, from, to); n > 0 {
 		p.c1, p.u1, r.spanned = float64(n)/requests, targetCPU/time.Duration(n), true
 		r.progress("%s's OpenTelemetry spans: %d SERVER spans over %.0f requests in the %v window", r.opts.Target, n, requests, s.window.Round(time.Millisecond))
+		return
 	}
+	// Not counted from spans: say why, and what is done instead.
+	instead := "slowpoke counts one call per end-to-end request instead (c1 = 1, u1 its CPU per request; its rounds follow its CPU time)"
+	if r.opts.Validate {
+		instead += ", and validate learns its calls per request from its ground-truth knob in a run of its own"
+	}
+	var names []string
+	for _, svc := range r.spec.Services {
+		names = append(names, svc.Name)
+	}
+	p.warnings = append(p.warnings, r.opts.Spans.MissingWarning(r.opts.Target, "during pre-profiling", names, instead))
 }
 
 // calibrateTruth learns, for validate on a target whose calls are not

@@ -1,12 +1,22 @@
 package experiment
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"math"
+	"net/http"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/spans"
 )
 
 func TestBaselineDriftWarning(t *testing.T) {
@@ -115,4 +125,108 @@ func TestRunsBusy(t *testing.T) {
 	if got := rs.dist("home", 0).RunsP50MS; len(got) != 3 || got[0] != 2 || got[1] != 4 {
 		t.Errorf("each run's p50 %v, want [2 4 5.5]", got)
 	}
+}
+
+// An uninstrumented target whose calls were to be counted from its
+// OpenTelemetry spans but that sent none gets a warning naming it, with
+// what slowpoke does instead; one whose spans arrive is counted from them,
+// without it.
+func TestMissingSpansWarning(t *testing.T) {
+	const want = `"t" sent no OpenTelemetry SERVER span during pre-profiling`
+	for _, tc := range []struct {
+		name   string
+		export bool // a SERVER span of the target per request
+	}{
+		{"no spans", false},
+		{"spans", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rcv, err := spans.Listen()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rcv.Close()
+			_, res, err := runFake(t, runCase{reduce: "50%",
+				services: func(s []fakeService) { s[1].uninstrument = true },
+				app: func(a *fakeApp) {
+					if tc.export {
+						exportSpans(t, rcv, a)
+					}
+				},
+				opts: func(o *Options) { o.Spans = rcv }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, want) })
+			if tc.export {
+				if i >= 0 || res.CallsFrom != "spans" || res.C1 < 0.5 || res.C1 > 1.5 {
+					t.Errorf("calls from %q, c1 %.3f, warnings %q: want counted from spans, about 1, no warning of missing spans", res.CallsFrom, res.C1, res.Warnings)
+				}
+				return
+			}
+			if i < 0 {
+				t.Fatalf("warnings %q: none starts %q", res.Warnings, want)
+			}
+			for _, w := range []string{"c1 = 1", "rounds follow its CPU time", "no OpenTelemetry SDK or zero-code agent", "OTEL_EXPORTER_OTLP_ENDPOINT", "sampling"} {
+				if !strings.Contains(res.Warnings[i], w) {
+					t.Errorf("warning lacks %q: %s", w, res.Warnings[i])
+				}
+			}
+			if res.CallsFrom != "" || res.C1 != 1 {
+				t.Errorf("calls from %q, c1 %v: want not counted, 1", res.CallsFrom, res.C1)
+			}
+		})
+	}
+}
+
+// exportSpans exports to rcv, as the target "t" of a would, one SERVER
+// span for each request that a's entry served, every 5 ms until the test
+// ends.
+func exportSpans(t *testing.T, rcv *spans.Receiver, a *fakeApp) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		var sent uint64
+		var id uint64
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			n := a.requests.Load()
+			if n == sent {
+				continue
+			}
+			td := ptrace.NewTraces()
+			rs := td.ResourceSpans().AppendEmpty()
+			rs.Resource().Attributes().PutStr("service.name", "t")
+			ss := rs.ScopeSpans().AppendEmpty().Spans()
+			now := pcommon.NewTimestampFromTime(time.Now())
+			for ; sent < n; sent++ {
+				id++
+				sp := ss.AppendEmpty()
+				sp.SetTraceID(pcommon.TraceID{byte(id >> 8), byte(id), 1})
+				sp.SetSpanID(pcommon.SpanID{byte(id >> 8), byte(id), 1})
+				sp.SetKind(ptrace.SpanKindServer)
+				sp.SetStartTimestamp(now)
+				sp.SetEndTimestamp(now)
+			}
+			body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp, err := http.Post(rcv.Endpoint()+"/v1/traces", "application/x-protobuf", bytes.NewReader(body))
+			if err != nil {
+				continue // the receiver is closing
+			}
+			resp.Body.Close()
+		}
+	}()
 }
