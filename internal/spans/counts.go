@@ -71,12 +71,52 @@ type counter struct {
 	edges    map[Edge]int64
 	spans    int64
 	rejected int64
+	// arrivals are the latest exports' arrival times and the earliest
+	// start among their SERVER spans (Unix ns), newest at arrivals[next-1]:
+	// Settle waits while spans of a closed window still arrive.
+	arrivals [arrivalsKept]arrival
+	next     int
 	// owner maps recent spans to their service; waiting maps a parent
 	// span not seen yet to the services whose SERVER spans it parents.
 	// Each is two generations: the older one is dropped when the newer
 	// fills.
 	owner   [2]map[spanID]string
 	waiting [2]map[spanID][]string
+}
+
+// arrivalsKept is how many exports' arrivals the counter remembers.
+const arrivalsKept = 256
+
+// arrival is one export: when it came, and the earliest start of a SERVER
+// span in it.
+type arrival struct{ at, oldest int64 }
+
+// arrived records an export that came at now, whose SERVER spans' earliest
+// start was oldest (math.MaxInt64: it held none).
+func (c *counter) arrived(now, oldest int64) {
+	if oldest == math.MaxInt64 {
+		return
+	}
+	c.arrivals[c.next%arrivalsKept] = arrival{now, oldest}
+	c.next++
+}
+
+// arrivingFor says whether an export that came at since or later held a
+// SERVER span that started before t: spans of a window ending at t were
+// still arriving then.
+func (c *counter) arrivingFor(since, t int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := 1; i <= min(c.next, arrivalsKept); i++ {
+		a := c.arrivals[(c.next-i)%arrivalsKept]
+		if a.at < since {
+			return false
+		}
+		if a.oldest < t {
+			return true
+		}
+	}
+	return false
 }
 
 // ring counts a service's SERVER spans per bucket of time; slot b%buckets

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -28,6 +29,10 @@ const DefaultMaxBody = 8 << 20
 // ExportDelay is the longest a service's SDK holds a finished span before
 // exporting it, as Env sets it (OTEL_BSP_SCHEDULE_DELAY).
 const ExportDelay = 200 * time.Millisecond
+
+// SettleMax is the longest Settle waits after a window's end for its
+// late spans.
+const SettleMax = 5 * time.Second
 
 // QueueSize is how many finished spans a service's SDK may hold before
 // exporting them, as Env sets it (OTEL_BSP_MAX_QUEUE_SIZE). The SDKs'
@@ -124,18 +129,30 @@ func (r *Receiver) Count(service string, from, to time.Time) int64 {
 }
 
 // Settle waits until the spans of calls that ended by t have arrived:
-// ExportDelay and a margin for the export itself after t.
+// ExportDelay and a margin for the export itself after t, then, while
+// SERVER spans that started before t are still arriving (an SDK starved
+// of CPU exports late), for as long as they do, up to SettleMax after t.
 func (r *Receiver) Settle(ctx context.Context, t time.Time) error {
-	wait := time.Until(t.Add(2*ExportDelay + 200*time.Millisecond))
-	if wait <= 0 {
-		return nil
+	sleep := func(d time.Duration) error {
+		if d <= 0 {
+			return nil
+		}
+		select {
+		case <-time.After(d):
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 	}
-	select {
-	case <-time.After(wait):
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
+	if err := sleep(time.Until(t.Add(2*ExportDelay + 200*time.Millisecond))); err != nil {
+		return err
 	}
+	for time.Until(t.Add(SettleMax)) > 0 && r.c.arrivingFor(time.Now().Add(-ExportDelay).UnixNano(), t.UnixNano()) {
+		if err := sleep(ExportDelay / 2); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Stats returns what r has received so far.
@@ -226,6 +243,8 @@ func (r *Receiver) export(w http.ResponseWriter, req *http.Request) (int, error)
 func (r *Receiver) add(td ptrace.Traces) {
 	r.c.mu.Lock()
 	defer r.c.mu.Unlock()
+	oldest := int64(math.MaxInt64)
+	defer func() { r.c.arrived(time.Now().UnixNano(), oldest) }()
 	rss := td.ResourceSpans()
 	for i := range rss.Len() {
 		rs := rss.At(i)
@@ -241,7 +260,11 @@ func (r *Receiver) add(td ptrace.Traces) {
 				s := ss.At(k)
 				id := spanID{trace: s.TraceID(), span: s.SpanID()}
 				parent := spanID{trace: s.TraceID(), span: s.ParentSpanID()}
-				r.c.span(svc, id, parent, s.Kind() == ptrace.SpanKindServer, int64(s.StartTimestamp()))
+				server, start := s.Kind() == ptrace.SpanKindServer, int64(s.StartTimestamp())
+				r.c.span(svc, id, parent, server, start)
+				if server {
+					oldest = min(oldest, start)
+				}
 			}
 		}
 	}

@@ -402,3 +402,42 @@ func TestRefusedGRPCCodes(t *testing.T) {
 		}
 	}
 }
+
+// Settle waits for a window's spans that arrive late (an SDK starved of
+// CPU exports them long after ExportDelay), as long as they keep coming,
+// and no longer than the fixed margin where none does.
+func TestSettleWaitsForLateSpans(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		batches int           // exports of spans from the window, after it
+		every   time.Duration // apart
+		min     time.Duration // Settle lasts at least, from the window's end
+		max     time.Duration // and at most
+	}{
+		{"nothing late", 0, 0, 2*ExportDelay + 200*time.Millisecond, 2*ExportDelay + 200*time.Millisecond + time.Second},
+		{"late for 1.5 s", 10, 150 * time.Millisecond, 1500 * time.Millisecond, SettleMax},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := listen(t)
+			from := time.Now().Add(10 * time.Millisecond)
+			end := from.Add(100 * time.Millisecond)
+			time.Sleep(time.Until(end))
+			go func() {
+				for i := range tc.batches {
+					time.Sleep(tc.every)
+					post(t, r, traces(testSpan{svc: "cart", kind: ptrace.SpanKindServer, trace: byte(i + 1), id: byte(i + 1), start: from.Add(time.Duration(i) * time.Millisecond)}), "application/x-protobuf", false)
+				}
+			}()
+			if err := r.Settle(context.Background(), end); err != nil {
+				t.Fatal(err)
+			}
+			took := time.Since(end)
+			if took < tc.min || took > tc.max {
+				t.Errorf("Settle returned %v after the window's end, want %v to %v", took, tc.min, tc.max)
+			}
+			if got := r.Count("cart", from, end); got != int64(tc.batches) {
+				t.Errorf("%d spans of the window counted after Settle, want %d", got, tc.batches)
+			}
+		})
+	}
+}
