@@ -65,14 +65,24 @@ func CheckPause(mode Mode, m pause.Method) error {
 		return err
 	case ModeAgent:
 		if m == pause.MethodSignal || m == pause.MethodCores {
-			return fmt.Errorf("--pause %s: the node agent freezes the pods (cgroup); use --kube-mode template for %s", m, m)
+			return agentFreezes(m)
 		}
 		return nil
 	}
 	if m == pause.MethodCores {
-		return fmt.Errorf("--pause cores: not available on Kubernetes yet (neither the controllers in the pods nor the node agent hold cores); use cgroup or signal")
+		return &backend.SettingError{Setting: backend.SettingPauseMethod, Value: string(m),
+			Err: errors.New("not available on Kubernetes yet (neither the controllers in the pods nor the node agent hold cores)"),
+			Use: []backend.Setting{{Name: backend.SettingPauseMethod, Value: string(pause.MethodCgroup)}, {Name: backend.SettingPauseMethod, Value: string(pause.MethodSignal)}}}
 	}
 	return nil
+}
+
+// agentFreezes is the error for a pause method m other than cgroup in
+// agent mode.
+func agentFreezes(m pause.Method) error {
+	return &backend.SettingError{Setting: backend.SettingPauseMethod, Value: string(m),
+		Err: errors.New("the node agent freezes the pods (cgroup)"),
+		Use: []backend.Setting{{Name: backend.SettingKubeMode, Value: string(ModeTemplate)}}}
 }
 
 // Agent pods' names and places.
@@ -104,7 +114,9 @@ func (d *Deployment) chooseMode(ctx context.Context) (Mode, error) {
 		return ModeTemplate, nil
 	case ModeAgent:
 		if d.opts.Restarts {
-			return "", errors.New("--kube-mode agent: this command restarts the target (its ground truth), which the node agent cannot do yet; use --kube-mode template")
+			return "", &backend.SettingError{Setting: backend.SettingKubeMode, Value: string(ModeAgent),
+				Err: errors.New("the run restarts the target (its ground truth), which the node agent cannot do yet"),
+				Use: []backend.Setting{{Name: backend.SettingKubeMode, Value: string(ModeTemplate)}}}
 		}
 		return ModeAgent, d.agentAdmitted(ctx)
 	}
@@ -113,14 +125,15 @@ func (d *Deployment) chooseMode(ctx context.Context) (Mode, error) {
 		return ModeTemplate, nil
 	}
 	if m := d.opts.Pause; m == pause.MethodSignal {
-		d.opts.Logf("Kubernetes: template mode (--pause signal is made by controllers in the pods)")
+		d.opts.Logf("Kubernetes: template mode (the signal pause method is made by controllers in the pods)")
 		return ModeTemplate, nil
 	}
 	if err := d.agentAdmitted(ctx); err != nil {
 		if d.opts.Pause == pause.MethodCgroup {
-			return "", fmt.Errorf("--pause cgroup needs the node agent: %w", err)
+			return "", &backend.SettingError{Setting: backend.SettingPauseMethod, Value: string(pause.MethodCgroup),
+				Err: fmt.Errorf("only the node agent makes it: %w", err)}
 		}
-		d.opts.Logf("Kubernetes: template mode, which rolls every Deployment out under a controller: %v (docs/kubernetes.md says what the node agent needs; --kube-mode chooses)", err)
+		d.opts.Logf("Kubernetes: template mode, which rolls every Deployment out under a controller: %v (docs/kubernetes.md says what the node agent needs; the Kubernetes mode chooses)", err)
 		return ModeTemplate, nil
 	}
 	return ModeAgent, nil
@@ -208,8 +221,10 @@ func (d *Deployment) startAgent(ctx context.Context) error {
 	if len(nodes) > 1 {
 		// Rounds would have to travel between the agents of different
 		// nodes, and the target's CPU be summed over them: not yet.
-		return fmt.Errorf("the services' pods run on %d nodes (%s): the node agent pauses pods on one node for now; use --kube-mode template, or schedule the application on one node",
-			len(nodes), strings.Join(sortedKeys(nodes), ", "))
+		return &backend.SettingError{
+			Err: fmt.Errorf("the services' pods run on %d nodes (%s): the node agent pauses pods on one node for now (schedule the application on one node)",
+				len(nodes), strings.Join(sortedKeys(nodes), ", ")),
+			Use: []backend.Setting{{Name: backend.SettingKubeMode, Value: string(ModeTemplate)}}}
 	}
 	if err := d.makeSecret(ctx); err != nil {
 		return err

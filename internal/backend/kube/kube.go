@@ -414,7 +414,7 @@ func (d *Deployment) PauseMethod(m pause.Method) (pause.Method, error) {
 	case "", pause.MethodAuto, pause.MethodCgroup:
 		return pause.MethodCgroup, nil
 	}
-	return "", fmt.Errorf("--pause %s: the node agent freezes the pods (cgroup); use --kube-mode template for %s", m, m)
+	return "", agentFreezes(m)
 }
 
 // PauseMethod resolves m for an application on Kubernetes, deployed or
@@ -427,7 +427,9 @@ func PauseMethod(m pause.Method) (pause.Method, error) {
 	case "", pause.MethodAuto, pause.MethodSignal:
 		return pause.MethodSignal, nil
 	case pause.MethodCgroup, pause.MethodCores:
-		return "", fmt.Errorf("--pause %s: not available on Kubernetes, where the controllers run inside the services' unprivileged containers; use signal (the default there)", m)
+		return "", &backend.SettingError{Setting: backend.SettingPauseMethod, Value: string(m),
+			Err: errors.New("not available on Kubernetes, where the controllers run inside the services' unprivileged containers"),
+			Use: []backend.Setting{{Name: backend.SettingPauseMethod, Value: string(pause.MethodSignal)}}}
 	}
 	return "", fmt.Errorf("unknown pause method %q", m)
 }
@@ -456,7 +458,9 @@ func (d *Deployment) Restart(ctx context.Context, name string, env map[string]st
 		return fmt.Errorf("unknown service %q", name)
 	}
 	if d.agent {
-		return fmt.Errorf("restart %s: the node agent restarts nothing (a ground truth needs --kube-mode template)", name)
+		return &backend.SettingError{Setting: backend.SettingKubeMode, Value: string(ModeAgent),
+			Err: fmt.Errorf("restart %s: the node agent restarts nothing (a ground truth needs the template mode)", name),
+			Use: []backend.Setting{{Name: backend.SettingKubeMode, Value: string(ModeTemplate)}}}
 	}
 	sv := &d.spec.Services[i]
 	d.mu.Lock()
