@@ -142,7 +142,7 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 		if h, err := pause.FindHierarchy(); err == nil {
 			d.Cgroups = &h
 		} else {
-			opts.Logf("note: no cgroups for the services (%v): their processes are known by process group only, and --pause cgroup is not available", err)
+			opts.Logf("note: no cgroups for the services (%v): their processes are known by process group only, and the cgroup pause method is not available", err)
 		}
 	}
 	// What an earlier run left (its orchestrator killed, its guard too)

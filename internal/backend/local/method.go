@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 )
 
@@ -28,7 +29,7 @@ func (d *Deployment) PauseMethod(m pause.Method) (pause.Method, error) {
 			return "", fmt.Errorf("unknown pause method %q", m)
 		}
 		if err := c(); err != nil {
-			return "", fmt.Errorf("--pause %s: %w", m, err)
+			return "", &backend.SettingError{Setting: backend.SettingPauseMethod, Value: string(m), Err: err}
 		}
 		return m, nil
 	}

@@ -1,9 +1,11 @@
 package local
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 )
 
@@ -38,6 +40,13 @@ func TestPauseMethod(t *testing.T) {
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("PauseMethod(%q) = %q, %v; want an error saying %q", c.m, got, err, c.wantErr)
+				}
+				// A method this deployment cannot make is a setting to
+				// change (a backend.SettingError); an unknown one is not.
+				var se *backend.SettingError
+				if known := c.m != "stop"; errors.As(err, &se) != known ||
+					known && (se.Setting != backend.SettingPauseMethod || se.Value != string(c.m)) {
+					t.Fatalf("PauseMethod(%q) = %v (%#v); want a backend.SettingError for pause method %q: %v", c.m, err, se, c.m, known)
 				}
 				return
 			}
