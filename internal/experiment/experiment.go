@@ -489,7 +489,9 @@ func (r *Runner) planPoints() ([]*measuredPoint, error) {
 		}
 		pause := model.PausePerRound(b, d, prof.q1)
 		if pause > o.MaxPause {
-			return nil, fmt.Errorf("reduction %s needs a pause of %v per round at batch %d, over the hard cap %v: lower --batch or raise --max-pause", red.Text, pause, b, o.MaxPause)
+			return nil, &backend.SettingError{Setting: SettingReduction, Value: red.Text,
+				Err: fmt.Errorf("needs a pause of %v per round at batch %d, over the hard cap %v", pause, b, o.MaxPause),
+				Use: []backend.Setting{{Name: SettingBatch, Value: fmt.Sprintf("under %d", b)}, {Name: SettingMaxPause, Value: fmt.Sprintf("of at least %v", pause)}}}
 		}
 		if o.Validate {
 			if err := r.checkTruthRange(red.Text, d); err != nil {

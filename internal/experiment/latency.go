@@ -256,11 +256,12 @@ func (r *latencyRun) plan(ctx context.Context, out *report.Latency) ([]*latencyP
 	for i, red := range o.Reductions {
 		v, err := red.Resolve(cost.Seconds())
 		if err != nil {
-			return nil, 0, fmt.Errorf("--reduce %s: %w", red.Text, err)
+			return nil, 0, &backend.SettingError{Setting: SettingReduction, Value: red.Text, Err: err}
 		}
 		dd := time.Duration(v * 1e9)
 		if dd > agent.MaxDelay {
-			return nil, 0, fmt.Errorf("--reduce %s: %v per call is more than the most allowed (%v)", red.Text, dd, agent.MaxDelay)
+			return nil, 0, &backend.SettingError{Setting: SettingReduction, Value: red.Text,
+				Err: fmt.Errorf("%v per call is more than the most allowed (%v)", dd, agent.MaxDelay)}
 		}
 		points[i] = &latencyPoint{d: dd}
 	}

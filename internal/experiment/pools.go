@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -151,15 +152,17 @@ func checkPools(d backend.Backend, o PoolOptions) (PoolOptions, error) {
 		o.Step = DefaultPoolStep
 	}
 	if o.Step < 10*PoolSample {
-		return o, fmt.Errorf("--step %v is too short: at least %v (10 samples)", o.Step, 10*PoolSample)
+		return o, &backend.SettingError{Setting: SettingStep, Value: o.Step.String(),
+			Err: fmt.Errorf("too short: at least %v (10 samples)", 10*PoolSample)}
 	}
 	if len(o.Levels) == 0 {
 		o.Levels = PoolLevels(o.Connections)
 		if len(o.Levels) < 3 {
-			return o, fmt.Errorf("%d connections leave too few pool sizes to sweep (%v): give at least 3 (--connections or workload.connections)", o.Connections, o.Levels)
+			return o, &backend.SettingError{Setting: SettingConnections, Value: strconv.Itoa(o.Connections),
+				Err: fmt.Errorf("too few pool sizes to sweep (%v): give at least 3 connections (or workload.connections in the spec)", o.Levels)}
 		}
 	} else if len(o.Levels) < 3 {
-		return o, fmt.Errorf("--levels %v: sweep at least 3 pool sizes", o.Levels)
+		return o, &backend.SettingError{Setting: SettingLevels, Value: fmt.Sprint(o.Levels), Err: errors.New("sweep at least 3 pool sizes")}
 	}
 	if o.Repetitions <= 0 {
 		o.Repetitions = poolReps

@@ -234,6 +234,7 @@ func TestRunFakeBackendErrors(t *testing.T) {
 		runCase
 		want    string // in the error
 		wantIs  error
+		setting string   // the setting refused (a backend.SettingError), if any
 		started []string // the services whose slowdown started and was stopped again
 	}{
 		{runCase: runCase{name: "no reductions"}, want: "no reductions given"},
@@ -243,10 +244,10 @@ func TestRunFakeBackendErrors(t *testing.T) {
 		{runCase: runCase{name: "graph rounds by cgroups", reduce: "50%", app: func(a *fakeApp) { a.method = pause.MethodCgroup },
 			opts: func(o *Options) { o.Tuning.GraphRounds = true }}, want: "made with signals, not with the cgroup method"},
 		{runCase: runCase{name: "target not called", reduce: "50%", services: func(s []fakeService) { s[1].uncalled = true }}, wantIs: ErrNotCalled},
-		{runCase: runCase{name: "pause over the cap", reduce: "50%", opts: func(o *Options) { o.Batch, o.MaxPause = 100, time.Millisecond }}, want: "over the hard cap 1ms"},
+		{runCase: runCase{name: "pause over the cap", reduce: "50%", opts: func(o *Options) { o.Batch, o.MaxPause = 100, time.Millisecond }}, want: "over the hard cap 1ms", setting: SettingReduction},
 		{runCase: runCase{name: "time per call, calls not counted", reduce: "20us", services: func(s []fakeService) { s[1].uninstrument = true }}, want: "is a time per call"},
 		{runCase: runCase{name: "calls trigger, calls not counted", reduce: "50%", services: func(s []fakeService) { s[1].uninstrument = true },
-			opts: func(o *Options) { o.Trigger = TriggerCalls }}, want: "its calls cannot be counted"},
+			opts: func(o *Options) { o.Trigger = TriggerCalls }}, want: "its calls cannot be counted", setting: SettingTrigger},
 		{runCase: runCase{name: "validate without ground truth", reduce: "50%", opts: func(o *Options) { o.Validate = true }},
 			want: `validate needs a way to really reduce "t"'s work: add ground_truth (env, base_us) to it in the spec (docs/spec.md)`},
 		{runCase: runCase{name: "validate on an attached target without a command", reduce: "50%", opts: func(o *Options) { o.Validate = true },
@@ -263,6 +264,10 @@ func TestRunFakeBackendErrors(t *testing.T) {
 			app, _, err := runFake(t, tt.runCase)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
 				t.Fatalf("error %v, want one with %q (is %v)", err, tt.want, tt.wantIs)
+			}
+			var se *backend.SettingError
+			if tt.setting != "" && (!errors.As(err, &se) || se.Setting != tt.setting) {
+				t.Errorf("error %v (%#v), want a backend.SettingError for %s", err, se, tt.setting)
 			}
 			for _, name := range tt.started {
 				msgs, _ := app.ctls[name].received()

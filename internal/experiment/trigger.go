@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/model"
 )
 
@@ -51,7 +52,9 @@ func (r *Runner) resolveTrigger() error {
 	switch r.opts.Trigger {
 	case TriggerCalls:
 		if !r.counted {
-			return fmt.Errorf("target %q is not instrumented, so its calls cannot be counted: use --trigger cpu (or auto), which needs no instrumentation, or wrap its handlers with instrument/slowhttp or instrument/slowgrpc", r.opts.Target)
+			return &backend.SettingError{Setting: SettingTrigger, Value: TriggerCalls,
+				Err: fmt.Errorf("target %q is not instrumented, so its calls cannot be counted without wrapping its handlers with instrument/slowhttp or instrument/slowgrpc", r.opts.Target),
+				Use: []backend.Setting{{Name: SettingTrigger, Value: TriggerCPU}, {Name: SettingTrigger, Value: TriggerAuto}}}
 		}
 		r.trigger = TriggerCalls
 	case TriggerCPU:
