@@ -199,7 +199,7 @@ func finishBench[O, R any](name, dir string, run func(context.Context, O) (R, er
 		err = fmt.Errorf("interrupted: %w", ctx.Err())
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "slowpoke bench %s: %v\n", name, err)
+		fmt.Fprintf(os.Stderr, "slowpoke bench %s: %v\n", name, errText(err))
 		return failureStatus(err)
 	}
 	fmt.Println()
@@ -346,7 +346,7 @@ func benchMethods(args []string) int {
 	}
 	s, err := spec.Load(c.specPath)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench methods:", err)
+		fmt.Fprintln(os.Stderr, "slowpoke bench methods:", errText(err))
 		return 1
 	}
 	interrupted, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -354,7 +354,7 @@ func benchMethods(args []string) int {
 	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
 	d, err := local.Start(interrupted, s, local.Options{Options: backend.Options{Target: c.target, Logf: logf}, LogDir: filepath.Join(*out, "logs")})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench methods:", err)
+		fmt.Fprintln(os.Stderr, "slowpoke bench methods:", errText(err))
 		if interrupted.Err() != nil {
 			return 130
 		}

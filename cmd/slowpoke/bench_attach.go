@@ -108,19 +108,19 @@ func benchAttach(args []string) int {
 	// relative one would be refused.
 	var err error
 	if *out, err = filepath.Abs(*out); err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench attach:", err)
+		fmt.Fprintln(os.Stderr, "slowpoke bench attach:", errText(err))
 		return 1
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench attach:", err)
+		fmt.Fprintln(os.Stderr, "slowpoke bench attach:", errText(err))
 		return 1
 	}
 	// The started demo: the demo's spec and a slowpoke-emu link on the
 	// services' PATH, as slowpoke demo sets it up.
 	started := predictConfig{outDir: *out}
 	if err := demoSetup(&started); err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench attach:", err)
+		fmt.Fprintln(os.Stderr, "slowpoke bench attach:", errText(err))
 		return 1
 	}
 	predictArgs := []string{"--target", "cart", "--reduce", *reduce, "--reps", strconv.Itoa(*predictReps),
@@ -142,7 +142,7 @@ func benchAttach(args []string) int {
 			}
 			dir, err := filepath.Abs(filepath.Join(*out, fmt.Sprintf("%s-%d", kind, rep)))
 			if err != nil {
-				fmt.Fprintln(os.Stderr, "slowpoke bench attach:", err)
+				fmt.Fprintln(os.Stderr, "slowpoke bench attach:", errText(err))
 				return 1
 			}
 			r := attachRun{Rep: rep, Kind: kind, Dir: dir}

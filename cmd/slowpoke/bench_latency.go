@@ -53,12 +53,12 @@ func benchLatency(args []string) int {
 	}
 	extra, err := benchSetup(out, "latency")
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", err)
+		fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", errText(err))
 		return 1
 	}
 	if *overhead {
 		if err := latencyOverhead(extra, *reps); err != nil {
-			fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", err)
+			fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", errText(err))
 			return failureStatus(err)
 		}
 		return 0
@@ -70,13 +70,13 @@ func benchLatency(args []string) int {
 		if cs == "suite" {
 			cfgs, err := suite.Latency(1)
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", err)
+				fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", errText(err))
 				return 1
 			}
 			for _, c := range cfgs {
 				p, err := suite.Write(filepath.Join(*out, "suite"), c)
 				if err != nil {
-					fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", err)
+					fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", errText(err))
 					return 1
 				}
 				ks = append(ks, kase{p, c.Target})

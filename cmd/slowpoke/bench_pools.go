@@ -28,7 +28,7 @@ func benchPools(args []string) int {
 	}
 	extra, err := benchSetup(out, "pools")
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "slowpoke bench pools: %v\n", err)
+		fmt.Fprintf(os.Stderr, "slowpoke bench pools: %v\n", errText(err))
 		return 1
 	}
 	type row struct {

@@ -169,7 +169,7 @@ func rank(c rankConfig) error {
 		case errors.Is(err, experiment.ErrNotCalled):
 			e.Verdict, e.Reason = report.VerdictNotCalled, "the workload does not call it"
 		default:
-			e.Verdict, e.Reason = report.VerdictFailed, err.Error()
+			e.Verdict, e.Reason = report.VerdictFailed, errText(err)
 		}
 		report.Judge(&e, c.minGain)
 		prog.end()

@@ -141,7 +141,7 @@ func runCommand(name string, fs *flag.FlagSet, args []string, required []string,
 		return 2
 	}
 	if err := main(); err != nil {
-		fmt.Fprintf(os.Stderr, "slowpoke %s: %v\n", name, err)
+		fmt.Fprintf(os.Stderr, "slowpoke %s: %v\n", name, errText(err))
 		if errors.Is(err, context.Canceled) {
 			return 130
 		}
