@@ -159,6 +159,13 @@ func (r *Runner) fromSpans(s *sample, p *profile, targetCPU time.Duration) {
 	if r.opts.Validate {
 		instead += ", and validate learns its calls per request from its ground-truth knob in a run of its own"
 	}
+	// An application none of whose services exports spans is the common
+	// case, not a fault: one line says what is done. A warning is for a
+	// target silent where spans do arrive (its SDK misconfigured).
+	if st := r.opts.Spans.Stats(); st.Spans == 0 && st.Rejected == 0 {
+		r.progress("no OpenTelemetry span arrived from any service: %s (docs/opentelemetry.md)", instead)
+		return
+	}
 	var names []string
 	for _, svc := range r.spec.Services {
 		names = append(names, svc.Name)

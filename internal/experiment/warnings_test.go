@@ -135,10 +135,11 @@ func TestMissingSpansWarning(t *testing.T) {
 	const want = `"t" sent no OpenTelemetry SERVER span during pre-profiling`
 	for _, tc := range []struct {
 		name   string
-		export bool // a SERVER span of the target per request
+		export string // the service that exports a SERVER span per request
 	}{
-		{"no spans", false},
-		{"spans", true},
+		{"no spans from any service", ""},
+		{"spans from another service only", "front"},
+		{"spans", "t"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -150,8 +151,8 @@ func TestMissingSpansWarning(t *testing.T) {
 			_, res, err := runFake(t, runCase{reduce: "50%",
 				services: func(s []fakeService) { s[1].uninstrument = true },
 				app: func(a *fakeApp) {
-					if tc.export {
-						exportSpans(t, rcv, a)
+					if tc.export != "" {
+						exportSpans(t, rcv, a, tc.export)
 					}
 				},
 				opts: func(o *Options) { o.Spans = rcv }})
@@ -159,7 +160,14 @@ func TestMissingSpansWarning(t *testing.T) {
 				t.Fatal(err)
 			}
 			i := slices.IndexFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, want) })
-			if tc.export {
+			if tc.export == "" {
+				// No service exports: nothing is amiss, no warning.
+				if i >= 0 || res.CallsFrom != "" || res.C1 != 1 {
+					t.Errorf("calls from %q, c1 %v, warnings %q: want not counted, 1, no warning of missing spans", res.CallsFrom, res.C1, res.Warnings)
+				}
+				return
+			}
+			if tc.export == "t" {
 				if i >= 0 || res.CallsFrom != "spans" || res.C1 < 0.5 || res.C1 > 1.5 {
 					t.Errorf("calls from %q, c1 %.3f, warnings %q: want counted from spans, about 1, no warning of missing spans", res.CallsFrom, res.C1, res.Warnings)
 				}
@@ -180,10 +188,9 @@ func TestMissingSpansWarning(t *testing.T) {
 	}
 }
 
-// exportSpans exports to rcv, as the target "t" of a would, one SERVER
-// span for each request that a's entry served, every 5 ms until the test
-// ends.
-func exportSpans(t *testing.T, rcv *spans.Receiver, a *fakeApp) {
+// exportSpans exports to rcv, as service svc of a would, one SERVER span
+// for each request that a's entry served, every 5 ms until the test ends.
+func exportSpans(t *testing.T, rcv *spans.Receiver, a *fakeApp, svc string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-done })
@@ -205,7 +212,7 @@ func exportSpans(t *testing.T, rcv *spans.Receiver, a *fakeApp) {
 			}
 			td := ptrace.NewTraces()
 			rs := td.ResourceSpans().AppendEmpty()
-			rs.Resource().Attributes().PutStr("service.name", "t")
+			rs.Resource().Attributes().PutStr("service.name", svc)
 			ss := rs.ScopeSpans().AppendEmpty().Spans()
 			now := pcommon.NewTimestampFromTime(time.Now())
 			for ; sent < n; sent++ {
