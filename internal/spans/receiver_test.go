@@ -422,13 +422,30 @@ func TestSettleWaitsForLateSpans(t *testing.T) {
 			from := time.Now().Add(10 * time.Millisecond)
 			end := from.Add(100 * time.Millisecond)
 			time.Sleep(time.Until(end))
+			// The late exports come from a goroutine of their own, which
+			// must not call t.Fatal (post does): it reports by errs.
+			errs := make(chan error, 1)
 			go func() {
+				defer close(errs)
 				for i := range tc.batches {
 					time.Sleep(tc.every)
-					post(t, r, traces(testSpan{svc: "cart", kind: ptrace.SpanKindServer, trace: byte(i + 1), id: byte(i + 1), start: from.Add(time.Duration(i) * time.Millisecond)}), "application/x-protobuf", false)
+					body, err := ptraceotlp.NewExportRequestFromTraces(traces(testSpan{svc: "cart", kind: ptrace.SpanKindServer, trace: byte(i + 1), id: byte(i + 1), start: from.Add(time.Duration(i) * time.Millisecond)})).MarshalProto()
+					if err == nil {
+						var resp *http.Response
+						if resp, err = http.Post(r.Endpoint()+"/v1/traces", "application/x-protobuf", bytes.NewReader(body)); err == nil {
+							resp.Body.Close()
+						}
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
 				}
 			}()
 			if err := r.Settle(context.Background(), end); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-errs; err != nil {
 				t.Fatal(err)
 			}
 			took := time.Since(end)
