@@ -284,7 +284,9 @@ func (g *guard) read(in io.Reader) {
 			g.mu.Lock()
 			if w := g.services[m.Name]; w != nil {
 				delete(g.services, m.Name)
-				unix.Close(w.pidfd)
+				if w.pidfd >= 0 {
+					unix.Close(w.pidfd)
+				}
 			}
 			// A restart: an attached service is let go and ended by
 			// the orchestrator, and started under slowpoke.
@@ -340,12 +342,19 @@ func (g *guard) addService(s Service) {
 			unix.Close(fd)
 		}
 		g.log.Printf("service %s: its controller (PID %d) is already gone", s.Name, s.Controller.PID)
+		// Recorded as the current one, as a live controller's is: the
+		// event ends or gives back the service only if it still is (no
+		// "forget" came meanwhile).
 		w := &watched{Service: s, pidfd: -1}
+		if old := g.services[s.Name]; old != nil && old.pidfd >= 0 {
+			unix.Close(old.pidfd)
+		}
+		g.services[s.Name] = w
 		go func() { g.events <- event{service: s.Name, w: w} }()
 		return
 	}
 	w := &watched{Service: s, pidfd: fd}
-	if old := g.services[s.Name]; old != nil {
+	if old := g.services[s.Name]; old != nil && old.pidfd >= 0 {
 		unix.Close(old.pidfd)
 	}
 	g.services[s.Name] = w

@@ -422,6 +422,54 @@ func TestLateMessageEnded(t *testing.T) {
 	}
 }
 
+// A service told to the guard after its controller died (the guard reads
+// its pipe late, on a busy host) is ended as if the controller had died
+// after: not left running until the run ends.
+func TestServiceOfDeadController(t *testing.T) {
+	start := func(group bool) (*exec.Cmd, chan struct{}) {
+		cmd := exec.Command("sleep", "60")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: group}
+		if err := cmd.Start(); err != nil {
+			t.Skipf("sleep: %v", err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+		return cmd, exited
+	}
+	orch, _ := start(false)
+	ctl, ctlExited := start(false)
+	svc, exited := start(true)
+	g := exec.Command(os.Args[0], "guard")
+	in, _ := g.StdinPipe()
+	var logb strings.Builder
+	g.Stderr = &logb
+	if err := g.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Process.Kill(); g.Wait() })
+	send := func(m message) {
+		b, _ := json.Marshal(m)
+		if _, err := in.Write(append(b, '\n')); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, _ := Identify(orch.Process.Pid)
+	c, _ := Identify(ctl.Process.Pid)
+	grp, _ := Identify(svc.Process.Pid)
+	send(message{Op: "run", Run: &Run{Orchestrator: o}})
+	ctl.Process.Kill()
+	<-ctlExited
+	send(message{Op: "service", Service: &Service{Name: "told-late", Controller: c, Group: grp}})
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Errorf("the service of a controller dead before the guard heard of it still runs:\n%s", logb.String())
+	}
+	in.Close()
+	g.Wait()
+}
+
 // strays finds a service's processes by their environment, and only for
 // the controller that started them: not for another service's name, not
 // for a controller whose pid now runs another process (a reused pid).
