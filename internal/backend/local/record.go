@@ -147,61 +147,16 @@ func runOrchestrator(id string) guard.Proc {
 // left alone: it is another run in progress.
 func cleanLeftovers(hier *pause.Hierarchy) []string {
 	var notes []string
-	quiet := func(string, ...any) {}
 	var recs []string
 	if err := checkRunsDir(); err == nil {
 		recs, _ = filepath.Glob(filepath.Join(RunsDir(), "*.json"))
 	}
 	// A record half written when its run was killed: removed once that
 	// run's orchestrator is gone.
-	if err := checkRunsDir(); err == nil {
-		ents, _ := os.ReadDir(RunsDir())
-		for _, e := range ents {
-			dest, ok := atomicfile.Leftover(e.Name())
-			if !ok {
-				// Written by slowpoke before atomicfile named its
-				// temporary files.
-				dest, ok = strings.CutSuffix(e.Name(), ".tmp")
-			}
-			id, isRecord := strings.CutSuffix(dest, ".json")
-			path := filepath.Join(RunsDir(), e.Name())
-			if ok && isRecord && !runOrchestrator(id).Alive() && checkPrivate(path, false) == nil {
-				os.Remove(path)
-			}
-		}
-	}
+	removeHalfWritten()
 	for _, path := range recs {
-		// A record names processes and cgroups to end: only one this
-		// user wrote, in a directory no one else can write to, is read.
-		if err := checkPrivate(path, false); err != nil {
-			notes = append(notes, fmt.Sprintf("ignored run record %s: %v", path, err))
-			continue
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		var r record
-		if err := json.Unmarshal(b, &r); err != nil {
-			os.Remove(path)
-			continue
-		}
-		if err := r.confine(hier); err != nil {
-			notes = append(notes, fmt.Sprintf("ignored run record %s: %v", path, err))
-			continue
-		}
-		r.Record = path
-		if r.Orchestrator.Alive() {
-			continue
-		}
-		// A guard still alive is ending the run: give it the time it needs.
-		for deadline := time.Now().Add(2*guard.Grace + 2*time.Second); r.Guard.Alive() && time.Now().Before(deadline); {
-			time.Sleep(50 * time.Millisecond)
-		}
-		ended := guard.End(r.Run, r.Services, nil, quiet)
-		if len(ended) > 0 {
-			notes = append(notes, fmt.Sprintf("an earlier run (orchestrator PID %d, started %s) did not end cleanly; ended what it left: %s",
-				r.Orchestrator.PID, r.Started.Local().Format(time.DateTime), strings.Join(ended, ", ")))
+		if note := cleanRecordedRun(path, hier); note != "" {
+			notes = append(notes, note)
 		}
 	}
 	if hier == nil {
@@ -211,40 +166,113 @@ func cleanLeftovers(hier *pause.Hierarchy) []string {
 	// orchestrator.
 	dirs, _ := filepath.Glob(filepath.Join(hier.Root, "run-*"))
 	for _, dir := range dirs {
-		orch := runOrchestrator(filepath.Base(dir))
-		if orch.Alive() {
-			continue
-		}
-		pid := orch.PID
-		leaves, _ := filepath.Glob(filepath.Join(dir, "*"))
-		var cgs []string
-		for _, l := range leaves {
-			if st, err := os.Stat(l); err == nil && st.IsDir() {
-				cgs = append(cgs, l)
-			}
-		}
-		var ended []string
-		for _, p := range cgs {
-			cg := pause.Cgroup{Path: p, V2: hier.V2}
-			if strings.HasPrefix(filepath.Base(p), AttachedPrefix) {
-				// Processes slowpoke did not start: never ended. Without
-				// the record, where they came from is not known: they go
-				// to the cgroup slowpoke's own directory is in.
-				if pids, _ := attach.Release(cg, filepath.Dir(hier.Root)); len(pids) > 0 {
-					ended = append(ended, fmt.Sprintf("%s (PIDs %v, attached: continued and moved to %s, not ended)", filepath.Base(p), pids, filepath.Dir(hier.Root)))
-				}
-				cg.Remove()
-				continue
-			}
-			if pids := cg.Kill(guard.Grace); len(pids) > 0 {
-				ended = append(ended, fmt.Sprintf("%s (PIDs %v)", filepath.Base(p), pids))
-			}
-			cg.Remove()
-		}
-		os.Remove(dir)
-		if len(ended) > 0 {
-			notes = append(notes, fmt.Sprintf("cgroups of an earlier run (orchestrator PID %d) still held processes; ended %s", pid, strings.Join(ended, ", ")))
+		if note := cleanRunCgroups(hier, dir); note != "" {
+			notes = append(notes, note)
 		}
 	}
 	return notes
+}
+
+// removeHalfWritten removes from RunsDir the temporary files of records
+// that were being written when their runs were killed, each once its run's
+// orchestrator is gone (and only those this user owns).
+func removeHalfWritten() {
+	if err := checkRunsDir(); err != nil {
+		return
+	}
+	ents, _ := os.ReadDir(RunsDir())
+	for _, e := range ents {
+		dest, ok := atomicfile.Leftover(e.Name())
+		if !ok {
+			// Written by slowpoke before atomicfile named its
+			// temporary files.
+			dest, ok = strings.CutSuffix(e.Name(), ".tmp")
+		}
+		id, isRecord := strings.CutSuffix(dest, ".json")
+		path := filepath.Join(RunsDir(), e.Name())
+		if ok && isRecord && !runOrchestrator(id).Alive() && checkPrivate(path, false) == nil {
+			os.Remove(path)
+		}
+	}
+}
+
+// cleanRecordedRun ends what the run recorded at path left, if its
+// orchestrator is gone, once its guard has had the time to end it. It
+// returns a line saying what it ended, or why it ignored the record; ""
+// for neither.
+func cleanRecordedRun(path string, hier *pause.Hierarchy) string {
+	// A record names processes and cgroups to end: only one this
+	// user wrote, in a directory no one else can write to, is read.
+	if err := checkPrivate(path, false); err != nil {
+		return fmt.Sprintf("ignored run record %s: %v", path, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var r record
+	if err := json.Unmarshal(b, &r); err != nil {
+		os.Remove(path)
+		return ""
+	}
+	if err := r.confine(hier); err != nil {
+		return fmt.Sprintf("ignored run record %s: %v", path, err)
+	}
+	r.Record = path
+	if r.Orchestrator.Alive() {
+		return ""
+	}
+	// A guard still alive is ending the run: give it the time it needs.
+	for deadline := time.Now().Add(2*guard.Grace + 2*time.Second); r.Guard.Alive() && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	quiet := func(string, ...any) {}
+	ended := guard.End(r.Run, r.Services, nil, quiet)
+	if len(ended) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("an earlier run (orchestrator PID %d, started %s) did not end cleanly; ended what it left: %s",
+		r.Orchestrator.PID, r.Started.Local().Format(time.DateTime), strings.Join(ended, ", "))
+}
+
+// cleanRunCgroups ends what the cgroups in dir, a run's directory under
+// hier's root, still hold if that run's orchestrator is gone (attached
+// processes are continued and moved out, never ended), and removes them
+// and dir. It returns a line saying what it ended, or "".
+func cleanRunCgroups(hier *pause.Hierarchy, dir string) string {
+	orch := runOrchestrator(filepath.Base(dir))
+	if orch.Alive() {
+		return ""
+	}
+	pid := orch.PID
+	leaves, _ := filepath.Glob(filepath.Join(dir, "*"))
+	var cgs []string
+	for _, l := range leaves {
+		if st, err := os.Stat(l); err == nil && st.IsDir() {
+			cgs = append(cgs, l)
+		}
+	}
+	var ended []string
+	for _, p := range cgs {
+		cg := pause.Cgroup{Path: p, V2: hier.V2}
+		if strings.HasPrefix(filepath.Base(p), AttachedPrefix) {
+			// Processes slowpoke did not start: never ended. Without
+			// the record, where they came from is not known: they go
+			// to the cgroup slowpoke's own directory is in.
+			if pids, _ := attach.Release(cg, filepath.Dir(hier.Root)); len(pids) > 0 {
+				ended = append(ended, fmt.Sprintf("%s (PIDs %v, attached: continued and moved to %s, not ended)", filepath.Base(p), pids, filepath.Dir(hier.Root)))
+			}
+			cg.Remove()
+			continue
+		}
+		if pids := cg.Kill(guard.Grace); len(pids) > 0 {
+			ended = append(ended, fmt.Sprintf("%s (PIDs %v)", filepath.Base(p), pids))
+		}
+		cg.Remove()
+	}
+	os.Remove(dir)
+	if len(ended) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("cgroups of an earlier run (orchestrator PID %d) still held processes; ended %s", pid, strings.Join(ended, ", "))
 }
