@@ -93,14 +93,50 @@ type Service struct {
 // Start starts every service of s and waits until all are ready. On error
 // everything started so far is stopped.
 func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error) {
+	opts, err := resolveOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	d, err := newDeployment(s, opts)
+	if err != nil {
+		return nil, err
+	}
+	// What an earlier run left (its orchestrator killed, its guard too)
+	// would hold the ports: end it first, and say so.
+	for _, note := range cleanLeftovers(d.Cgroups) {
+		opts.Logf("warning: %s", note)
+	}
+	if err := d.findAttached(); err != nil {
+		return nil, err
+	}
+	if err := checkPorts(d.startedServices()); err != nil {
+		return nil, err
+	}
+	if err := d.checkCommands(); err != nil {
+		return nil, err
+	}
+	if w := d.placement.Warning; w != "" {
+		opts.Logf("warning: %s", w)
+	}
+	if err := d.startServices(ctx); err != nil {
+		d.Stop()
+		return nil, err
+	}
+	return d, nil
+}
+
+// resolveOptions checks opts and completes them for Start: the defaults,
+// the slowpoke binary, ExtraPath and LogDir made absolute, and LogDir
+// made if it is missing.
+func resolveOptions(opts Options) (Options, error) {
 	if opts.LogDir == "" {
-		return nil, errors.New("local: LogDir is required")
+		return Options{}, errors.New("local: LogDir is required")
 	}
 	opts.Options = opts.Options.WithDefaults()
 	if opts.Executable == "" {
 		exe, err := os.Executable()
 		if err != nil {
-			return nil, err
+			return Options{}, err
 		}
 		opts.Executable = exe
 	}
@@ -110,7 +146,7 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 	for i, dir := range opts.ExtraPath {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
-			return nil, err
+			return Options{}, err
 		}
 		extra[i] = abs
 	}
@@ -119,8 +155,16 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 		opts.LogDir = abs
 	}
 	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
-		return nil, err
+		return Options{}, err
 	}
+	return opts, nil
+}
+
+// newDeployment makes the Deployment of s with opts (as resolveOptions
+// left them), starting no service: its secret, the services' placement on
+// the available cores, and, unless opts.NoCgroups, the cgroup hierarchy
+// (without one, a note says so).
+func newDeployment(s *spec.Spec, opts Options) (*Deployment, error) {
 	secret := opts.Secret
 	if secret == nil {
 		secret = make([]byte, 32)
@@ -145,51 +189,36 @@ func Start(ctx context.Context, s *spec.Spec, opts Options) (*Deployment, error)
 			opts.Logf("note: no cgroups for the services (%v): their processes are known by process group only, and the cgroup pause method is not available", err)
 		}
 	}
-	// What an earlier run left (its orchestrator killed, its guard too)
-	// would hold the ports: end it first, and say so.
-	for _, note := range cleanLeftovers(d.Cgroups) {
-		opts.Logf("warning: %s", note)
-	}
-	if err := d.findAttached(); err != nil {
-		return nil, err
-	}
-	if err := checkPorts(d.startedServices()); err != nil {
-		return nil, err
-	}
-	if err := d.checkCommands(); err != nil {
-		return nil, err
-	}
-	if w := d.placement.Warning; w != "" {
-		opts.Logf("warning: %s", w)
-	}
+	return d, nil
+}
+
+// startServices guards the run, then launches every service and waits
+// until all are ready. On error the caller stops d: what started so far
+// is not stopped here.
+func (d *Deployment) startServices(ctx context.Context) error {
 	if err := d.guardRun(); err != nil {
-		d.Stop()
-		return nil, err
+		return err
 	}
 	// The orchestrator and the load generator stay off the target's cores
 	// (and off every service's, under dedicated placement).
 	if err := PinProcess(d.placement.OtherCPUs); err != nil {
-		d.Stop()
-		return nil, err
+		return err
 	}
-	for i := range s.Services {
-		if err := d.launch(&s.Services[i]); err != nil {
-			d.Stop()
-			return nil, err
+	for i := range d.spec.Services {
+		if err := d.launch(&d.spec.Services[i]); err != nil {
+			return err
 		}
 	}
 	go d.watchGuard()
-	for _, svc := range s.Services {
+	for _, svc := range d.spec.Services {
 		if err := d.waitReady(ctx, &svc); err != nil {
-			d.Stop()
-			return nil, err
+			return err
 		}
 		if err := d.applyPool(&svc); err != nil {
-			d.Stop()
-			return nil, err
+			return err
 		}
 	}
-	return d, nil
+	return nil
 }
 
 // applyPool sets the service's pool (spec.Service.Pool) through its
