@@ -20,6 +20,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/nodeagent"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
 )
 
 // Mode is how a run reaches the services' pods.
@@ -192,31 +193,9 @@ func (d *Deployment) agentTemplate(services []nodeagent.Service, nodes []string)
 // and its agents' DaemonSet, waits for the agents and connects to their
 // controllers. Nothing of the application changes.
 func (d *Deployment) startAgent(ctx context.Context) error {
-	ns := d.k.Namespace
-	d.pods = map[string][]podRef{}
-	var services []nodeagent.Service
-	nodes := map[string]bool{}
-	for i := range d.spec.Services {
-		sv := &d.spec.Services[i]
-		dep, err := d.client.AppsV1().Deployments(ns).Get(ctx, deploymentName(sv), metav1.GetOptions{})
-		if err != nil {
-			return serviceErr(sv.Name, explainAPI(err, "get", "deployments", ns, deploymentName(sv)))
-		}
-		if _, ok := dep.Annotations[AnnotationOriginal]; ok {
-			return fmt.Errorf("service %q: Deployment %s/%s is under slowpoke (%s); if that run is over, `slowpoke restore -f SPEC` puts it back",
-				sv.Name, ns, dep.Name, describeRun(dep.Annotations[AnnotationRun]))
-		}
-		pods, err := runningPods(ctx, d.client, dep)
-		if err != nil {
-			return serviceErr(sv.Name, err)
-		}
-		agentSv := nodeagent.Service{Name: sv.Name, Port: d.k.ControlPort + i}
-		for _, p := range pods {
-			agentSv.Pods = append(agentSv.Pods, p.uid)
-			nodes[p.node] = true
-		}
-		d.pods[sv.Name] = pods
-		services = append(services, agentSv)
+	services, nodes, err := d.findReplicas(ctx)
+	if err != nil {
+		return err
 	}
 	if len(nodes) > 1 {
 		// Rounds would have to travel between the agents of different
@@ -229,6 +208,57 @@ func (d *Deployment) startAgent(ctx context.Context) error {
 	if err := d.makeSecret(ctx); err != nil {
 		return err
 	}
+	if err := d.makeAgents(ctx, services, nodes); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, d.opts.RolloutTimeout)
+	defer cancel()
+	agents, err := waitAgents(wctx, d.client, d.k.Namespace, d.run.ID, sortedKeys(nodes))
+	if err != nil {
+		return err
+	}
+	d.agents = agents
+	return d.connectAgent(ctx, &agents[0])
+}
+
+// findReplicas finds every service's Deployment and its running pods
+// (into d.pods), refusing a Deployment already under slowpoke. It returns
+// the services as the agent is told of them and the nodes their pods run
+// on.
+func (d *Deployment) findReplicas(ctx context.Context) ([]nodeagent.Service, map[string]bool, error) {
+	ns := d.k.Namespace
+	d.pods = map[string][]podRef{}
+	var services []nodeagent.Service
+	nodes := map[string]bool{}
+	for i := range d.spec.Services {
+		sv := &d.spec.Services[i]
+		dep, err := d.client.AppsV1().Deployments(ns).Get(ctx, deploymentName(sv), metav1.GetOptions{})
+		if err != nil {
+			return nil, nil, serviceErr(sv.Name, explainAPI(err, "get", "deployments", ns, deploymentName(sv)))
+		}
+		if _, ok := dep.Annotations[AnnotationOriginal]; ok {
+			return nil, nil, fmt.Errorf("service %q: Deployment %s/%s is under slowpoke (%s); if that run is over, `slowpoke restore -f SPEC` puts it back",
+				sv.Name, ns, dep.Name, describeRun(dep.Annotations[AnnotationRun]))
+		}
+		pods, err := runningPods(ctx, d.client, dep)
+		if err != nil {
+			return nil, nil, serviceErr(sv.Name, err)
+		}
+		agentSv := nodeagent.Service{Name: sv.Name, Port: d.k.ControlPort + i}
+		for _, p := range pods {
+			agentSv.Pods = append(agentSv.Pods, p.uid)
+			nodes[p.node] = true
+		}
+		d.pods[sv.Name] = pods
+		services = append(services, agentSv)
+	}
+	return services, nodes, nil
+}
+
+// makeAgents makes the run's DaemonSet of agents for services on nodes
+// (d.dsMade says, from then on, that stopAgent deletes it).
+func (d *Deployment) makeAgents(ctx context.Context, services []nodeagent.Service, nodes map[string]bool) error {
+	ns := d.k.Namespace
 	ds := &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: d.daemonSetName(), Labels: map[string]string{LabelRun: d.run.ID}},
 		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelAgent: d.run.ID}},
@@ -240,14 +270,14 @@ func (d *Deployment) startAgent(ctx context.Context) error {
 	d.dsMade = true
 	d.opts.Logf("node agent: DaemonSet %s/%s on %s, for %d pods of %d services; nothing of the application changes (run %s)",
 		ns, ds.Name, strings.Join(sortedKeys(nodes), ", "), countPods(d.pods), len(services), d.run.ID)
-	wctx, cancel := context.WithTimeout(ctx, d.opts.RolloutTimeout)
-	defer cancel()
-	agents, err := waitAgents(wctx, d.client, ns, d.run.ID, sortedKeys(nodes))
-	if err != nil {
-		return err
-	}
-	d.agents = agents
-	agent := agents[0]
+	return nil
+}
+
+// connectAgent connects to every service's controller in agent, the
+// running agent's pod, waiting until each answers, and records the
+// services.
+func (d *Deployment) connectAgent(ctx context.Context, agent *corev1.Pod) error {
+	ns := d.k.Namespace
 	host := agent.Status.PodIP
 	if d.opts.ControlHost != "" {
 		host = d.opts.ControlHost
@@ -255,19 +285,8 @@ func (d *Deployment) startAgent(ctx context.Context) error {
 	for i, sv := range d.spec.Services {
 		addr := net.JoinHostPort(host, strconv.Itoa(d.k.ControlPort+i))
 		ctl := controller.NewClient(addr, d.secret)
-		var err error
-		for deadline := time.Now().Add(sv.Ready.Timeout.Duration); ; {
-			if _, err = ctl.Stats(); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("service %q: its controller in the node agent at %s does not answer: %v (kubectl logs -n %s %s)", sv.Name, addr, err, ns, agent.Name)
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(100 * time.Millisecond):
-			}
+		if err := d.awaitAgentController(ctx, ctl, &sv, addr, agent.Name); err != nil {
+			return err
 		}
 		var uids []string
 		for _, p := range d.pods[sv.Name] {
@@ -280,6 +299,25 @@ func (d *Deployment) startAgent(ctx context.Context) error {
 		d.mu.Unlock()
 	}
 	return nil
+}
+
+// awaitAgentController waits, up to sv's ready timeout, until ctl, sv's
+// controller at addr in the agent's pod agentPod, answers.
+func (d *Deployment) awaitAgentController(ctx context.Context, ctl *controller.Client, sv *spec.Service, addr, agentPod string) error {
+	for deadline := time.Now().Add(sv.Ready.Timeout.Duration); ; {
+		_, err := ctl.Stats()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("service %q: its controller in the node agent at %s does not answer: %v (kubectl logs -n %s %s)", sv.Name, addr, err, d.k.Namespace, agentPod)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // runningPods lists dep's pods that run (not being deleted): every
