@@ -174,65 +174,97 @@ func Restore(ctx context.Context, s *spec.Spec, c API, logf func(string, ...any)
 	if err != nil {
 		return err
 	}
-	var errs []error
+	r := &restoration{c: c, ns: ns, live: live, logf: logf, kept: map[string][]string{}}
 	agents, err := restoreAgents(ctx, c, ns, live, logf)
 	if err != nil {
-		errs = append(errs, err)
+		r.errs = append(r.errs, err)
 	}
-	var rolled []string
-	kept := map[string][]string{} // a live run's description: its Deployments
 	for i := range s.Services {
-		sv := &s.Services[i]
-		name := deploymentName(sv)
-		dep, err := c.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			errs = append(errs, serviceErr(sv.Name, explainAPI(err, "get", "deployments", ns, name)))
-			continue
-		}
-		if _, ok := dep.Annotations[AnnotationOriginal]; !ok {
-			continue
-		}
-		id := runOf(dep.Annotations[AnnotationRun])
-		if id != "" && live[id] {
-			run := describeRun(dep.Annotations[AnnotationRun])
-			kept[run] = append(kept[run], name)
-			continue
-		}
-		start := time.Now()
-		ok, err := restoreDeployment(ctx, c, ns, name, id)
-		if err != nil {
-			errs = append(errs, serviceErr(sv.Name, err))
-			continue
-		}
-		if ok {
-			rolled = append(rolled, name)
-			logf("restored Deployment %s/%s (%s)", ns, name, time.Since(start).Round(time.Millisecond))
-		}
+		r.restoreService(ctx, &s.Services[i])
 	}
-	for _, sec := range secrets.Items {
-		if live[sec.Labels[LabelRun]] {
-			continue
-		}
-		if err := c.CoreV1().Secrets(ns).Delete(ctx, sec.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, explainAPI(err, "delete", "secrets", ns, sec.Name))
-		} else {
-			logf("deleted Secret %s/%s", ns, sec.Name)
-		}
-	}
-	for _, name := range rolled {
-		if _, err := waitRollout(ctx, c, ns, name, func(p *corev1.Pod) bool { return p.Annotations[AnnotationRun] == "" }); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, run := range slices.Sorted(maps.Keys(kept)) {
-		names := kept[run]
-		errs = append(errs, fmt.Errorf("left Deployments %s in namespace %q under slowpoke: %s still runs (its Secret was renewed meanwhile) and puts them back when it ends; stop that run, or run `slowpoke restore` again once it is gone",
-			strings.Join(names, ", "), ns, run))
-	}
-	if len(rolled) == 0 && len(agents) == 0 && len(errs) == 0 {
+	r.deleteSecrets(ctx, secrets.Items)
+	r.waitRollouts(ctx)
+	r.reportKept()
+	if len(r.rolled) == 0 && len(agents) == 0 && len(r.errs) == 0 {
 		logf("nothing to restore in namespace %q: no Deployment of %q is under slowpoke", ns, s.Name)
 	}
-	return errors.Join(errs...)
+	return errors.Join(r.errs...)
+}
+
+// restoration is what one Restore works with in namespace ns, and what it
+// has done so far.
+type restoration struct {
+	c    API
+	ns   string
+	live map[string]bool // the runs that still live, by id
+	logf func(string, ...any)
+
+	errs   []error
+	rolled []string            // the Deployments put back, rolling out
+	kept   map[string][]string // a live run's description: its Deployments
+}
+
+// restoreService puts back sv's Deployment if a run that no longer lives
+// left it under slowpoke; a live run's is kept.
+func (r *restoration) restoreService(ctx context.Context, sv *spec.Service) {
+	name := deploymentName(sv)
+	dep, err := r.c.AppsV1().Deployments(r.ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		r.errs = append(r.errs, serviceErr(sv.Name, explainAPI(err, "get", "deployments", r.ns, name)))
+		return
+	}
+	if _, ok := dep.Annotations[AnnotationOriginal]; !ok {
+		return
+	}
+	id := runOf(dep.Annotations[AnnotationRun])
+	if id != "" && r.live[id] {
+		run := describeRun(dep.Annotations[AnnotationRun])
+		r.kept[run] = append(r.kept[run], name)
+		return
+	}
+	start := time.Now()
+	ok, err := restoreDeployment(ctx, r.c, r.ns, name, id)
+	if err != nil {
+		r.errs = append(r.errs, serviceErr(sv.Name, err))
+		return
+	}
+	if ok {
+		r.rolled = append(r.rolled, name)
+		r.logf("restored Deployment %s/%s (%s)", r.ns, name, time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// deleteSecrets deletes the Secrets of the runs that no longer live.
+func (r *restoration) deleteSecrets(ctx context.Context, secrets []corev1.Secret) {
+	for _, sec := range secrets {
+		if r.live[sec.Labels[LabelRun]] {
+			continue
+		}
+		if err := r.c.CoreV1().Secrets(r.ns).Delete(ctx, sec.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			r.errs = append(r.errs, explainAPI(err, "delete", "secrets", r.ns, sec.Name))
+		} else {
+			r.logf("deleted Secret %s/%s", r.ns, sec.Name)
+		}
+	}
+}
+
+// waitRollouts waits until every Deployment put back has rolled out.
+func (r *restoration) waitRollouts(ctx context.Context) {
+	for _, name := range r.rolled {
+		if _, err := waitRollout(ctx, r.c, r.ns, name, func(p *corev1.Pod) bool { return p.Annotations[AnnotationRun] == "" }); err != nil {
+			r.errs = append(r.errs, err)
+		}
+	}
+}
+
+// reportKept adds an error for each live run whose Deployments were kept
+// under slowpoke, in the order of the runs' descriptions.
+func (r *restoration) reportKept() {
+	for _, run := range slices.Sorted(maps.Keys(r.kept)) {
+		names := r.kept[run]
+		r.errs = append(r.errs, fmt.Errorf("left Deployments %s in namespace %q under slowpoke: %s still runs (its Secret was renewed meanwhile) and puts them back when it ends; stop that run, or run `slowpoke restore` again once it is gone",
+			strings.Join(names, ", "), r.ns, run))
+	}
 }
 
 // maxLiveWait bounds how long Restore watches for renewals.
