@@ -10,53 +10,55 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/slowpoke-dev/slowpoke/internal/backend"
-	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/bench"
-	"github.com/slowpoke-dev/slowpoke/internal/experiment"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
-	"github.com/slowpoke-dev/slowpoke/internal/spec"
-	"github.com/slowpoke-dev/slowpoke/model"
 )
 
-// benches are the benchmarks of slowpoke bench, each with what it
-// measures.
-var benches = []struct{ name, doc string }{
-	{"overhead", "throughput cost of the instrumentation and controllers at zero pause,\nagainst the same two emulated services uninstrumented"},
-	{"accuracy", "slowpoke validate on synthetic configurations (docs/suite.md):\nprediction error against ground truth, per point and overall"},
-	{"pausecost", "what one round of pauses costs the paused services' cores, per pause\nmethod, as the number of services sharing them grows"},
-	{"methods", "validate an application with several pause methods against one ground\ntruth, interleaved: every method's error per point, paired"},
-	{"pools", "slowpoke pools --validate on applications with a best pool size: the\nrecommended size's goodput against half, double and unlimited"},
-	{"attach", "the demo started by a plain shell script and predicted attached, against\nthe demo started by slowpoke, alternating: both predictions per point, paired"},
-	{"faults", "predict attached to the demo started by a shell script, with the\norchestrator, a controller or the guard SIGKILLed mid-pause: what was\nleft stopped, frozen, pinned or reniced, and the time to recovery"},
-	{"latency", "slowpoke latency --validate on the latency suite and the applications:\npredicted against true p50 and p99 per request type; --overhead: the\nmetadata's cost at delay 0"},
+// benchmark is one benchmark of "slowpoke bench": its name, what it
+// measures, and the command that runs it.
+type benchmark struct {
+	name, doc string
+	run       func(args []string) int
 }
 
-func runBench(args []string) int {
-	run := map[string]func([]string) int{
-		"overhead": benchOverhead, "accuracy": benchAccuracy, "pausecost": benchPauseCost,
-		"methods": benchMethods, "pools": benchPools, "latency": benchLatency,
-		"attach": benchAttach, "faults": benchFaults,
-	}
-	if len(args) > 0 && run[args[0]] != nil {
-		return run[args[0]](args[1:])
-	}
-	help := len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help")
-	if len(args) > 0 && !help {
-		fmt.Fprintf(os.Stderr, "slowpoke bench: unknown benchmark %q\n\n", args[0])
-	}
+// benches are the benchmarks this binary runs, in the order its help lists
+// them: in slowpoke, the one that tells a user what slowpoke costs them;
+// in the lab's build (lab.go, build tag lab), the research benchmarks too.
+var benches []benchmark
+
+func init() {
+	benches = append([]benchmark{{"overhead", "throughput cost of the instrumentation and controllers at zero pause,\nagainst the same two emulated services uninstrumented", benchOverhead}}, benches...)
+}
+
+// benchNames lists the benchmarks' names, joined by sep.
+func benchNames(sep string) string {
 	var names []string
 	for _, b := range benches {
 		names = append(names, b.name)
 	}
-	fmt.Fprintf(os.Stderr, "Usage: slowpoke bench %s [flags]\n\n", strings.Join(names, "|"))
+	return strings.Join(names, sep)
+}
+
+func runBench(args []string) int {
+	for _, b := range benches {
+		if len(args) > 0 && args[0] == b.name {
+			return b.run(args[1:])
+		}
+	}
+	help := len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help")
+	if len(args) > 0 && !help {
+		fmt.Fprintf(os.Stderr, "%s bench: unknown benchmark %q\n\n", program, args[0])
+	}
+	fmt.Fprintf(os.Stderr, "Usage: %s bench %s [flags]\n\n", program, benchNames("|"))
 	for _, b := range benches {
 		fmt.Fprintf(os.Stderr, "%-10s%s\n", b.name, strings.ReplaceAll(b.doc, "\n", "\n          "))
+	}
+	if program != labProgram {
+		fmt.Fprintf(os.Stderr, "\nThe research benchmarks (accuracy, methods, latency, ...) are in the lab's build:\n  go build -tags lab -o slowpoke-lab ./cmd/slowpoke\n")
 	}
 	if help {
 		return 0
@@ -69,7 +71,7 @@ func runBench(args []string) int {
 func benchFlags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("bench "+name, flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: slowpoke bench %s [flags]\n\n", name)
+		fmt.Fprintf(fs.Output(), "Usage: %s bench %s [flags]\n\n", program, name)
 		for _, b := range benches {
 			if b.name == name {
 				fmt.Fprintf(fs.Output(), "%s.\n\n", strings.ReplaceAll(b.doc, "\n", " "))
@@ -101,53 +103,6 @@ func writeJSONFile(path string, v any) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
-}
-
-func benchAccuracy(args []string) int {
-	fs := benchFlags("accuracy")
-	o := bench.AccuracyOptions{}
-	fs.Int64Var(&o.Seed, "seed", 1, "seed of the synthetic suite")
-	fs.BoolVar(&o.Full, "full", false, "all 108 configurations instead of the representative subset")
-	only := fs.String("only", "", "comma-separated configuration names or tags (e.g. mutex,coordination,tree43)")
-	fs.StringVar(&o.Reduce, "reduce", "20,40,...,80%", "reductions per configuration")
-	fs.IntVar(&o.Reps, "reps", 2, "repetitions per point")
-	fs.IntVar(&o.MaxReps, "max-reps", 4, "repeat points whose error estimate is still noisy up to this many runs")
-	fs.IntVar(&o.Batch, "batch", 0, "batch size (0: automatic)")
-	fs.DurationVar(&o.Duration, "duration", 0, "measurement window (default: the configs' 3s)")
-	fs.DurationVar(&o.Warmup, "warmup", 0, "warm-up (default: the configs' 1s)")
-	fs.BoolVar(&o.FixedConnections, "fixed-connections", false, "use each config's connections instead of choosing the smallest that saturates")
-	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-accuracy-<time>)")
-	variants := fs.String("methods", "", "compare these variants, paired against one ground truth per point, as bench methods' --methods does (e.g. cores,cores/cpu); empty: one validate per configuration")
-	m := defaultMethod()
-	methodFlags(fs, &m)
-	researchFlags(fs, &m)
-	if code, ok := parseArgs("slowpoke bench accuracy", fs, args); !ok {
-		return code
-	}
-	if err := m.check(); err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench accuracy:", err)
-		return 2
-	}
-	o.PrecisionPct, o.Tuning = m.precision, m.tuning()
-	o.Placement = m.mode()
-	o.PauseMethod = m.pauseMethod()
-	if *only != "" {
-		o.Only = strings.Split(*only, ",")
-	}
-	var err error
-	if *variants != "" {
-		if o.Variants, err = parseVariants(*variants); err != nil {
-			fmt.Fprintln(os.Stderr, "slowpoke bench accuracy: --methods:", err)
-			return 2
-		}
-	}
-	if o.ExtraPath, err = benchSetup(out, "accuracy"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	o.Dir = *out
-	o.Progress = os.Stderr
-	return finishBench("accuracy", o.Dir, bench.Accuracy, o, bench.WriteAccuracyTable)
 }
 
 func benchOverhead(args []string) int {
@@ -199,7 +154,7 @@ func finishBench[O, R any](name, dir string, run func(context.Context, O) (R, er
 		err = fmt.Errorf("interrupted: %w", ctx.Err())
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "slowpoke bench %s: %v\n", name, errText(err))
+		fmt.Fprintf(os.Stderr, "%s bench %s: %v\n", program, name, errText(err))
 		return failureStatus(err)
 	}
 	fmt.Println()
@@ -213,51 +168,6 @@ func finishBench[O, R any](name, dir string, run func(context.Context, O) (R, er
 	return 0
 }
 
-func benchPauseCost(args []string) int {
-	fs := benchFlags("pausecost")
-	o := bench.PauseCostOptions{}
-	services := fs.String("services", "2,5,10,20", "numbers of services on the paused cores")
-	methods := fs.String("methods", "signal,cgroup,cores", "pause methods to measure")
-	fs.IntVar(&o.Reps, "reps", 3, "repetitions (methods interleaved)")
-	fs.DurationVar(&o.Warmup, "warmup", time.Second, "warm-up per run")
-	fs.DurationVar(&o.Duration, "duration", 3*time.Second, "measurement window per run")
-	fs.Float64Var(&o.Load, "load", 0.5, "share of the paused cores the load keeps busy without pauses")
-	fs.Float64Var(&o.RoundsPerS, "rounds", 100, "rounds a second")
-	fs.DurationVar(&o.Pause, "pause", time.Millisecond, "pause per round")
-	fs.Float64Var(&o.WorkUS, "work-us", 20, "CPU work per call of each paused service, µs")
-	placement := fs.String("placement", "shared", "auto, shared or dedicated")
-	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-pausecost-<time>)")
-	if code, ok := parseArgs("slowpoke bench pausecost", fs, args); !ok {
-		return code
-	}
-	for _, f := range strings.Split(*services, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 60 {
-			fmt.Fprintf(os.Stderr, "slowpoke bench pausecost: --services: bad number %q (1 to 60)\n", f)
-			return 2
-		}
-		o.Services = append(o.Services, n)
-	}
-	var err error
-	if o.Methods, err = parseMethods(*methods); err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench pausecost: --methods:", err)
-		return 2
-	}
-	mode, err := local.ParseMode(*placement)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench pausecost:", err)
-		return 2
-	}
-	o.Placement = mode
-	if o.ExtraPath, err = benchSetup(out, "pausecost"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	o.Dir = *out
-	o.Progress = os.Stderr
-	return finishBench("pausecost", o.Dir, bench.PauseCost, o, bench.WritePauseCostTable)
-}
-
 // parseMethods parses a comma-separated list of pause methods (no auto).
 func parseMethods(list string) ([]pause.Method, error) {
 	var out []pause.Method
@@ -269,151 +179,4 @@ func parseMethods(list string) ([]pause.Method, error) {
 		out = append(out, m)
 	}
 	return out, nil
-}
-
-// parseVariants reads bench methods' --methods: comma-separated
-// method[/batch|/pause-cap][/nogrowth][/short|/long=cap][/cpu].
-func parseVariants(list string) ([]experiment.Variant, error) {
-	const form = "method[/batch|/pause-cap][/nogrowth][/short|/long=cap][/cpu]"
-	var variants []experiment.Variant
-	for _, f := range strings.Split(list, ",") {
-		f = strings.TrimSpace(f)
-		parts := strings.Split(f, "/")
-		ms, err := parseMethods(parts[0])
-		if err != nil {
-			return nil, err
-		}
-		v := experiment.Variant{Name: f, Method: ms[0]}
-		for _, p := range parts[1:] {
-			if p == "nogrowth" {
-				v.NoGrowthCorrection = true
-			} else if p == "cpu" {
-				v.Trigger = experiment.TriggerCPU
-			} else if p == "short" {
-				v.ShortPausesOnly = true
-			} else if l, ok := strings.CutPrefix(p, "long="); ok {
-				if d, err := time.ParseDuration(l); err == nil && d > 0 {
-					v.LongPauseCap = d
-				} else {
-					return nil, fmt.Errorf("%q: long= wants a positive duration, e.g. long=128ms", f)
-				}
-			} else if b, err := strconv.Atoi(p); err == nil && b > 0 {
-				v.Batch = b
-			} else if d, err := time.ParseDuration(p); err == nil && d > 0 {
-				v.PauseCap = d
-			} else {
-				return nil, fmt.Errorf("%q: want %s", f, form)
-			}
-		}
-		if v.ShortPausesOnly && v.LongPauseCap > 0 {
-			return nil, fmt.Errorf("%q: short and long= contradict each other", f)
-		}
-		variants = append(variants, v)
-	}
-	return variants, nil
-}
-
-func benchMethods(args []string) int {
-	fs := benchFlags("methods")
-	c := predictConfig{validate: true, method: defaultMethod()}
-	fs.StringVar(&c.specPath, "f", "", "application spec (required)")
-	fs.StringVar(&c.target, "target", "", "service to virtually speed up (required)")
-	fs.StringVar(&c.reduce, "reduce", "100,200,...,1000us", "reductions")
-	fs.IntVar(&c.reps, "reps", 3, "repetitions")
-	fs.DurationVar(&c.duration, "duration", 0, "measurement window (default: the spec's)")
-	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections (default: the spec's)")
-	methods := fs.String("methods", "cores,signal,cgroup", "variants to compare: pause methods, each optionally with a batch size or a cap on the chosen pauses, and no growth correction, as method[/batch|/pause-cap][/nogrowth][/short|/long=cap][/cpu] (cpu: the target's rounds follow its CPU time instead of its counted calls; short: never lengthen a shared-bound point's pauses; long=cap: lengthen them up to cap rather than 64 ms; e.g. cores,cores/short,cores/long=128ms,cores/16,cores/16ms,signal)")
-	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-methods-<time>)")
-	if code, ok := parseArgs("slowpoke bench methods", fs, args); !ok {
-		return code
-	}
-	if c.specPath == "" || c.target == "" {
-		fmt.Fprintln(os.Stderr, "slowpoke bench methods: -f and --target are required")
-		return 2
-	}
-	variants, err := parseVariants(*methods)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench methods: --methods:", err)
-		return 2
-	}
-	reds, err := model.ParseReductions(c.reduce)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench methods: --reduce:", err)
-		return 2
-	}
-	if *out == "" {
-		*out = filepath.Join("slowpoke-out", "bench-methods-"+time.Now().Format("20060102-150405"))
-	}
-	s, err := spec.Load(c.specPath)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench methods:", errText(err))
-		return 1
-	}
-	interrupted, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
-	d, err := local.Start(interrupted, s, local.Options{Options: backend.Options{Target: c.target, Logf: logf}, LogDir: filepath.Join(*out, "logs")})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench methods:", errText(err))
-		if interrupted.Err() != nil {
-			return 130
-		}
-		return 1
-	}
-	defer d.Stop()
-	ctx, cancel := d.Watch(interrupted)
-	defer cancel()
-	var texts []string
-	for _, r := range reds {
-		texts = append(texts, r.Text)
-	}
-	res, err := experiment.Compare(ctx, d, experiment.Options{
-		Target: c.target, Reductions: reds, ReductionsText: texts, Connections: c.conns, Duration: c.duration,
-		Repetitions: c.reps, SpecPath: c.specPath, Progress: os.Stderr,
-	}, variants)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench methods:", d.Explain(err))
-		if interrupted.Err() != nil {
-			return 130
-		}
-		return 1
-	}
-	writeMethodsTable(os.Stdout, res)
-	path := filepath.Join(*out, "methods.json")
-	if err := writeJSONFile(path, res); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fmt.Printf("\nwrote %s\n", path)
-	return 0
-}
-
-// writeMethodsTable prints every point's truth and every method's error.
-func writeMethodsTable(w io.Writer, c *experiment.Comparison) {
-	fmt.Fprintf(w, "\n%s, target %s: baseline %.0f req/s, c1 %.3f, u1 %.0f µs\n\n", c.App, c.Target, c.Baseline.RPS, c.C1, c.U1US)
-	fmt.Fprintf(w, "%10s %10s", "d (µs)", "true req/s")
-	for _, m := range c.Methods {
-		fmt.Fprintf(w, " %24s", m.Method+" pred (error)")
-	}
-	fmt.Fprintln(w)
-	for i, p := range c.Methods[0].Points {
-		truth := 0.0
-		if p.TrueRPS != nil {
-			truth = *p.TrueRPS
-		}
-		fmt.Fprintf(w, "%10.0f %10.0f", p.ReductionUS, truth)
-		for _, m := range c.Methods {
-			q := m.Points[i]
-			e := "n/a"
-			if q.ErrorPct != nil {
-				e = fmt.Sprintf("%+.1f%%", *q.ErrorPct)
-			}
-			fmt.Fprintf(w, " %15.0f (%6s)", q.PredictedRPS, e)
-		}
-		fmt.Fprintln(w)
-	}
-	fmt.Fprintln(w)
-	for _, m := range c.Methods {
-		fmt.Fprintf(w, "%-16s RMSE %5.2f%%, mean %+6.2f%%, max |error| %5.2f%%\n", m.Method, m.RMSEPct, m.MeanPct, m.MaxPct)
-	}
 }

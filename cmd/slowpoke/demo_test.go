@@ -16,10 +16,23 @@ import (
 // buildSlowpoke builds this command into a temporary directory.
 func buildSlowpoke(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "slowpoke")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	return goBuild(t, "slowpoke")
+}
+
+// buildLab builds the lab's build of this command (lab.go), the one with
+// the research benchmarks, into a temporary directory.
+func buildLab(t *testing.T) string {
+	t.Helper()
+	return goBuild(t, labProgram, "-tags", "lab")
+}
+
+func goBuild(t *testing.T, name string, flags ...string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	args := append(append([]string{"build"}, flags...), "-o", bin, ".")
+	out, err := exec.Command("go", args...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return bin
 }

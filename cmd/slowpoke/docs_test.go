@@ -26,13 +26,13 @@ var flagPages = []struct {
 	{[]string{"controller"}, "docs/controller.md", "# The controller"},
 	{[]string{"agent"}, "docs/kubernetes.md", "## The node agent"},
 	{[]string{"bench", "overhead"}, "docs/cli.md", "**`bench overhead`**"},
-	{[]string{"bench", "pausecost"}, "docs/cli.md", "**`bench pausecost`**"},
-	{[]string{"bench", "methods"}, "docs/cli.md", "**`bench methods`**"},
-	{[]string{"bench", "pools"}, "docs/cli.md", "**`bench pools`**"},
-	{[]string{"bench", "latency"}, "docs/cli.md", "**`bench latency`**"},
-	{[]string{"bench", "accuracy"}, "docs/cli.md", "**`bench accuracy`**"},
-	{[]string{"bench", "attach"}, "docs/cli.md", "**`bench attach`**"},
-	{[]string{"bench", "faults"}, "docs/cli.md", "**`bench faults`**"},
+	{[]string{"bench", "pausecost"}, "docs/lab.md", "**`bench pausecost`**"},
+	{[]string{"bench", "methods"}, "docs/lab.md", "**`bench methods`**"},
+	{[]string{"bench", "pools"}, "docs/lab.md", "**`bench pools`**"},
+	{[]string{"bench", "latency"}, "docs/lab.md", "**`bench latency`**"},
+	{[]string{"bench", "accuracy"}, "docs/lab.md", "**`bench accuracy`**"},
+	{[]string{"bench", "attach"}, "docs/lab.md", "**`bench attach`**"},
+	{[]string{"bench", "faults"}, "docs/lab.md", "**`bench faults`**"},
 	// No flags: the page must still name them.
 	{[]string{"guard"}, "docs/cli.md", ""},
 	{[]string{"install"}, "docs/cli.md", ""},
@@ -57,7 +57,7 @@ func TestFlagsDocumented(t *testing.T) {
 			t.Errorf("command %s has no entry in flagPages: say which page documents its flags", c.name)
 		}
 	}
-	for _, b := range benches {
+	for _, b := range append(benches, labBenches()...) {
 		if !covered["bench "+b.name] {
 			t.Errorf("bench %s has no entry in flagPages", b.name)
 		}
@@ -117,8 +117,13 @@ func commandFlags(t *testing.T, args []string) []string {
 	}()
 	var code int
 	for _, c := range commands {
-		if c.name == args[0] {
+		if c.name == args[0] && c.name != "bench" {
 			code = c.run(append(args[1:], "-h"))
+		}
+	}
+	for _, b := range append(benches, labBenches()...) {
+		if args[0] == "bench" && b.name == args[1] {
+			code = b.run([]string{"-h"})
 		}
 	}
 	os.Stderr = saved

@@ -250,7 +250,7 @@ func (r *benchLatencyRun) results(t *testing.T, v any) []byte {
 // the directory and the spec's path.
 func latencyCase(t *testing.T, name string) (bin, work, spec string) {
 	t.Helper()
-	bin = buildSlowpoke(t)
+	bin = buildLab(t)
 	if err := os.Symlink(bin, filepath.Join(filepath.Dir(bin), emuName)); err != nil {
 		t.Fatal(err)
 	}

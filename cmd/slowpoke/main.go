@@ -19,6 +19,12 @@ type command struct {
 
 var commands []command
 
+// program is the name this binary answers to in its messages: slowpoke,
+// or slowpoke-lab for the lab's build (lab.go).
+var program = "slowpoke"
+
+const labProgram = "slowpoke-lab"
+
 func init() {
 	commands = []command{
 		{"demo", "run the bundled example end to end and print a predicted-throughput curve", runDemo},
@@ -29,7 +35,7 @@ func init() {
 		{"pools", "what pool size each critical service should run with: goodput against concurrency, knee, validation", runPools},
 		{"restore", "put back the Deployments a killed run left under slowpoke (Kubernetes)", runRestore},
 		{"image", "build the image Kubernetes runs need from this binary, and write or push it", runImage},
-		{"bench", "benchmarks that print figures: overhead, accuracy, pausecost, methods, pools, latency, attach, faults", runBench},
+		{"bench", "benchmarks of slowpoke itself that print figures: " + benchNames(", "), runBench},
 		{"controller", "run one service under a slowpoke controller (used by the backends)", runController},
 		{"guard", "end a run's services if its orchestrator or a controller dies (used by the backends)", runGuard},
 		{"agent", "the Kubernetes node agent: pause a run's pods from their node (run by the backend's DaemonSet)", runAgent},
@@ -39,11 +45,11 @@ func init() {
 }
 
 func usage() {
-	fmt.Fprintf(os.Stderr, "slowpoke: what-if throughput for microservices by virtual speedup\n\nUsage:\n  slowpoke <command> [flags]\n\nCommands:\n")
+	fmt.Fprintf(os.Stderr, "%s: what-if throughput for microservices by virtual speedup\n\nUsage:\n  %s <command> [flags]\n\nCommands:\n", program, program)
 	for _, c := range commands {
 		fmt.Fprintf(os.Stderr, "  %-11s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(os.Stderr, "\nRun \"slowpoke <command> -h\" for a command's flags. Docs: docs/ in the repository.\n")
+	fmt.Fprintf(os.Stderr, "\nRun \"%s <command> -h\" for a command's flags. Docs: docs/ in the repository.\n", program)
 }
 
 func main() {
@@ -68,7 +74,7 @@ func main() {
 					os.Exit(c.run([]string{"-h"}))
 				}
 			}
-			fmt.Fprintf(os.Stderr, "slowpoke: unknown command %q\n\n", os.Args[2])
+			fmt.Fprintf(os.Stderr, "%s: unknown command %q\n\n", program, os.Args[2])
 			usage()
 			os.Exit(2)
 		}
@@ -80,7 +86,7 @@ func main() {
 			os.Exit(c.run(os.Args[2:]))
 		}
 	}
-	fmt.Fprintf(os.Stderr, "slowpoke: unknown command %q\n\n", name)
+	fmt.Fprintf(os.Stderr, "%s: unknown command %q\n\n", program, name)
 	usage()
 	os.Exit(2)
 }

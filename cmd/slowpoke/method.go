@@ -60,18 +60,6 @@ func (m methodConfig) kubeOptions(restarts bool) kube.Options {
 	return kube.Options{Mode: mode, Restarts: restarts, Pause: m.pauseMethod()}
 }
 
-// researchFlags switch parts of the method off or on, to measure what
-// they buy (docs/notes/); only the benchmarks offer them.
-func researchFlags(fs *flag.FlagSet, m *methodConfig) {
-	fs.DurationVar(&m.lead, "pause-lead", m.lead, "start every stop this long after the target triggered the round, so that services sharing cores stop together (0: on arrival)")
-	fs.BoolVar(&m.graph, "graph-rounds", m.graph, "forward rounds along the call graph, as the paper does, instead of sending them from the target to every service directly (for comparison)")
-	fs.BoolVar(&m.uncoord, "uncoordinated", m.uncoord, "pause every service locally instead of in coordinated rounds (to measure what coordination buys; less accurate)")
-	fs.BoolVar(&m.noExtend, "no-colocated-extension", m.noExtend, "do not extend pauses by the CPU the load generator uses on the paused services' cores (for comparison)")
-	fs.BoolVar(&m.noPeers, "no-peer-extension", m.noPeers, "do not extend stops by the CPU the other paused services on the same cores used during them (for comparison; without the extension, stops that start out of step lend the shared cores capacity)")
-	fs.BoolVar(&m.overhead, "overhead-correction", m.overhead, "experimental: take the controllers' CPU per request outside stops, above the baseline's, off every slowdown run before predicting (over-corrects on most configurations measured; docs/method.md)")
-	fs.BoolVar(&m.noGrowth, "no-growth-correction", m.noGrowth, "leave the paused services' extra CPU per request (above the baseline's) in the slowdown runs instead of taking it off before predicting (for comparison)")
-}
-
 // tuning is the research switches as the experiment takes them (only
 // the benchmarks offer their flags; elsewhere they keep their defaults,
 // the product's method).

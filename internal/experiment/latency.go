@@ -45,7 +45,7 @@ type LatencyOptions struct {
 	Validate    bool
 	// CompareUnmatched also runs every prediction at the baseline's rate
 	// (LatencyPoint.Unmatched), to measure what matching the cores' load
-	// buys; slowpoke bench latency --compare sets it.
+	// buys; slowpoke-lab bench latency --compare sets it.
 	CompareUnmatched bool
 	// CompareHolds also predicts every reduction by holds
 	// (LatencyPoint.Holds): the cores of every other service, the load
@@ -54,18 +54,18 @@ type LatencyOptions struct {
 	// speedup), instead of delaying requests; no delay is inserted or
 	// subtracted and the rate is the baseline's. It needs the target on
 	// cores of its own (placement shared or dedicated) and the cores
-	// method. A research mechanism: slowpoke bench latency --holds.
+	// method. A research mechanism: slowpoke-lab bench latency --holds.
 	CompareHolds bool
 	// HoldsBatch, above 1 and with CompareHolds, also predicts every
 	// reduction by holds of HoldsBatch times the reduction every
 	// HoldsBatch calls of the target (LatencyPoint.HoldsBatched): fewer,
-	// longer holds. Research: slowpoke bench latency --holds-batch.
+	// longer holds. Research: slowpoke-lab bench latency --holds-batch.
 	HoldsBatch int
 	// CompareStretch also predicts every reduction with the target's delay
 	// per call stretched by how much the target's work was stretched by
 	// others on its cores in the prediction run (1 + its threads' time
 	// waiting for a core / their time running; LatencyPoint.Stretched), at
-	// the same rate. Research: slowpoke bench latency --stretch.
+	// the same rate. Research: slowpoke-lab bench latency --stretch.
 	CompareStretch bool
 	Progress       io.Writer
 	SpecPath       string

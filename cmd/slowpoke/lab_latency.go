@@ -44,21 +44,21 @@ func benchLatency(args []string) int {
 	stretch := fs.Bool("stretch", false, "also predict with the target's delay per call stretched by how long its threads waited for a core in the prediction run (1 + wait / run), at the same rate, and print its errors")
 	reps := fs.Int("reps", 5, "with --overhead: runs in and out of the what-if")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-latency-<time>)")
-	if code, ok := parseArgs("slowpoke bench latency", fs, args); !ok {
+	if code, ok := parseArgs("slowpoke-lab bench latency", fs, args); !ok {
 		return code
 	}
 	if *holdsBatch < 1 || *holdsBatch > 1 && !*holds {
-		fmt.Fprintf(os.Stderr, "slowpoke bench latency: --holds-batch %d: it must be at least 1, and above 1 only with --holds\n", *holdsBatch)
+		fmt.Fprintf(os.Stderr, "slowpoke-lab bench latency: --holds-batch %d: it must be at least 1, and above 1 only with --holds\n", *holdsBatch)
 		return 2
 	}
 	extra, err := benchSetup(out, "latency")
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", errText(err))
+		fmt.Fprintf(os.Stderr, "slowpoke-lab bench latency: %v\n", errText(err))
 		return 1
 	}
 	if *overhead {
 		if err := latencyOverhead(extra, *reps); err != nil {
-			fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", errText(err))
+			fmt.Fprintf(os.Stderr, "slowpoke-lab bench latency: %v\n", errText(err))
 			return failureStatus(err)
 		}
 		return 0
@@ -70,13 +70,13 @@ func benchLatency(args []string) int {
 		if cs == "suite" {
 			cfgs, err := suite.Latency(1)
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", errText(err))
+				fmt.Fprintf(os.Stderr, "slowpoke-lab bench latency: %v\n", errText(err))
 				return 1
 			}
 			for _, c := range cfgs {
 				p, err := suite.Write(filepath.Join(*out, "suite"), c)
 				if err != nil {
-					fmt.Fprintf(os.Stderr, "slowpoke bench latency: %v\n", errText(err))
+					fmt.Fprintf(os.Stderr, "slowpoke-lab bench latency: %v\n", errText(err))
 					return 1
 				}
 				ks = append(ks, kase{p, c.Target})
@@ -85,7 +85,7 @@ func benchLatency(args []string) int {
 		}
 		p, t, ok := strings.Cut(cs, "=")
 		if !ok || t == "" {
-			fmt.Fprintf(os.Stderr, "slowpoke bench latency: --cases: %q is not spec=target\n", cs)
+			fmt.Fprintf(os.Stderr, "slowpoke-lab bench latency: --cases: %q is not spec=target\n", cs)
 			return 2
 		}
 		ks = append(ks, kase{p, t})

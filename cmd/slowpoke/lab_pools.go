@@ -23,12 +23,12 @@ func benchPools(args []string) int {
 	runs := fs.Int("runs", 2, "runs of the advisor per case")
 	reps := fs.Int("reps", 3, "validation runs of each size")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-pools-<time>)")
-	if code, ok := parseArgs("slowpoke bench pools", fs, args); !ok {
+	if code, ok := parseArgs("slowpoke-lab bench pools", fs, args); !ok {
 		return code
 	}
 	extra, err := benchSetup(out, "pools")
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "slowpoke bench pools: %v\n", errText(err))
+		fmt.Fprintf(os.Stderr, "slowpoke-lab bench pools: %v\n", errText(err))
 		return 1
 	}
 	type row struct {
@@ -44,7 +44,7 @@ cases:
 		specPath, slaText, ok := strings.Cut(strings.TrimSpace(cs), "=")
 		sla, perr := time.ParseDuration(slaText)
 		if !ok || perr != nil || sla <= 0 {
-			fmt.Fprintf(os.Stderr, "slowpoke bench pools: --cases: %q is not spec=SLA (e.g. app.yaml=150ms)\n", cs)
+			fmt.Fprintf(os.Stderr, "slowpoke-lab bench pools: --cases: %q is not spec=SLA (e.g. app.yaml=150ms)\n", cs)
 			return 2
 		}
 		for i := 1; i <= *runs; i++ {

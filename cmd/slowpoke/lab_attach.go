@@ -90,15 +90,15 @@ func benchAttach(args []string) int {
 	placement := fs.String("placement", "auto", "--placement of both")
 	trigger := fs.String("trigger", "auto", "--trigger of both (auto: the attached target's rounds follow its CPU, the started one's its counted calls)")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-attach-<time>)")
-	if code, ok := parseArgs("slowpoke bench attach", fs, args); !ok {
+	if code, ok := parseArgs("slowpoke-lab bench attach", fs, args); !ok {
 		return code
 	}
 	if _, err := model.ParseReductions(*reduce); err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench attach: --reduce:", err)
+		fmt.Fprintln(os.Stderr, "slowpoke-lab bench attach: --reduce:", err)
 		return 2
 	}
 	if *reps < 1 || *predictReps < 1 {
-		fmt.Fprintln(os.Stderr, "slowpoke bench attach: --reps and --predict-reps must be at least 1")
+		fmt.Fprintln(os.Stderr, "slowpoke-lab bench attach: --reps and --predict-reps must be at least 1")
 		return 2
 	}
 	if *out == "" {
@@ -108,19 +108,19 @@ func benchAttach(args []string) int {
 	// relative one would be refused.
 	var err error
 	if *out, err = filepath.Abs(*out); err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench attach:", errText(err))
+		fmt.Fprintln(os.Stderr, "slowpoke-lab bench attach:", errText(err))
 		return 1
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench attach:", errText(err))
+		fmt.Fprintln(os.Stderr, "slowpoke-lab bench attach:", errText(err))
 		return 1
 	}
 	// The started demo: the demo's spec and a slowpoke-emu link on the
 	// services' PATH, as slowpoke demo sets it up.
 	started := predictConfig{outDir: *out}
 	if err := demoSetup(&started); err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench attach:", errText(err))
+		fmt.Fprintln(os.Stderr, "slowpoke-lab bench attach:", errText(err))
 		return 1
 	}
 	predictArgs := []string{"--target", "cart", "--reduce", *reduce, "--reps", strconv.Itoa(*predictReps),
@@ -142,7 +142,7 @@ func benchAttach(args []string) int {
 			}
 			dir, err := filepath.Abs(filepath.Join(*out, fmt.Sprintf("%s-%d", kind, rep)))
 			if err != nil {
-				fmt.Fprintln(os.Stderr, "slowpoke bench attach:", errText(err))
+				fmt.Fprintln(os.Stderr, "slowpoke-lab bench attach:", errText(err))
 				return 1
 			}
 			r := attachRun{Rep: rep, Kind: kind, Dir: dir}
@@ -156,7 +156,7 @@ func benchAttach(args []string) int {
 		}
 	}
 	if ctx.Err() != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench attach: interrupted")
+		fmt.Fprintln(os.Stderr, "slowpoke-lab bench attach: interrupted")
 		return 130
 	}
 	b.Rows = attachRows(b.Runs)
@@ -394,31 +394,31 @@ func benchFaults(args []string) int {
 	victims := fs.String("victims", "orchestrator,controller,guard", "what is SIGKILLed, in turn")
 	methods := fs.String("pause", "signal,cgroup,cores", "pause methods, in turn over each victim's trials")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-faults-<time>)")
-	if code, ok := parseArgs("slowpoke bench faults", fs, args); !ok {
+	if code, ok := parseArgs("slowpoke-lab bench faults", fs, args); !ok {
 		return code
 	}
 	vs := strings.Split(*victims, ",")
 	for _, v := range vs {
 		if v != "orchestrator" && v != "controller" && v != "guard" {
-			fmt.Fprintf(os.Stderr, "slowpoke bench faults: --victims: %q is not orchestrator, controller or guard\n", v)
+			fmt.Fprintf(os.Stderr, "slowpoke-lab bench faults: --victims: %q is not orchestrator, controller or guard\n", v)
 			return 2
 		}
 	}
 	ms, err := parseMethods(*methods)
 	if err != nil || *trials < 1 {
-		fmt.Fprintln(os.Stderr, "slowpoke bench faults: --pause:", err, "(and --trials must be at least 1)")
+		fmt.Fprintln(os.Stderr, "slowpoke-lab bench faults: --pause:", err, "(and --trials must be at least 1)")
 		return 2
 	}
 	if *out == "" {
 		*out = filepath.Join("slowpoke-out", "bench-faults-"+time.Now().Format("20060102-150405"))
 	}
 	if *out, err = filepath.Abs(*out); err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench faults:", err)
+		fmt.Fprintln(os.Stderr, "slowpoke-lab bench faults:", err)
 		return 1
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench faults:", err)
+		fmt.Fprintln(os.Stderr, "slowpoke-lab bench faults:", err)
 		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -436,7 +436,7 @@ func benchFaults(args []string) int {
 		defer func() { a.stop() }()
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "slowpoke bench faults:", err)
+		fmt.Fprintln(os.Stderr, "slowpoke-lab bench faults:", err)
 		return 1
 	}
 	var results []faultTrial
@@ -457,7 +457,7 @@ func benchFaults(args []string) int {
 				a.stop()
 				launches++
 				if a, err = launch(launches); err != nil {
-					fmt.Fprintln(os.Stderr, "slowpoke bench faults: starting the demo again:", err)
+					fmt.Fprintln(os.Stderr, "slowpoke-lab bench faults: starting the demo again:", err)
 					return 1
 				}
 			}
