@@ -151,37 +151,8 @@ type counters struct {
 
 // Start starts the child and the controller's listeners.
 func Start(cfg Config) (*Controller, error) {
-	switch {
-	case len(cfg.Command) == 0 && cfg.Pods == nil && cfg.Attach == nil:
-		return nil, errors.New("controller: no command to run")
-	case len(cfg.Command) > 0 && (cfg.Pods != nil || cfg.Attach != nil), cfg.Pods != nil && cfg.Attach != nil:
-		return nil, errors.New("controller: give one of a command to run, pods to serve and a service to attach to")
-	case cfg.Pods != nil && cfg.Name == "":
-		return nil, errors.New("controller: a service in pods needs a name")
-	}
-	if len(cfg.Secret) < wire.MinSecret {
-		return nil, fmt.Errorf("controller: experiment secret must be at least %d bytes (set %s)", wire.MinSecret, EnvSecret)
-	}
-	if cfg.Name == "" && cfg.Attach != nil {
-		cfg.Name = cfg.Attach.Service
-	}
-	if cfg.Name == "" {
-		cfg.Name = filepath.Base(cfg.Command[0])
-	}
-	if cfg.MaxPause <= 0 {
-		cfg.MaxPause = DefaultMaxPause
-	}
-	if cfg.Lease < 0 || cfg.Lease > MaxLease || (cfg.Lease > 0 && cfg.Lease < 4*time.Millisecond) {
-		return nil, fmt.Errorf("controller: lease must be 0 (none) or in [4ms, %v], got %v", MaxLease, cfg.Lease)
-	}
-	if cfg.StopTimeout <= 0 {
-		cfg.StopTimeout = DefaultStopTimeout
-	}
-	if cfg.Listen == "" {
-		cfg.Listen = "127.0.0.1:0"
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := checkConfig(&cfg); err != nil {
+		return nil, err
 	}
 	c := &Controller{
 		cfg:    cfg,
@@ -190,22 +161,9 @@ func Start(cfg Config) (*Controller, error) {
 		peers:  map[string]*peer{},
 		agents: map[*agentConn]struct{}{},
 	}
-	var err error
-	// The directory is named after this process, so that the next
-	// controller removes it if this one is killed before it can.
-	stale.Sweep(os.TempDir(), agent.SocketDirKind)
-	if c.sockDir, err = os.MkdirTemp("", stale.Prefix(agent.SocketDirKind)); err != nil {
+	sock, err := c.listen()
+	if err != nil {
 		return nil, err
-	}
-	sock := filepath.Join(c.sockDir, "agent.sock")
-	if c.agentLn, err = net.Listen("unix", sock); err != nil {
-		os.RemoveAll(c.sockDir)
-		return nil, err
-	}
-	if c.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-		c.agentLn.Close()
-		os.RemoveAll(c.sockDir)
-		return nil, fmt.Errorf("controller: listen on %s: %w", cfg.Listen, err)
 	}
 	if err := quietChildStops(); err != nil {
 		c.log.Warn("cannot stop SIGCHLD on the service's stops and continues; every round costs two more wake-ups", "err", err)
@@ -229,7 +187,81 @@ func Start(cfg Config) (*Controller, error) {
 			c.log.Warn("cannot raise the controller's scheduling priority; rounds may reach busy cores late", "err", err)
 		}
 	}
-	if cfg.Lease > 0 {
+	c.serve()
+	if cfg.AddrFile != "" {
+		if err := atomicfile.Write(cfg.AddrFile, []byte(c.Addr()+"\n"), 0o600); err != nil {
+			c.log.Error("cannot write address file", "err", err)
+		}
+	}
+	c.log.Info("controller started", "pid", c.pgid, "pods", cfg.Pods != nil, "attached", c.set != nil, "control", c.Addr(), "cpus", cfg.CPUs)
+	return c, nil
+}
+
+// checkConfig checks cfg, for Start, and fills in its defaults.
+func checkConfig(cfg *Config) error {
+	switch {
+	case len(cfg.Command) == 0 && cfg.Pods == nil && cfg.Attach == nil:
+		return errors.New("controller: no command to run")
+	case len(cfg.Command) > 0 && (cfg.Pods != nil || cfg.Attach != nil), cfg.Pods != nil && cfg.Attach != nil:
+		return errors.New("controller: give one of a command to run, pods to serve and a service to attach to")
+	case cfg.Pods != nil && cfg.Name == "":
+		return errors.New("controller: a service in pods needs a name")
+	}
+	if len(cfg.Secret) < wire.MinSecret {
+		return fmt.Errorf("controller: experiment secret must be at least %d bytes (set %s)", wire.MinSecret, EnvSecret)
+	}
+	if cfg.Name == "" && cfg.Attach != nil {
+		cfg.Name = cfg.Attach.Service
+	}
+	if cfg.Name == "" {
+		cfg.Name = filepath.Base(cfg.Command[0])
+	}
+	if cfg.MaxPause <= 0 {
+		cfg.MaxPause = DefaultMaxPause
+	}
+	if cfg.Lease < 0 || cfg.Lease > MaxLease || (cfg.Lease > 0 && cfg.Lease < 4*time.Millisecond) {
+		return fmt.Errorf("controller: lease must be 0 (none) or in [4ms, %v], got %v", MaxLease, cfg.Lease)
+	}
+	if cfg.StopTimeout <= 0 {
+		cfg.StopTimeout = DefaultStopTimeout
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return nil
+}
+
+// listen opens the agents' socket, in a directory of its own, and the
+// control listener, and returns the socket's path. On an error it leaves
+// nothing open.
+func (c *Controller) listen() (sock string, err error) {
+	// The directory is named after this process, so that the next
+	// controller removes it if this one is killed before it can.
+	stale.Sweep(os.TempDir(), agent.SocketDirKind)
+	if c.sockDir, err = os.MkdirTemp("", stale.Prefix(agent.SocketDirKind)); err != nil {
+		return "", err
+	}
+	sock = filepath.Join(c.sockDir, "agent.sock")
+	if c.agentLn, err = net.Listen("unix", sock); err != nil {
+		os.RemoveAll(c.sockDir)
+		return "", err
+	}
+	if c.ln, err = net.Listen("tcp", c.cfg.Listen); err != nil {
+		c.agentLn.Close()
+		os.RemoveAll(c.sockDir)
+		return "", fmt.Errorf("controller: listen on %s: %w", c.cfg.Listen, err)
+	}
+	return sock, nil
+}
+
+// serve starts the controller's goroutines, once its service is started
+// and its pauser made: the lease's watch, the listeners' accept loops and
+// the watch on the service.
+func (c *Controller) serve() {
+	if c.cfg.Lease > 0 {
 		c.renewed = time.Now()
 		go c.watchLease()
 	}
@@ -238,16 +270,9 @@ func Start(cfg Config) (*Controller, error) {
 	switch {
 	case c.set != nil:
 		go c.watchAttached()
-	case cfg.Pods == nil:
+	case c.cfg.Pods == nil:
 		go c.watchChild()
 	}
-	if cfg.AddrFile != "" {
-		if err := atomicfile.Write(cfg.AddrFile, []byte(c.Addr()+"\n"), 0o600); err != nil {
-			c.log.Error("cannot write address file", "err", err)
-		}
-	}
-	c.log.Info("controller started", "pid", c.pgid, "pods", cfg.Pods != nil, "attached", c.set != nil, "control", c.Addr(), "cpus", cfg.CPUs)
-	return c, nil
 }
 
 // Addr is the control address.
