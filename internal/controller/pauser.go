@@ -202,10 +202,7 @@ func (p *pauser) stopOnce(wake *alarm, due time.Time) (halted, closed bool) {
 		return false, false
 	}
 	if !due.IsZero() {
-		p.mu.Lock()
-		p.st.late += max(0, start.Sub(due))
-		p.st.due++
-		p.mu.Unlock()
+		p.countLate(start, due)
 	}
 	// The stop's own handling counts from here to the continue included:
 	// what is paused takes nothing from it.
@@ -213,54 +210,8 @@ func (p *pauser) stopOnce(wake *alarm, due time.Time) (halted, closed bool) {
 	// Independent hard cap: whatever happens to this loop, what is paused
 	// is continued once max has passed.
 	guard := time.AfterFunc(p.max, p.s.cont)
-	p.mu.Lock()
-	p.stopped = true
-	others, peers := p.others, p.corePeers
-	p.mu.Unlock()
-	var mark, peersMark time.Duration
-	if others != nil {
-		mark = others()
-	}
-	if peers != nil {
-		peersMark = peers()
-	}
-	extensions := 0
-wait:
-	for {
-		left := p.owed() - time.Since(start)
-		if left <= 0 && peers != nil {
-			ext := peers() - peersMark
-			peers = nil
-			if ext > minExtension {
-				p.extend(ext)
-				continue
-			}
-		}
-		if left <= 0 && others != nil && extensions < maxExtensions {
-			now := others()
-			if ext := now - mark; ext > minExtension {
-				mark = now
-				extensions++
-				p.extend(ext)
-				continue
-			}
-		}
-		if left <= 0 {
-			break
-		}
-		wake.set(left)
-		select {
-		case req := <-p.add:
-			p.owe(req.d)
-		case <-wake.C:
-		case <-p.halt:
-			halted = true
-			break wait
-		case <-p.done:
-			closed = true
-			break wait
-		}
-	}
+	co := p.markStopped()
+	halted, closed = p.waitStopped(wake, start, &co)
 	wake.stop()
 	// The stop lasts until the continue is issued: the stopped threads
 	// the continue wakes may run before this one does again (a freeze's
@@ -270,7 +221,64 @@ wait:
 	took := time.Since(start)
 	p.s.cont()
 	guard.Stop()
-	self := selfCPU() - selfStart
+	p.countStop(took, selfCPU()-selfStart)
+	return halted, closed
+}
+
+// countLate counts a stop due at due that started at start.
+func (p *pauser) countLate(start, due time.Time) {
+	p.mu.Lock()
+	p.st.late += max(0, start.Sub(due))
+	p.st.due++
+	p.mu.Unlock()
+}
+
+// markStopped records that a stop has begun and returns what the
+// co-located processes and the paused peers have used so far, to extend
+// the stop by what they use during it.
+func (p *pauser) markStopped() coLocated {
+	p.mu.Lock()
+	p.stopped = true
+	co := coLocated{others: p.others, peers: p.corePeers}
+	p.mu.Unlock()
+	if co.others != nil {
+		co.mark = co.others()
+	}
+	if co.peers != nil {
+		co.peersMark = co.peers()
+	}
+	return co
+}
+
+// waitStopped waits, the stop having begun at start, until the owed pause
+// has passed (new requests and the co-located CPU use extend it), or a
+// halt or a close.
+func (p *pauser) waitStopped(wake *alarm, start time.Time, co *coLocated) (halted, closed bool) {
+	for {
+		left := p.owed() - time.Since(start)
+		if left <= 0 {
+			if ext := co.extension(); ext > 0 {
+				p.extend(ext)
+				continue
+			}
+			return false, false
+		}
+		wake.set(left)
+		select {
+		case req := <-p.add:
+			p.owe(req.d)
+		case <-wake.C:
+		case <-p.halt:
+			return true, false
+		case <-p.done:
+			return false, true
+		}
+	}
+}
+
+// countStop counts a stop that lasted took, during which this process
+// used self of CPU, and records that it has ended.
+func (p *pauser) countStop(took, self time.Duration) {
 	p.mu.Lock()
 	p.stopped = false
 	p.st.actual += took
@@ -280,7 +288,38 @@ wait:
 		p.st.longest = took
 	}
 	p.mu.Unlock()
-	return halted, closed
+}
+
+// coLocated follows, over one stop, the CPU clocks of the never-paused
+// co-located processes (others) and of the paused peers (see pauser), from
+// their marks at the stop's start; nil clocks are none.
+type coLocated struct {
+	others, peers   func() time.Duration
+	mark, peersMark time.Duration
+	extensions      int // by others so far
+}
+
+// extension is how much longer the stop must last, once its owed pause has
+// passed, for what the peers and the others used meanwhile; zero if it
+// may end. The peers extend it once; the others up to maxExtensions
+// times, each by what they used since the last.
+func (co *coLocated) extension() time.Duration {
+	if co.peers != nil {
+		ext := co.peers() - co.peersMark
+		co.peers = nil
+		if ext > minExtension {
+			return ext
+		}
+	}
+	if co.others != nil && co.extensions < maxExtensions {
+		now := co.others()
+		if ext := now - co.mark; ext > minExtension {
+			co.mark = now
+			co.extensions++
+			return ext
+		}
+	}
+	return 0
 }
 
 // owed is the pause the running stop owes in all, within the hard cap:
