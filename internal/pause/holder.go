@@ -195,14 +195,8 @@ func (h *Holder) spin(s *spinner, first bool, ready chan<- error, start <-chan s
 	// Never unlocked: the thread ends with this goroutine, so a real-time
 	// thread never returns to the runtime's pool to run other goroutines.
 	runtime.LockOSThread()
-	var set unix.CPUSet
-	set.Set(s.core)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		ready <- fmt.Errorf("pause: cannot run a thread on CPU %d: %w", s.core, err)
-		return
-	}
-	if err := unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: holdPriority}, 0); err != nil {
-		ready <- fmt.Errorf("pause: holding cores needs real-time scheduling (SCHED_FIFO), which this process may not use: %w (run as root or with CAP_SYS_NICE; in a cgroup v1 cpu hierarchy the cgroup also needs cpu.rt_runtime_us > 0)", err)
+	if err := s.realTime(); err != nil {
+		ready <- err
 		return
 	}
 	// Should the runtime keep this thread after all (it never ends the
@@ -233,55 +227,83 @@ func (h *Holder) spin(s *spinner, first bool, ready chan<- error, start <-chan s
 		if begin >= h.until.Load() {
 			continue // woken by the timeout, or for a hold that has already ended
 		}
-		cpu0 := threadCPU()
-		var busy0 time.Duration
-		if busy {
-			busy0 = h.busy()
+		h.hold(begin, first, busy)
+	}
+}
+
+// realTime pins the calling thread, locked to its goroutine, to the
+// spinner's core and moves it to the real-time scheduler.
+func (s *spinner) realTime() error {
+	var set unix.CPUSet
+	set.Set(s.core)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return fmt.Errorf("pause: cannot run a thread on CPU %d: %w", s.core, err)
+	}
+	if err := unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: holdPriority}, 0); err != nil {
+		return fmt.Errorf("pause: holding cores needs real-time scheduling (SCHED_FIFO), which this process may not use: %w (run as root or with CAP_SYS_NICE; in a cgroup v1 cpu hierarchy the cgroup also needs cpu.rt_runtime_us > 0)", err)
+	}
+	return nil
+}
+
+// hold is one hold of a holding thread's core, which began at begin: it
+// spins until the hold's end or the hard cap, and counts the hold. first
+// and busy are as in spin.
+func (h *Holder) hold(begin int64, first, busy bool) {
+	cpu0 := threadCPU()
+	var busy0 time.Duration
+	if busy {
+		busy0 = h.busy()
+	}
+	h.late.Add(max(0, begin-h.armedAt.Load()))
+	shown, shownCPU := h.spinHeld(begin, cpu0)
+	end := h.now()
+	took := end - begin
+	if first && h.heldTotal != nil {
+		h.heldTotal.Add(took)
+	}
+	if busy {
+		h.busyIn.Add(int64(h.busy() - busy0))
+		h.busyOver.Add(took)
+	}
+	h.held.Add(end - shown)
+	h.heldCPU.Add(int64(threadCPU() - shownCPU))
+	h.holds.Add(1)
+	for l := h.longest.Load(); took > l && !h.longest.CompareAndSwap(l, took); l = h.longest.Load() {
+	}
+}
+
+// spinHeld spins, from begin, when the thread's CPU time was cpu0, until
+// the hold's end, the hard cap or Close. It returns the time and CPU time
+// up to which it has counted the hold as held.
+func (h *Holder) spinHeld(begin int64, cpu0 time.Duration) (shown int64, shownCPU time.Duration) {
+	// The counters follow a long hold as it goes (every publishEvery
+	// turns of the loop), so that a snapshot taken during it reads
+	// the holding thread's CPU with the rest of the process's.
+	shown, shownCPU = begin, cpu0
+	for i := 1; ; i++ {
+		t := h.now()
+		u := h.until.Load()
+		if t >= u || h.closing.Load() {
+			return shown, shownCPU
 		}
-		h.late.Add(max(0, begin-h.armedAt.Load()))
-		// The counters follow a long hold as it goes (every publishEvery
-		// turns of the loop), so that a snapshot taken during it reads
-		// the holding thread's CPU with the rest of the process's.
-		shown, shownCPU := begin, cpu0
-		for i := 1; ; i++ {
-			t := h.now()
-			u := h.until.Load()
-			if t >= u || h.closing.Load() {
-				break
-			}
-			if i%publishEvery == 0 {
-				c := threadCPU()
-				h.held.Add(t - shown)
-				h.heldCPU.Add(int64(c - shownCPU))
-				shown, shownCPU = t, c
-			}
-			if t-begin >= int64(h.max) {
-				// The hard cap: this hold ends for every core, and what
-				// it still owed is dropped, a Pause that extended it
-				// meanwhile included (else a second hold would follow
-				// at once).
-				for ; u > t; u = h.until.Load() {
-					if h.until.CompareAndSwap(u, t) {
-						h.clipped.Add(u - t)
-						break
-					}
+		if i%publishEvery == 0 {
+			c := threadCPU()
+			h.held.Add(t - shown)
+			h.heldCPU.Add(int64(c - shownCPU))
+			shown, shownCPU = t, c
+		}
+		if t-begin >= int64(h.max) {
+			// The hard cap: this hold ends for every core, and what
+			// it still owed is dropped, a Pause that extended it
+			// meanwhile included (else a second hold would follow
+			// at once).
+			for ; u > t; u = h.until.Load() {
+				if h.until.CompareAndSwap(u, t) {
+					h.clipped.Add(u - t)
+					break
 				}
-				break
 			}
-		}
-		end := h.now()
-		took := end - begin
-		if first && h.heldTotal != nil {
-			h.heldTotal.Add(took)
-		}
-		if busy {
-			h.busyIn.Add(int64(h.busy() - busy0))
-			h.busyOver.Add(took)
-		}
-		h.held.Add(end - shown)
-		h.heldCPU.Add(int64(threadCPU() - shownCPU))
-		h.holds.Add(1)
-		for l := h.longest.Load(); took > l && !h.longest.CompareAndSwap(l, took); l = h.longest.Load() {
+			return shown, shownCPU
 		}
 	}
 }
