@@ -87,48 +87,12 @@ func latencyMain(c latencyConfig) error {
 	if err != nil {
 		return err
 	}
-	if err := s.CheckTarget(c.target); err != nil {
-		return err
-	}
-	if c.validate {
-		if err := checkCanValidate(s, c.target, c.specPath, "--validate"); err != nil {
-			return err
-		}
-	}
-	reds, err := model.ParseReductions(c.reduce)
+	reds, texts, err := c.check(s)
 	if err != nil {
-		return fmt.Errorf("--reduce: %w", err)
-	}
-	var texts []string
-	for _, r := range reds {
-		if r.Kind == model.Scale {
-			return fmt.Errorf("--reduce %s: replicas are a throughput what-if; give a percentage or a time per call", r.Text)
-		}
-		texts = append(texts, r.Text)
-	}
-	switch {
-	case !(c.rate >= 0) || math.IsInf(c.rate, 0):
-		return fmt.Errorf("--rate must be > 0, got %v", c.rate)
-	case c.rate > 0 && c.conns > 0:
-		return errors.New("--connections sizes the saturation run, which --rate skips: give one of them")
-	case c.requests < 300:
-		return fmt.Errorf("--requests must be at least 300 for percentiles, got %d", c.requests)
-	case c.reps < 1:
-		return fmt.Errorf("--reps must be at least 1, got %d", c.reps)
-	case c.conns < 0:
-		return fmt.Errorf("--connections must be > 0, got %d", c.conns)
-	case c.warmup < 0:
-		return fmt.Errorf("--warmup must be >= 0, got %v", c.warmup)
-	case c.duration < 0:
-		return fmt.Errorf("--duration must be > 0, got %v", c.duration)
+		return err
 	}
 	if c.outDir == "" {
 		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-%s-latency-%s", s.Name, c.target, time.Now().Format("20060102-150405")))
-	}
-	if s.Kubernetes != nil {
-		// Refused before anything deploys, for the reason the backend
-		// would give (kube.Deployment.SharedPath).
-		return fmt.Errorf("slowpoke latency runs on local processes only, not yet on Kubernetes: %w; predict, validate, rank and pools run there", kube.ErrNoSharedFiles)
 	}
 	opts := local.Options{Options: backend.Options{MaxPause: controller.DefaultMaxPause}, ExtraPath: c.extraPath}
 	if c.holds {
@@ -152,16 +116,57 @@ func latencyMain(c latencyConfig) error {
 		return fmt.Errorf("CDF plots: %w", err)
 	}
 	if err := writeReport(c.outDir, func(p string) error { return report.WriteLatencyJSON(p, out) }, func(p string) error { return report.WriteLatencyHTML(p, out) },
-		func(w io.Writer) error { return report.WriteLatencyTable(w, out) }, plots); err != nil {
+		func(w io.Writer) error { return report.WriteLatencyTable(w, out) }, plots, c.printJSON); err != nil {
 		return err
-	}
-	if c.printJSON {
-		if err := printResultsJSON(os.Stdout, filepath.Join(c.outDir, "results.json")); err != nil {
-			return err
-		}
 	}
 	if c.onResult != nil {
 		c.onResult(out)
 	}
 	return nil
+}
+
+// check refuses bad flags, and a spec latency cannot run on, before
+// anything starts; it returns the reductions and their texts.
+func (c latencyConfig) check(s *spec.Spec) ([]model.Reduction, []string, error) {
+	if err := s.CheckTarget(c.target); err != nil {
+		return nil, nil, err
+	}
+	if c.validate {
+		if err := checkCanValidate(s, c.target, c.specPath, "--validate"); err != nil {
+			return nil, nil, err
+		}
+	}
+	reds, err := model.ParseReductions(c.reduce)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--reduce: %w", err)
+	}
+	var texts []string
+	for _, r := range reds {
+		if r.Kind == model.Scale {
+			return nil, nil, fmt.Errorf("--reduce %s: replicas are a throughput what-if; give a percentage or a time per call", r.Text)
+		}
+		texts = append(texts, r.Text)
+	}
+	switch {
+	case !(c.rate >= 0) || math.IsInf(c.rate, 0):
+		return nil, nil, fmt.Errorf("--rate must be > 0, got %v", c.rate)
+	case c.rate > 0 && c.conns > 0:
+		return nil, nil, errors.New("--connections sizes the saturation run, which --rate skips: give one of them")
+	case c.requests < 300:
+		return nil, nil, fmt.Errorf("--requests must be at least 300 for percentiles, got %d", c.requests)
+	case c.reps < 1:
+		return nil, nil, fmt.Errorf("--reps must be at least 1, got %d", c.reps)
+	case c.conns < 0:
+		return nil, nil, fmt.Errorf("--connections must be > 0, got %d", c.conns)
+	case c.warmup < 0:
+		return nil, nil, fmt.Errorf("--warmup must be >= 0, got %v", c.warmup)
+	case c.duration < 0:
+		return nil, nil, fmt.Errorf("--duration must be > 0, got %v", c.duration)
+	}
+	if s.Kubernetes != nil {
+		// Refused before anything deploys, for the reason the backend
+		// would give (kube.Deployment.SharedPath).
+		return nil, nil, fmt.Errorf("slowpoke latency runs on local processes only, not yet on Kubernetes: %w; predict, validate, rank and pools run there", kube.ErrNoSharedFiles)
+	}
+	return reds, texts, nil
 }

@@ -97,33 +97,9 @@ func poolsMain(c poolsConfig) error {
 	if err != nil {
 		return err
 	}
-	var services []string
-	if strings.TrimSpace(c.services) != "" {
-		if services, err = rankTargets(s, c.services); err != nil {
-			return err
-		}
-	}
-	levels, err := parseLevels(c.levels)
+	services, levels, err := c.check(s)
 	if err != nil {
 		return err
-	}
-	if levels != nil && len(levels) < 3 {
-		return fmt.Errorf("--levels %s: sweep at least 3 pool sizes", c.levels)
-	}
-	if c.reps < 1 {
-		return errors.New("--reps must be at least 1")
-	}
-	switch {
-	case c.sla <= 0:
-		return fmt.Errorf("--sla must be > 0, got %v", c.sla)
-	case c.conns < 0:
-		return fmt.Errorf("--connections must be > 0, got %d", c.conns)
-	case c.warmup < 0:
-		return fmt.Errorf("--warmup must be >= 0, got %v", c.warmup)
-	case c.duration < 0:
-		return fmt.Errorf("--duration must be > 0, got %v", c.duration)
-	case c.step < 10*experiment.PoolSample:
-		return fmt.Errorf("--step must be at least %v (10 samples of %v), got %v", 10*experiment.PoolSample, experiment.PoolSample, c.step)
 	}
 	if c.outDir == "" {
 		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-pools-%s", s.Name, time.Now().Format("20060102-150405")))
@@ -133,15 +109,61 @@ func poolsMain(c poolsConfig) error {
 		return err
 	}
 	defer app.close()
-	ctx, sigCtx, d, logf := app.ctx, app.interrupted, app.d, app.logf
-
-	out, err := experiment.AdvisePools(ctx, d, experiment.PoolOptions{
+	out, err := experiment.AdvisePools(app.ctx, app.d, experiment.PoolOptions{
 		SLA: c.sla, Services: services, Connections: c.conns, Warmup: c.warmup, Duration: c.duration,
 		Step: c.step, Levels: levels, Validate: c.validate, Repetitions: c.reps, Progress: os.Stderr, SpecPath: c.specPath,
 	})
 	if err != nil {
 		return app.explain(err)
 	}
+	if err := writePools(c, out); err != nil {
+		return err
+	}
+	if c.onResult != nil {
+		c.onResult(out)
+	}
+	if !c.apply {
+		return nil
+	}
+	return applyPools(app, c, s, out)
+}
+
+// check refuses bad flags before anything starts; it returns the services
+// to size (nil: every critical one) and the pool sizes to sweep (nil: the
+// default sweep).
+func (c poolsConfig) check(s *spec.Spec) (services []string, levels []int, err error) {
+	if strings.TrimSpace(c.services) != "" {
+		if services, err = rankTargets(s, c.services); err != nil {
+			return nil, nil, err
+		}
+	}
+	if levels, err = parseLevels(c.levels); err != nil {
+		return nil, nil, err
+	}
+	if levels != nil && len(levels) < 3 {
+		return nil, nil, fmt.Errorf("--levels %s: sweep at least 3 pool sizes", c.levels)
+	}
+	if c.reps < 1 {
+		return nil, nil, errors.New("--reps must be at least 1")
+	}
+	switch {
+	case c.sla <= 0:
+		return nil, nil, fmt.Errorf("--sla must be > 0, got %v", c.sla)
+	case c.conns < 0:
+		return nil, nil, fmt.Errorf("--connections must be > 0, got %d", c.conns)
+	case c.warmup < 0:
+		return nil, nil, fmt.Errorf("--warmup must be >= 0, got %v", c.warmup)
+	case c.duration < 0:
+		return nil, nil, fmt.Errorf("--duration must be > 0, got %v", c.duration)
+	case c.step < 10*experiment.PoolSample:
+		return nil, nil, fmt.Errorf("--step must be at least %v (10 samples of %v), got %v", 10*experiment.PoolSample, experiment.PoolSample, c.step)
+	}
+	return services, levels, nil
+}
+
+// writePools writes each service's plot, results.json and report.html,
+// and prints the table.
+func writePools(c poolsConfig, out *report.Pools) error {
 	var plots []string
 	for i := range out.Services {
 		svc := &out.Services[i]
@@ -152,38 +174,30 @@ func poolsMain(c poolsConfig) error {
 		}
 		plots = append(plots, plot)
 	}
-	if err := writeReport(c.outDir, func(p string) error { return report.WritePoolsJSON(p, out) }, func(p string) error { return report.WritePoolsHTML(p, out) },
-		func(w io.Writer) error { return report.WritePoolsTable(w, out) }, plots); err != nil {
-		return err
-	}
-	if c.printJSON {
-		if err := printResultsJSON(os.Stdout, filepath.Join(c.outDir, "results.json")); err != nil {
-			return err
-		}
-	}
-	if c.onResult != nil {
-		c.onResult(out)
-	}
-	if !c.apply {
-		return nil
-	}
+	return writeReport(c.outDir, func(p string) error { return report.WritePoolsJSON(p, out) }, func(p string) error { return report.WritePoolsHTML(p, out) },
+		func(w io.Writer) error { return report.WritePoolsTable(w, out) }, plots, c.printJSON)
+}
+
+// applyPools sets each service's recommended pool size in the running
+// application (--apply) and keeps it running until Ctrl-C.
+func applyPools(app *session, c poolsConfig, s *spec.Spec, out *report.Pools) error {
 	var applied []string
 	for _, svc := range out.Services {
-		ds := d.Service(svc.Service)
+		ds := app.d.Service(svc.Service)
 		thr := time.Duration(svc.ThresholdMS * float64(time.Millisecond))
 		if err := ds.Control.SetPool(wire.Pool{Limit: int64(svc.Recommended), ThresholdNS: int64(thr)}); err != nil {
 			return fmt.Errorf("apply the pool of %s: %w", svc.Service, err)
 		}
 		applied = append(applied, fmt.Sprintf("%s=%d", svc.Service, svc.Recommended))
 	}
-	logf("applied pool sizes %s: the application keeps running at %s with them; Ctrl-C to stop", strings.Join(applied, ", "), s.Entry)
-	logf("to keep them in every run, give each service its size in %s (pool: N; docs/spec.md)", c.specPath)
+	app.logf("applied pool sizes %s: the application keeps running at %s with them; Ctrl-C to stop", strings.Join(applied, ", "), s.Entry)
+	app.logf("to keep them in every run, give each service its size in %s (pool: N; docs/spec.md)", c.specPath)
 	if c.ready != nil {
 		c.ready()
 	}
-	<-ctx.Done()
-	if sigCtx.Err() != nil {
+	<-app.ctx.Done()
+	if app.interrupted.Err() != nil {
 		return nil // Ctrl-C ends an applied run
 	}
-	return d.Explain(context.Cause(ctx))
+	return app.d.Explain(context.Cause(app.ctx))
 }

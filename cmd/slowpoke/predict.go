@@ -160,16 +160,13 @@ func predict(c predictConfig) error {
 	if err != nil {
 		return app.explain(err)
 	}
-	if err := writeOutputs(res, c.outDir); err != nil {
-		return err
-	}
-	if c.printJSON {
-		return printResultsJSON(os.Stdout, filepath.Join(c.outDir, "results.json"))
-	}
-	return nil
+	return writeOutputs(res, c.outDir, c.printJSON)
 }
 
-func writeOutputs(res *report.Results, dir string) error {
+// writeOutputs writes a prediction's results.json, plots and report.html,
+// prints its table, the files written and, with printJSON, results.json
+// on one line (--print-json).
+func writeOutputs(res *report.Results, dir string, printJSON bool) error {
 	jsonPath := filepath.Join(dir, "results.json")
 	pngPath, svgPath := filepath.Join(dir, "plot.png"), filepath.Join(dir, "plot.svg")
 	htmlPath := filepath.Join(dir, "report.html")
@@ -187,6 +184,9 @@ func writeOutputs(res *report.Results, dir string) error {
 		return err
 	}
 	fmt.Printf("\nwrote %s\n", strings.Join([]string{jsonPath, htmlPath, pngPath, svgPath}, "\n      "))
+	if printJSON {
+		return printResultsJSON(os.Stdout, jsonPath)
+	}
 	return nil
 }
 

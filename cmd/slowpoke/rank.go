@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -113,27 +114,8 @@ func rank(c rankConfig) error {
 	if err != nil {
 		return err
 	}
-	targets, err := rankTargets(s, c.services)
+	targets, reds, err := c.check(s)
 	if err != nil {
-		return err
-	}
-	reds, err := model.ParseReductions(c.reduce)
-	if err != nil {
-		return fmt.Errorf("--reduce: %w", err)
-	}
-	if err := checkRuns(c.reps, c.maxReps, c.warmup, c.duration); err != nil {
-		return err
-	}
-	if !(c.minGain >= 0 && c.minGain < 100) {
-		return fmt.Errorf("--min-gain must be a gain in [0, 100) per cent, got %v", c.minGain)
-	}
-	if err := checkMaxPause(c.maxPause); err != nil {
-		return err
-	}
-	if err := c.method.check(); err != nil {
-		return err
-	}
-	if err := c.method.checkFor(s); err != nil {
 		return err
 	}
 	if c.outDir == "" {
@@ -146,8 +128,48 @@ func rank(c rankConfig) error {
 		return err
 	}
 	defer app.close()
-	ctx, logf := app.ctx, app.logf
+	out, err := rankAll(app, c, s, targets, reds)
+	if err != nil {
+		return err
+	}
+	out.ElapsedS = time.Since(start).Seconds()
+	return writeReport(c.outDir, func(p string) error { return report.WriteRankJSON(p, out) }, func(p string) error { return report.WriteRankHTML(p, out) },
+		func(w io.Writer) error { return report.WriteRankTable(w, out) }, nil, c.printJSON)
+}
 
+// check refuses bad flags before anything starts; it returns the services
+// to rank and the reductions.
+func (c rankConfig) check(s *spec.Spec) ([]string, []model.Reduction, error) {
+	targets, err := rankTargets(s, c.services)
+	if err != nil {
+		return nil, nil, err
+	}
+	reds, err := model.ParseReductions(c.reduce)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--reduce: %w", err)
+	}
+	if err := checkRuns(c.reps, c.maxReps, c.warmup, c.duration); err != nil {
+		return nil, nil, err
+	}
+	if !(c.minGain >= 0 && c.minGain < 100) {
+		return nil, nil, fmt.Errorf("--min-gain must be a gain in [0, 100) per cent, got %v", c.minGain)
+	}
+	if err := checkMaxPause(c.maxPause); err != nil {
+		return nil, nil, err
+	}
+	if err := c.method.check(); err != nil {
+		return nil, nil, err
+	}
+	if err := c.method.checkFor(s); err != nil {
+		return nil, nil, err
+	}
+	return targets, reds, nil
+}
+
+// rankAll makes each target the target in turn, judges its gain and
+// orders the ranking; only an interruption ends it early, a target that
+// fails is ranked as failed.
+func rankAll(app *session, c rankConfig, s *spec.Spec, targets []string, reds []model.Reduction) (*report.Rank, error) {
 	var texts []string
 	for _, r := range reds {
 		texts = append(texts, r.Text)
@@ -160,12 +182,12 @@ func rank(c rankConfig) error {
 	for i, name := range targets {
 		prog.begin(i, name)
 		e := report.RankEntry{Service: name}
-		res, err := rankOne(ctx, app, c, name, reds, texts, prog)
+		res, err := rankOne(app.ctx, app, c, name, reds, texts, prog)
 		switch {
 		case err == nil:
 			e.Results = res
-		case ctx.Err() != nil:
-			return app.explain(err)
+		case app.ctx.Err() != nil:
+			return nil, app.explain(err)
 		case errors.Is(err, experiment.ErrNotCalled):
 			e.Verdict, e.Reason = report.VerdictNotCalled, "the workload does not call it"
 		default:
@@ -175,31 +197,15 @@ func rank(c rankConfig) error {
 		prog.end()
 		switch e.Verdict {
 		case report.VerdictGain, report.VerdictNoGain:
-			logf("%s %s: %+.1f%% ± %.1f at %s (%s)", prog.prefix(0, 0), name, e.GainPct, e.GainStdErrPct, texts[len(texts)-1], e.Verdict)
+			app.logf("%s %s: %+.1f%% ± %.1f at %s (%s)", prog.prefix(0, 0), name, e.GainPct, e.GainStdErrPct, texts[len(texts)-1], e.Verdict)
 		default:
-			logf("%s %s: %s: %s", prog.prefix(0, 0), name, e.Verdict, e.Reason)
+			app.logf("%s %s: %s: %s", prog.prefix(0, 0), name, e.Verdict, e.Reason)
 		}
 		out.Entries = append(out.Entries, e)
 	}
 	out.Order()
-	out.ElapsedS = time.Since(start).Seconds()
 	out.Warnings = append(out.Warnings, rankWarnings(out.Entries)...)
-	jsonPath, htmlPath := filepath.Join(c.outDir, "results.json"), filepath.Join(c.outDir, "report.html")
-	if err := report.WriteRankJSON(jsonPath, out); err != nil {
-		return err
-	}
-	if err := report.WriteRankHTML(htmlPath, out); err != nil {
-		return err
-	}
-	fmt.Println()
-	if err := report.WriteRankTable(os.Stdout, out); err != nil {
-		return err
-	}
-	fmt.Printf("\nwrote %s\n      %s\n", jsonPath, htmlPath)
-	if c.printJSON {
-		return printResultsJSON(os.Stdout, jsonPath)
-	}
-	return nil
+	return out, nil
 }
 
 // rankOne makes name the target and runs its experiment.

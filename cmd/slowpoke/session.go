@@ -151,9 +151,10 @@ func runCommand(name string, fs *flag.FlagSet, args []string, required []string,
 }
 
 // writeReport writes dir/results.json and dir/report.html with writeJSON
-// and writeHTML, prints the table to standard output, and lists the files
-// written, the plots last.
-func writeReport(dir string, writeJSON, writeHTML func(path string) error, table func(io.Writer) error, plots []string) error {
+// and writeHTML, prints the table to standard output, lists the files
+// written, the plots last, and with printJSON prints results.json last,
+// on one line (--print-json).
+func writeReport(dir string, writeJSON, writeHTML func(path string) error, table func(io.Writer) error, plots []string, printJSON bool) error {
 	jsonPath, htmlPath := filepath.Join(dir, "results.json"), filepath.Join(dir, "report.html")
 	if err := writeJSON(jsonPath); err != nil {
 		return err
@@ -168,6 +169,9 @@ func writeReport(dir string, writeJSON, writeHTML func(path string) error, table
 	fmt.Printf("\nwrote %s\n      %s\n", jsonPath, htmlPath)
 	for _, p := range plots {
 		fmt.Printf("      %s\n", p)
+	}
+	if printJSON {
+		return printResultsJSON(os.Stdout, jsonPath)
 	}
 	return nil
 }
