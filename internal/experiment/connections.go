@@ -75,7 +75,7 @@ func (r *Runner) chooseConnections(ctx context.Context) (int, error) {
 				took = "longer than the probe" // nothing completed
 			}
 			if i == 0 {
-				r.progress("choosing connections: warning: at %d connections a request takes %s to come round, more than 1/%d of the %v window; a longer --duration makes every run less noisy", n, took, cyclesPerWindow, saved.Duration)
+				r.progress("choosing connections: warning: at %d connections a request takes %s to come round, more than 1/%d of the %v window; a longer measurement window makes every run less noisy", n, took, cyclesPerWindow, saved.Duration)
 				tput = tput[:1]
 			} else {
 				r.progress("choosing connections: at %d a request takes %s to come round, more than 1/%d of the %v window: not choosing it or more", n, took, cyclesPerWindow, saved.Duration)

@@ -545,7 +545,7 @@ func baselineDriftWarning(runs []float64) string {
 	}
 	return fmt.Sprintf("the baseline's repetitions varied by %.0f%% (standard deviation; %.0f to %.0f req/s over %d runs): "+
 		"the machine ran the application at different speeds during the run, so gains and errors of that size are noise; "+
-		"stop other work on the machine or add --reps, and read each point's spread and flags",
+		"stop other work on the machine or run more repetitions, and read each point's spread and flags",
 		sd, slices.Min(runs), slices.Max(runs), len(runs))
 }
 

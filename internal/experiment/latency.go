@@ -479,7 +479,7 @@ func busyWarning(busyPct, rate float64) string {
 	if busyPct < busyWarnPct {
 		return ""
 	}
-	return fmt.Sprintf("the cores were %.0f%% busy in the baseline runs at %.0f req/s: this close to saturation, latencies move by tens of per cent with small changes of the machine's speed, so the percentiles of predictions and truths are far less steady; a lower --rate gives steadier medians", busyPct, rate)
+	return fmt.Sprintf("the cores were %.0f%% busy in the baseline runs at %.0f req/s: this close to saturation, latencies move by tens of per cent with small changes of the machine's speed, so the percentiles of predictions and truths are far less steady; a lower request rate gives steadier medians", busyPct, rate)
 }
 
 // runs pools one kind of run's latencies (ms) over repetitions, per
@@ -961,6 +961,6 @@ func baselineP50DriftWarning(base []report.LatencyDist) string {
 	}
 	return fmt.Sprintf("the baseline's p50 of %q varied by %.0f%% between repetitions (standard deviation; %.2f to %.2f ms over %d): "+
 		"the machine ran the application at different speeds during the run, so errors and changes of that size are noise; "+
-		"stop other work on the machine or add --reps, and read the confidence intervals",
+		"stop other work on the machine or run more repetitions, and read the confidence intervals",
 		worst.Request, sd, slices.Min(worst.RunsP50MS), slices.Max(worst.RunsP50MS), len(worst.RunsP50MS))
 }

@@ -209,7 +209,7 @@ func (r *poolRun) adviseAll(ctx context.Context, crit []report.PoolService, out 
 		c.Advice = a
 		r.progress("%s: knee at %.1f in flight (peak %.1f): recommended pool %d", c.Service, a.Knee, a.Peak, a.Recommended)
 		if a.Recommended >= slices.Max(o.Levels) {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: the recommended size is the largest swept (%d): goodput still grew there; more connections (--connections) would show where it stops", c.Service, a.Recommended))
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: the recommended size is the largest swept (%d): goodput still grew there; more connections would show where it stops", c.Service, a.Recommended))
 		}
 	}
 	return nil

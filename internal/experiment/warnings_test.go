@@ -28,7 +28,7 @@ func TestBaselineDriftWarning(t *testing.T) {
 		{"one run", []float64{700}, nil},
 		{"steady", []float64{1000, 1040, 980}, nil},
 		{"the demo on a calm spell", []float64{779, 721, 693, 731}, nil},
-		{"moved", []float64{583, 662, 719, 700, 634, 787, 864, 1106}, []string{"varied by 22%", "583 to 1106 req/s over 8 runs", "--reps"}},
+		{"moved", []float64{583, 662, 719, 700, 634, 787, 864, 1106}, []string{"varied by 22%", "583 to 1106 req/s over 8 runs", "more repetitions"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := baselineDriftWarning(tc.runs)
@@ -102,7 +102,7 @@ func TestBusyWarning(t *testing.T) {
 		if (got != "") != tc.wantWarn {
 			t.Errorf("busyWarning(%g) = %q, want a warning: %v", tc.busy, got, tc.wantWarn)
 		}
-		if tc.wantWarn && (!strings.Contains(got, fmt.Sprintf("%.0f%% busy", tc.busy)) || !strings.Contains(got, "1254 req/s") || !strings.Contains(got, "--rate")) {
+		if tc.wantWarn && (!strings.Contains(got, fmt.Sprintf("%.0f%% busy", tc.busy)) || !strings.Contains(got, "1254 req/s") || !strings.Contains(got, "a lower request rate")) {
 			t.Errorf("warning does not give the share, the rate and the remedy: %s", got)
 		}
 	}
