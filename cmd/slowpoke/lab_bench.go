@@ -68,7 +68,7 @@ func benchAccuracy(args []string) int {
 	}
 	var err error
 	if *variants != "" {
-		if o.Variants, err = parseVariants(*variants); err != nil {
+		if o.Variants, err = parseVariants(*variants, o.Tuning); err != nil {
 			fmt.Fprintln(os.Stderr, "slowpoke-lab bench accuracy: --methods:", err)
 			return 2
 		}
@@ -128,8 +128,9 @@ func benchPauseCost(args []string) int {
 }
 
 // parseVariants reads bench methods' --methods: comma-separated
-// method[/batch|/pause-cap][/nogrowth][/short|/long=cap][/cpu].
-func parseVariants(list string) ([]experiment.Variant, error) {
+// method[/batch|/pause-cap][/nogrowth][/short|/long=cap][/cpu]; each
+// variant's tuning starts from base, the run's.
+func parseVariants(list string, base experiment.Tuning) ([]experiment.Variant, error) {
 	const form = "method[/batch|/pause-cap][/nogrowth][/short|/long=cap][/cpu]"
 	var variants []experiment.Variant
 	for _, f := range strings.Split(list, ",") {
@@ -139,17 +140,17 @@ func parseVariants(list string) ([]experiment.Variant, error) {
 		if err != nil {
 			return nil, err
 		}
-		v := experiment.Variant{Name: f, Method: ms[0]}
+		v := experiment.Variant{Name: f, Method: ms[0], Tuning: base}
 		for _, p := range parts[1:] {
 			if p == "nogrowth" {
-				v.NoGrowthCorrection = true
+				v.Tuning.NoGrowthCorrection = true
 			} else if p == "cpu" {
 				v.Trigger = experiment.TriggerCPU
 			} else if p == "short" {
-				v.ShortPausesOnly = true
+				v.Tuning.ShortPausesOnly = true
 			} else if l, ok := strings.CutPrefix(p, "long="); ok {
 				if d, err := time.ParseDuration(l); err == nil && d > 0 {
-					v.LongPauseCap = d
+					v.Tuning.LongPauseCap = d
 				} else {
 					return nil, fmt.Errorf("%q: long= wants a positive duration, e.g. long=128ms", f)
 				}
@@ -161,7 +162,7 @@ func parseVariants(list string) ([]experiment.Variant, error) {
 				return nil, fmt.Errorf("%q: want %s", f, form)
 			}
 		}
-		if v.ShortPausesOnly && v.LongPauseCap > 0 {
+		if v.Tuning.ShortPausesOnly && v.Tuning.LongPauseCap > 0 {
 			return nil, fmt.Errorf("%q: short and long= contradict each other", f)
 		}
 		variants = append(variants, v)
@@ -187,7 +188,7 @@ func benchMethods(args []string) int {
 		fmt.Fprintln(os.Stderr, "slowpoke-lab bench methods: -f and --target are required")
 		return 2
 	}
-	variants, err := parseVariants(*methods)
+	variants, err := parseVariants(*methods, experiment.Tuning{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "slowpoke-lab bench methods: --methods:", err)
 		return 2

@@ -81,9 +81,9 @@ func TestParseVariants(t *testing.T) {
 	}{
 		{"cores,signal", []experiment.Variant{{Name: "cores", Method: pause.MethodCores}, {Name: "signal", Method: pause.MethodSignal}}, ""},
 		{"cores/16", []experiment.Variant{{Name: "cores/16", Method: pause.MethodCores, Batch: 16}}, ""},
-		{"cores/16ms/nogrowth", []experiment.Variant{{Name: "cores/16ms/nogrowth", Method: pause.MethodCores, PauseCap: 16 * time.Millisecond, NoGrowthCorrection: true}}, ""},
-		{" cores/short", []experiment.Variant{{Name: "cores/short", Method: pause.MethodCores, ShortPausesOnly: true}}, ""},
-		{"cores/long=128ms", []experiment.Variant{{Name: "cores/long=128ms", Method: pause.MethodCores, LongPauseCap: 128 * time.Millisecond}}, ""},
+		{"cores/16ms/nogrowth", []experiment.Variant{{Name: "cores/16ms/nogrowth", Method: pause.MethodCores, PauseCap: 16 * time.Millisecond, Tuning: experiment.Tuning{NoGrowthCorrection: true}}}, ""},
+		{" cores/short", []experiment.Variant{{Name: "cores/short", Method: pause.MethodCores, Tuning: experiment.Tuning{ShortPausesOnly: true}}}, ""},
+		{"cores/long=128ms", []experiment.Variant{{Name: "cores/long=128ms", Method: pause.MethodCores, Tuning: experiment.Tuning{LongPauseCap: 128 * time.Millisecond}}}, ""},
 		{"cores/long=0s", nil, `"cores/long=0s": long= wants a positive duration`},
 		{"cores/long=abc", nil, "long= wants a positive duration"},
 		{"cores/short/long=128ms", nil, "short and long= contradict each other"},
@@ -95,7 +95,7 @@ func TestParseVariants(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.list, func(t *testing.T) {
-			got, err := parseVariants(tt.list)
+			got, err := parseVariants(tt.list, experiment.Tuning{})
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error %v, want one containing %q", err, tt.err)

@@ -22,11 +22,10 @@ type Variant struct {
 	// PauseCap is the longest pause a chosen batch may make (0: the
 	// default, 4 ms).
 	PauseCap time.Duration
-	// NoGrowthCorrection and ShortPausesOnly as in Tuning.
-	NoGrowthCorrection bool
-	ShortPausesOnly    bool
-	// LongPauseCap as in Tuning.
-	LongPauseCap time.Duration
+	// Tuning is the variant's research switches, whole: they replace the
+	// run's (Options.Tuning), so a variant starts from the run's and
+	// changes what it compares.
+	Tuning Tuning
 	// Trigger as in Options ("": auto).
 	Trigger string
 }
@@ -60,7 +59,7 @@ type MethodResult struct {
 // every point's ground truth. The truth is measured once for all
 // variants, so that their errors are paired and their differences are
 // not the truth's noise. opts is as for New (Validate is implied); the
-// variants set PauseMethod, Batch and NoGrowthCorrection.
+// variants set PauseMethod, Batch, Trigger and Tuning.
 func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Variant) (*Comparison, error) {
 	if len(variants) == 0 {
 		return nil, errors.New("no variants to compare")
@@ -104,7 +103,7 @@ func variantRunners(d backend.Backend, opts Options, variants []Variant) ([]*Run
 	runners := make([]*Runner, len(variants))
 	for i, v := range variants {
 		o := opts
-		o.PauseMethod, o.Batch, o.Tuning.NoGrowthCorrection, o.Tuning.ShortPausesOnly, o.Tuning.LongPauseCap = v.Method, v.Batch, v.NoGrowthCorrection, v.ShortPausesOnly, v.LongPauseCap
+		o.PauseMethod, o.Batch, o.Tuning = v.Method, v.Batch, v.Tuning
 		o.Trigger = v.Trigger
 		r, err := New(d, o)
 		if err != nil {
