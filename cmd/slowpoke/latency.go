@@ -156,12 +156,9 @@ func (c latencyConfig) check(s *spec.Spec) ([]model.Reduction, []string, error) 
 		return nil, nil, fmt.Errorf("--requests must be at least 300 for percentiles, got %d", c.requests)
 	case c.reps < 1:
 		return nil, nil, fmt.Errorf("--reps must be at least 1, got %d", c.reps)
-	case c.conns < 0:
-		return nil, nil, fmt.Errorf("--connections must be > 0, got %d", c.conns)
-	case c.warmup < 0:
-		return nil, nil, fmt.Errorf("--warmup must be >= 0, got %v", c.warmup)
-	case c.duration < 0:
-		return nil, nil, fmt.Errorf("--duration must be > 0, got %v", c.duration)
+	}
+	if err := checkWindow(c.conns, c.warmup, c.duration); err != nil {
+		return nil, nil, err
 	}
 	if s.Kubernetes != nil {
 		// Refused before anything deploys, for the reason the backend

@@ -139,3 +139,17 @@ func checkRuns(reps, maxReps int, warmup, duration time.Duration) error {
 	}
 	return nil
 }
+
+// checkWindow refuses a negative --connections (0: chosen), --warmup or
+// --duration, for the commands whose 0 is not the spec's.
+func checkWindow(conns int, warmup, duration time.Duration) error {
+	switch {
+	case conns < 0:
+		return fmt.Errorf("--connections must be > 0, got %d", conns)
+	case warmup < 0:
+		return fmt.Errorf("--warmup must be >= 0, got %v", warmup)
+	case duration < 0:
+		return fmt.Errorf("--duration must be > 0, got %v", duration)
+	}
+	return nil
+}

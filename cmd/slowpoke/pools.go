@@ -146,16 +146,13 @@ func (c poolsConfig) check(s *spec.Spec) (services []string, levels []int, err e
 	if c.reps < 1 {
 		return nil, nil, errors.New("--reps must be at least 1")
 	}
-	switch {
-	case c.sla <= 0:
+	if c.sla <= 0 {
 		return nil, nil, fmt.Errorf("--sla must be > 0, got %v", c.sla)
-	case c.conns < 0:
-		return nil, nil, fmt.Errorf("--connections must be > 0, got %d", c.conns)
-	case c.warmup < 0:
-		return nil, nil, fmt.Errorf("--warmup must be >= 0, got %v", c.warmup)
-	case c.duration < 0:
-		return nil, nil, fmt.Errorf("--duration must be > 0, got %v", c.duration)
-	case c.step < 10*experiment.PoolSample:
+	}
+	if err := checkWindow(c.conns, c.warmup, c.duration); err != nil {
+		return nil, nil, err
+	}
+	if c.step < 10*experiment.PoolSample {
 		return nil, nil, fmt.Errorf("--step must be at least %v (10 samples of %v), got %v", 10*experiment.PoolSample, experiment.PoolSample, c.step)
 	}
 	return services, levels, nil

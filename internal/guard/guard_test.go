@@ -387,20 +387,7 @@ func TestLateMessageEnded(t *testing.T) {
 		return cmd
 	}
 	orch, ctl := start(), start()
-	g := exec.Command(os.Args[0], "guard")
-	in, _ := g.StdinPipe()
-	var logb strings.Builder
-	g.Stderr = &logb
-	if err := g.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Process.Kill(); g.Wait() })
-	send := func(m message) {
-		b, _ := json.Marshal(m)
-		if _, err := in.Write(append(b, '\n')); err != nil {
-			t.Fatal(err)
-		}
-	}
+	g, in, logb, send := startGuard(t)
 	o, _ := Identify(orch.Process.Pid)
 	c, _ := Identify(ctl.Process.Pid)
 	send(message{Op: "run", Run: &Run{Orchestrator: o}})
@@ -440,20 +427,7 @@ func TestServiceOfDeadController(t *testing.T) {
 	orch, _ := start(false)
 	ctl, ctlExited := start(false)
 	svc, exited := start(true)
-	g := exec.Command(os.Args[0], "guard")
-	in, _ := g.StdinPipe()
-	var logb strings.Builder
-	g.Stderr = &logb
-	if err := g.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Process.Kill(); g.Wait() })
-	send := func(m message) {
-		b, _ := json.Marshal(m)
-		if _, err := in.Write(append(b, '\n')); err != nil {
-			t.Fatal(err)
-		}
-	}
+	g, in, logb, send := startGuard(t)
 	o, _ := Identify(orch.Process.Pid)
 	c, _ := Identify(ctl.Process.Pid)
 	grp, _ := Identify(svc.Process.Pid)
@@ -468,6 +442,27 @@ func TestServiceOfDeadController(t *testing.T) {
 	}
 	in.Close()
 	g.Wait()
+}
+
+// startGuard starts a guard (this test binary as "slowpoke guard"), killed
+// when the test ends; send writes it a message, its log is in logb.
+func startGuard(t *testing.T) (g *exec.Cmd, in io.WriteCloser, logb *strings.Builder, send func(message)) {
+	t.Helper()
+	g = exec.Command(os.Args[0], "guard")
+	in, _ = g.StdinPipe()
+	logb = &strings.Builder{}
+	g.Stderr = logb
+	if err := g.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Process.Kill(); g.Wait() })
+	send = func(m message) {
+		b, _ := json.Marshal(m)
+		if _, err := in.Write(append(b, '\n')); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return g, in, logb, send
 }
 
 // strays finds a service's processes by their environment, and only for
