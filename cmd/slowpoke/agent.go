@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/kube"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
@@ -43,7 +45,8 @@ func runAgent(args []string) int {
 			"in the host's PID namespace): serves a controller per service on PORT for the\n"+
 			"service's pods on this node, found by UID in the node's cgroups; the target's\n"+
 			"reads its pods' CPU time and freezes the other services' pods. It thaws what\n"+
-			"agents that are gone left frozen when it starts, and everything on SIGTERM.\n"+
+			"agents that are gone left frozen when it starts, and everything on SIGTERM;\n"+
+			"with --watch, it is the pod's watchdog, which thaws a killed agent's pods at once.\n"+
 			"The experiment secret is read from $%s (hex).\n\n", controller.EnvSecret)
 		fs.PrintDefaults()
 	}
@@ -56,6 +59,7 @@ func runAgent(args []string) int {
 	lease := fs.Duration("lease", kube.DefaultLease, "thaw everything and end any slowdown once the orchestrator has been silent this long")
 	maxPause := fs.Duration("max-pause", controller.DefaultMaxPause, "hard cap on one freeze")
 	thawOnly := fs.Bool("thaw-only", false, "thaw what agents that are gone left frozen, and exit")
+	watch := fs.Bool("watch", false, "the watchdog (the agent pod's second container): thaw what agents that are gone left frozen, every "+nodeagent.WatchEvery.String()+", until SIGTERM")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return 0
 	} else if err != nil {
@@ -64,6 +68,15 @@ func runAgent(args []string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if *thawOnly {
 		if err := nodeagent.ThawLeft(*root, *state, log); err != nil {
+			fmt.Fprintln(os.Stderr, "slowpoke agent:", err)
+			return 1
+		}
+		return 0
+	}
+	if *watch {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+		defer stop()
+		if err := nodeagent.Watch(ctx, *root, *state, nodeagent.WatchEvery, log); err != nil {
 			fmt.Fprintln(os.Stderr, "slowpoke agent:", err)
 			return 1
 		}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/kube"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/nodeagent"
 	"github.com/slowpoke-dev/slowpoke/internal/podcgroup"
 )
 
@@ -274,11 +276,13 @@ func (e *kubeEnv) startAgentPredict(t *testing.T) (*exec.Cmd, *lockedBuffer, []*
 	return cmd, stderr, ctls
 }
 
-// TestKubeAgentFaults: the orchestrator SIGKILLed mid-pause, and the
-// agent's pod deleted mid-pause, $SLOWPOKE_KUBE_TRIALS times each (1 by
-// default, in CI; issue 36's benchmark runs 10; $SLOWPOKE_KUBE_FAULTS
-// may name only one of sigkill and agent-deleted), in turn, each when a pod
-// is frozen: after each, every pod thawed within the lease (the lease
+// TestKubeAgentFaults: the orchestrator SIGKILLed mid-pause, the agent's
+// pod deleted mid-pause, and the agent's process SIGKILLed mid-pause,
+// $SLOWPOKE_KUBE_TRIALS times each (1 by default, in CI; issue 36's
+// benchmark runs 10; $SLOWPOKE_KUBE_FAULTS may name some of sigkill,
+// agent-deleted and agent-killed), in turn, each when a pod is frozen:
+// after each, every pod thawed within the lease (the agent killed: within
+// a second, by the agent pod's watchdog; the lease
 // lapses a lease after the orchestrator's last message, before the kill;
 // 1 s of slack for the polling here), nothing left frozen, `slowpoke
 // restore` leaves the namespace as it was (Deployments unchanged, no
@@ -287,10 +291,10 @@ func (e *kubeEnv) startAgentPredict(t *testing.T) (*exec.Cmd, *lockedBuffer, []*
 // first trial). It logs a table of the trials.
 func TestKubeAgentFaults(t *testing.T) {
 	trials := kubeEnvInt(t, "SLOWPOKE_KUBE_TRIALS", 1)
-	faults := strings.Split(kubeEnvString("SLOWPOKE_KUBE_FAULTS", "sigkill,agent-deleted"), ",")
+	faults := strings.Split(kubeEnvString("SLOWPOKE_KUBE_FAULTS", "sigkill,agent-deleted,agent-killed"), ",")
 	for _, f := range faults {
-		if f != "sigkill" && f != "agent-deleted" {
-			t.Fatalf("$SLOWPOKE_KUBE_FAULTS: unknown fault %q: want sigkill, agent-deleted or both", f)
+		if f != "sigkill" && f != "agent-deleted" && f != "agent-killed" {
+			t.Fatalf("$SLOWPOKE_KUBE_FAULTS: unknown fault %q: want some of sigkill, agent-deleted and agent-killed", f)
 		}
 	}
 	e := setupKube(t)
@@ -301,10 +305,13 @@ func TestKubeAgentFaults(t *testing.T) {
 		for _, fault := range faults {
 			row := agentFaultTrial{trial: i, fault: fault}
 			ok := t.Run(fmt.Sprintf("%s-%d", fault, i), func(t *testing.T) {
-				if fault == "sigkill" {
+				switch fault {
+				case "sigkill":
 					e.agentSigkillTrial(t, before, &row)
-				} else {
+				case "agent-deleted":
 					e.agentDeletedTrial(t, before, &row)
+				default:
+					e.agentKilledTrial(t, before, &row)
 				}
 			})
 			row.ok = ok
@@ -404,6 +411,70 @@ func (e *kubeEnv) agentDeletedTrial(t *testing.T, before map[string]int32, row *
 	}
 	t.Logf("agent deleted: the run ended %v after; slowpoke restore then took %v:\n%s", row.runEnded.Round(time.Millisecond), row.restore.Round(time.Millisecond), out)
 	e.checkUntouched(t, before)
+}
+
+// agentKilledTrial: the agent's process SIGKILLed mid-pause (as the OOM
+// killer would) cannot thaw, and its freezes' caps die with it: its pod's
+// watchdog thaws every pod within a second, long before the lease and the
+// kubelet's restart of the agent; the run ends with an error; `slowpoke
+// restore` then deletes the agents.
+func (e *kubeEnv) agentKilledTrial(t *testing.T, before map[string]int32, row *agentFaultTrial) {
+	cmd, stderr, _ := e.startAgentPredict(t)
+	ns := e.spec.Kubernetes.Namespace
+	agents, err := e.client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: kube.LabelAgent})
+	if err != nil || len(agents.Items) != 1 {
+		t.Fatalf("the agent's pod: %v, %d found", err, len(agents.Items))
+	}
+	pid := agentProcess(t, string(agents.Items[0].UID))
+	row.frozenAtKill = waitFrozen(t)
+	killed := time.Now()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("SIGKILL the agent (PID %d): %v", pid, err)
+	}
+	row.thawed = waitThawed(t, killed, kube.DefaultLease, nil, stderr)
+	t.Logf("agent killed: every pod thawed %v after the kill", row.thawed.Round(time.Millisecond))
+	if row.thawed > time.Second {
+		t.Errorf("the pods thawed %v after the agent's SIGKILL: the watchdog should have within %v", row.thawed.Round(time.Millisecond), nodeagent.WatchEvery)
+	}
+	if err := waitExit(cmd, 3*time.Minute); err == nil {
+		t.Errorf("the run whose agent was killed succeeded:\n%s", stderr.String())
+	}
+	row.runEnded = time.Since(killed)
+	start := time.Now()
+	out, err := e.command("restore", "-f", demoKubeSpec).CombinedOutput()
+	row.restore = time.Since(start)
+	if err != nil {
+		t.Errorf("restore after the run: %v\n%s", err, out)
+	}
+	t.Logf("agent killed: the run ended %v after; slowpoke restore then took %v:\n%s", row.runEnded.Round(time.Millisecond), row.restore.Round(time.Millisecond), out)
+	e.checkUntouched(t, before)
+}
+
+// agentProcess is the PID of the node agent (not its watchdog) in the
+// agent's pod with UID uid: a process of this host (the agent shares the
+// host's PID namespace) in that pod's cgroup, running `slowpoke agent
+// --run`.
+func agentProcess(t *testing.T, uid string) int {
+	t.Helper()
+	var found []int
+	for deadline := time.Now().Add(30 * time.Second); len(found) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		dirs, _ := os.ReadDir("/proc")
+		for _, d := range dirs {
+			pid, err := strconv.Atoi(d.Name())
+			if err != nil {
+				continue
+			}
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+			if bytes.HasPrefix(cmdline, []byte("/slowpoke\x00agent\x00--run\x00")) && bytes.Contains(cg, []byte(uid)) {
+				found = append(found, pid)
+			}
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("the agent process of pod %s: found %v, want one", uid, found)
+	}
+	return found[0]
 }
 
 // waitFrozen waits, up to 5 s, until a pod is frozen (the fault then

@@ -149,6 +149,51 @@ func ThawLeft(cgroupRoot, stateDir string, log *slog.Logger) error {
 	return err
 }
 
+// WatchEvery is how often the watchdog (Watch) looks for agents that are
+// gone: the longest a SIGKILLed agent's pods stay frozen, plus one thaw.
+const WatchEvery = 100 * time.Millisecond
+
+// Watch is the agents' watchdog, `slowpoke agent --watch`, the second
+// container of every agent's pod: until ctx ends, it thaws every `every`
+// what the ledgers of agents that are gone record. An agent killed with
+// SIGKILL (or by the OOM killer) cannot thaw what it froze, and its
+// controllers' hard caps die with it; without the watchdog its pods would
+// stay frozen until the kubelet restarts its container, which after a few
+// restarts waits up to five minutes. A ledger whose agent still runs is
+// never touched. It looks once more as it ends.
+func Watch(ctx context.Context, cgroupRoot, stateDir string, every time.Duration, log *slog.Logger) error {
+	node, err := podcgroup.Open(cgroupRoot)
+	if err != nil {
+		return err
+	}
+	log.Info("watching for agents that are gone", "ledgers", stateDir, "every", every)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var failing string // the last error logged, not repeated every tick
+	for {
+		thawed, err := podcgroup.ThawRecorded(stateDir, node)
+		if len(thawed) > 0 {
+			log.Warn("thawed the pods of an agent that is gone", "cgroups", thawed)
+		}
+		switch {
+		case err != nil && err.Error() != failing:
+			log.Error("could not thaw every pod an agent that is gone froze; trying again", "err", err)
+			failing = err.Error()
+		case err == nil:
+			failing = ""
+		}
+		select {
+		case <-ctx.Done():
+			thawed, err := podcgroup.ThawRecorded(stateDir, node)
+			if len(thawed) > 0 {
+				log.Warn("thawed the pods of an agent that is gone", "cgroups", thawed)
+			}
+			return err
+		case <-t.C:
+		}
+	}
+}
+
 // Addr is the control address of the service's controller.
 func (a *Agent) Addr(service string) string {
 	if c := a.ctls[service]; c != nil {

@@ -338,3 +338,46 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 		}
 	}
 }
+
+// The watchdog (Watch) leaves a live agent's frozen pod alone, and thaws
+// it within a tick or two once the agent is SIGKILLed, long before the
+// freeze's own cap, which died with the agent.
+func TestWatchThawsKilledAgent(t *testing.T) {
+	n := node(t)
+	tgt, o := makePod(t, n), makePod(t, n)
+	sec, dir := secret(), t.TempDir()
+	const pause = 4 * time.Second
+	cfg := Config{Services: []Service{{Name: "t", Port: freePort(t), Pods: []string{tgt.uid}}, {Name: "o", Port: freePort(t), Pods: []string{o.uid}}},
+		Host: "127.0.0.1", StateDir: dir, Secret: sec, MaxPause: pause}
+	agent, addr := startHelper(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	watched := make(chan error, 1)
+	go func() { watched <- Watch(ctx, DefaultCgroupRoot, dir, WatchEvery, quiet()) }()
+	defer func() {
+		cancel()
+		if err := <-watched; err != nil {
+			t.Errorf("Watch: %v", err)
+		}
+	}()
+	c := controller.NewClient(addr, sec)
+	defer c.Close()
+	freezeOthers(t, c, 1, pause, o.uid)
+	waitFor(t, "a freeze", 5*time.Second, func() bool { return frozen(t, n, o) })
+	frozenAt := time.Now()
+	time.Sleep(5 * WatchEvery)
+	if !frozen(t, n, o) {
+		t.Fatalf("the pod thawed %v into a freeze of %v while its agent ran: the watchdog thawed a live agent's pod, or the freeze ended early", time.Since(frozenAt).Round(time.Millisecond), pause)
+	}
+	agent.Process.Signal(syscall.SIGKILL)
+	agent.Wait()
+	killed := time.Now()
+	waitFor(t, "the watchdog's thaw", pause, func() bool { return !frozen(t, n, o) })
+	if took := time.Since(killed); took > time.Second || time.Since(frozenAt) >= pause {
+		t.Errorf("the pod thawed %v after its agent's SIGKILL (%v into a %v freeze): not the watchdog's doing", took.Round(time.Millisecond), time.Since(frozenAt).Round(time.Millisecond), pause)
+	} else {
+		t.Logf("thawed %v after the SIGKILL", took.Round(time.Millisecond))
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("the gone agent's ledger is left: %v", ents)
+	}
+}

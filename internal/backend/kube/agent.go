@@ -94,6 +94,7 @@ const (
 	agentCgroup    = "/host/cgroup"
 	agentStateDir  = nodeagent.DefaultStateDir
 	agentContainer = "agent"
+	agentWatchdog  = "watchdog"
 	// agentGrace is the agent pod's termination grace: it thaws at once
 	// on SIGTERM, and is killed after.
 	agentGrace = 10
@@ -163,6 +164,7 @@ func (d *Deployment) agentTemplate(services []nodeagent.Service, nodes []string)
 	for _, sv := range services {
 		args = append(args, "--service", sv.String())
 	}
+	mounts := []corev1.VolumeMount{{Name: "cgroup", MountPath: agentCgroup}, {Name: "state", MountPath: agentStateDir}}
 	spec := corev1.PodSpec{
 		HostPID: true, HostNetwork: true, DNSPolicy: corev1.DNSClusterFirstWithHostNet,
 		// The agent calls no API: its privileged pod holds no token.
@@ -174,8 +176,15 @@ func (d *Deployment) agentTemplate(services []nodeagent.Service, nodes []string)
 			Env: []corev1.EnvVar{{Name: controller.EnvSecret, ValueFrom: &corev1.EnvVarSource{
 				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: d.secretName()}, Key: secretKey}}}},
 			SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
-			VolumeMounts: []corev1.VolumeMount{{Name: "cgroup", MountPath: agentCgroup},
-				{Name: "state", MountPath: agentStateDir}},
+			VolumeMounts:    mounts,
+		}, {
+			// Thaws a killed agent's pods at once (nodeagent.Watch):
+			// the kubelet restarts a killed container only after a
+			// back-off of up to five minutes.
+			Name: agentWatchdog, Image: d.k.Image,
+			Command:         []string{"/slowpoke", "agent", "--watch", "--cgroup-root", agentCgroup, "--state-dir", agentStateDir},
+			SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
+			VolumeMounts:    mounts,
 		}},
 		Volumes: []corev1.Volume{
 			{Name: "cgroup", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/sys/fs/cgroup", Type: ptr.To(corev1.HostPathDirectory)}}},
@@ -186,7 +195,9 @@ func (d *Deployment) agentTemplate(services []nodeagent.Service, nodes []string)
 		spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: nodes}}}}}}}
 	}
-	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{LabelAgent: d.run.ID}}, Spec: spec}
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{LabelAgent: d.run.ID},
+		// kubectl logs shows the agent's, not its watchdog's.
+		Annotations: map[string]string{"kubectl.kubernetes.io/default-container": agentContainer}}, Spec: spec}
 }
 
 // startAgent finds every replica of every service, makes the run's Secret
@@ -295,7 +306,7 @@ func (d *Deployment) connectAgent(ctx context.Context, agent *corev1.Pod) error 
 		d.uninstrumented.Note(sv.Name, d.opts.Logf)
 		d.mu.Lock()
 		d.services[sv.Name] = &service{Service: backend.Service{Name: sv.Name, Port: sv.Port, Control: ctl,
-			LogPath: fmt.Sprintf("kubectl logs -n %s %s", ns, agent.Name)}, pods: uids, deployment: deploymentName(&sv), index: i}
+			LogPath: fmt.Sprintf("kubectl logs -n %s %s -c %s", ns, agent.Name, agentContainer)}, pods: uids, deployment: deploymentName(&sv), index: i}
 		d.mu.Unlock()
 	}
 	return nil
@@ -310,7 +321,7 @@ func (d *Deployment) awaitAgentController(ctx context.Context, ctl *controller.C
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("service %q: its controller in the node agent at %s does not answer: %v (kubectl logs -n %s %s)", sv.Name, addr, err, d.k.Namespace, agentPod)
+			return fmt.Errorf("service %q: its controller in the node agent at %s does not answer: %v (kubectl logs -n %s %s -c %s)", sv.Name, addr, err, d.k.Namespace, agentPod, agentContainer)
 		}
 		select {
 		case <-ctx.Done():
@@ -449,7 +460,7 @@ func (d *Deployment) checkAgent() error {
 		case p.DeletionTimestamp != nil:
 			return fmt.Errorf("the node agent's pod %s/%s is being deleted (evicted, or its node drained?); it thaws every pod as it ends", ns, a.Name)
 		case restarts(p) != restarts(&a):
-			return fmt.Errorf("the node agent in pod %s/%s restarted during the run (kubectl logs -n %s %s --previous); the new one thawed what it had frozen", ns, a.Name, ns, a.Name)
+			return fmt.Errorf("the node agent in pod %s/%s restarted during the run (kubectl logs -n %s %s -c %s --previous); its watchdog thaws what it had frozen", ns, a.Name, ns, a.Name, agentContainer)
 		}
 	}
 	for _, sv := range d.spec.Services {
@@ -540,6 +551,7 @@ func restoreAgents(ctx context.Context, c API, ns string, live map[string]bool, 
 func thawNode(ctx context.Context, c API, ns, runID, node string, tpl *corev1.PodTemplateSpec) error {
 	spec := tpl.Spec.DeepCopy()
 	spec.NodeName, spec.Affinity, spec.RestartPolicy = node, nil, corev1.RestartPolicyNever
+	spec.Containers = spec.Containers[:1] // the agent's, without the watchdog
 	ctr := &spec.Containers[0]
 	ctr.Command = []string{"/slowpoke", "agent", "--thaw-only", "--cgroup-root", agentCgroup, "--state-dir", agentStateDir}
 	ctr.Env = nil
