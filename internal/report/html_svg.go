@@ -411,6 +411,21 @@ const (
 // added as nodes even when they have no edge, and returns its geometry and
 // its table; nil when there is no service at all.
 func callGraph(adj map[string][]string, extra []string, info map[string]graphNodeInfo) (*htmlGraph, []htmlGraphRow) {
+	edges := graphEdges(adj, extra)
+	if len(edges) == 0 {
+		return nil, nil
+	}
+	names := slices.Sorted(maps.Keys(edges))
+	layers, layer := graphLayers(names, edges)
+	orderLayers(layers, layer, edges)
+	g, at := placeNodes(layers, info)
+	g.Edges = edgePaths(names, edges, layer, at)
+	return g, graphRows(names, edges, info)
+}
+
+// graphEdges makes adj undirected: every service of adj or extra maps to
+// the set of its neighbours, without self-loops and the empty name.
+func graphEdges(adj map[string][]string, extra []string) map[string]map[string]bool {
 	edges := map[string]map[string]bool{}
 	link := func(a, b string) {
 		if edges[a] == nil {
@@ -434,11 +449,12 @@ func callGraph(adj map[string][]string, extra []string, info map[string]graphNod
 	for _, ns := range edges {
 		delete(ns, "")
 	}
-	if len(edges) == 0 {
-		return nil, nil
-	}
-	names := slices.Sorted(maps.Keys(edges))
+	return edges
+}
 
+// graphRows is the table of the call graph: one row per service in names,
+// with its neighbours and, when known, its calls and CPU per call.
+func graphRows(names []string, edges map[string]map[string]bool, info map[string]graphNodeInfo) []htmlGraphRow {
 	var rows []htmlGraphRow
 	for _, s := range names {
 		row := htmlGraphRow{Service: s, Neighbours: orDash(strings.Join(slices.Sorted(maps.Keys(edges[s])), ", ")), Calls: "–", CPU: "–"}
@@ -447,13 +463,16 @@ func callGraph(adj map[string][]string, extra []string, info map[string]graphNod
 		}
 		rows = append(rows, row)
 	}
+	return rows
+}
 
-	// Breadth first from the most connected service not yet placed, so
-	// that an entry service (the one that calls the others) comes first.
+// graphLayers puts the services in layers, breadth first from the most
+// connected service not yet placed, so that an entry service (the one
+// that calls the others) comes first; layer maps a service to its layer.
+func graphLayers(names []string, edges map[string]map[string]bool) (layers [][]string, layer map[string]int) {
 	byDegree := slices.Clone(names)
 	slices.SortStableFunc(byDegree, func(a, b string) int { return len(edges[b]) - len(edges[a]) })
-	layer := map[string]int{}
-	var layers [][]string
+	layer = map[string]int{}
 	for _, root := range byDegree {
 		if _, done := layer[root]; done {
 			continue
@@ -475,8 +494,13 @@ func callGraph(adj map[string][]string, extra []string, info map[string]graphNod
 			}
 		}
 	}
-	// Order each layer by the mean position of its neighbours in the one
-	// before, which keeps edges from crossing in trees.
+	return layers, layer
+}
+
+// orderLayers sorts each layer after the first by the mean position of its
+// neighbours in the one before (then by name), which keeps edges from
+// crossing in trees.
+func orderLayers(layers [][]string, layer map[string]int, edges map[string]map[string]bool) {
 	pos := map[string]float64{}
 	for i, s := range layers[0] {
 		pos[s] = float64(i)
@@ -505,15 +529,22 @@ func callGraph(adj map[string][]string, extra []string, info map[string]graphNod
 			pos[s] = float64(i)
 		}
 	}
+}
 
+// graphPoint is the top left corner of a node of the call graph.
+type graphPoint struct{ x, y float64 }
+
+// placeNodes sizes the call graph for its layers, one column each, every
+// column centred vertically, and returns it with its nodes and where each
+// service's node is.
+func placeNodes(layers [][]string, info map[string]graphNodeInfo) (*htmlGraph, map[string]graphPoint) {
 	tallest := 0
 	for _, l := range layers {
 		tallest = max(tallest, len(l))
 	}
 	height := 2*graphMargin + float64(tallest)*nodeH + float64(tallest-1)*nodeGapY
 	width := 2*graphMargin + float64(len(layers))*nodeW + float64(len(layers)-1)*nodeGapX + graphArc
-	type box struct{ x, y float64 }
-	at := map[string]box{}
+	at := map[string]graphPoint{}
 	g := &htmlGraph{Width: svgNum(width), Height: svgNum(height), MaxWidth: svgNum(max(width*1.25, 320))}
 	g.MinWidth = svgNum(min(width, max(width*0.6, 320)))
 	for k, l := range layers {
@@ -522,26 +553,39 @@ func callGraph(adj map[string][]string, extra []string, info map[string]graphNod
 		y0 := graphMargin + (height-2*graphMargin-colH)/2
 		for i, s := range l {
 			y := y0 + float64(i)*(nodeH+nodeGapY)
-			at[s] = box{x, y}
-			in := info[s]
-			node := htmlNode{
-				X: svgNum(x), Y: svgNum(y), W: svgNum(nodeW), H: svgNum(nodeH),
-				TextX: svgNum(x + 10), NameY: svgNum(y + 18), DetailY: svgNum(y + 35),
-				Name: ellipsis(s, 22), Title: s, Class: orPlaceholder(in.Class, "n-other"),
-			}
-			if !in.Known {
-				node.NameY = svgNum(y + nodeH/2 + 5) // alone: centred
-			} else {
-				if in.C1 > 0 {
-					node.Detail = fmt.Sprintf("%s calls/req · %.0f µs/call", num3(in.C1), in.U1US)
-				} else {
-					node.Detail = "not called"
-				}
-				node.Title += ": " + node.Detail
-			}
-			g.Nodes = append(g.Nodes, node)
+			at[s] = graphPoint{x, y}
+			g.Nodes = append(g.Nodes, graphNode(s, x, y, info[s]))
 		}
 	}
+	return g, at
+}
+
+// graphNode is the box of service s at x, y: its name, and below it its
+// calls and CPU per call when known (otherwise the name alone, centred).
+func graphNode(s string, x, y float64, in graphNodeInfo) htmlNode {
+	node := htmlNode{
+		X: svgNum(x), Y: svgNum(y), W: svgNum(nodeW), H: svgNum(nodeH),
+		TextX: svgNum(x + 10), NameY: svgNum(y + 18), DetailY: svgNum(y + 35),
+		Name: ellipsis(s, 22), Title: s, Class: orPlaceholder(in.Class, "n-other"),
+	}
+	if !in.Known {
+		node.NameY = svgNum(y + nodeH/2 + 5) // alone: centred
+		return node
+	}
+	if in.C1 > 0 {
+		node.Detail = fmt.Sprintf("%s calls/req · %.0f µs/call", num3(in.C1), in.U1US)
+	} else {
+		node.Detail = "not called"
+	}
+	node.Title += ": " + node.Detail
+	return node
+}
+
+// edgePaths draws every edge once, in the order of names: between layers
+// from the right side of one node to the left side of the other, within a
+// layer as an arc right of it.
+func edgePaths(names []string, edges map[string]map[string]bool, layer map[string]int, at map[string]graphPoint) []string {
+	var paths []string
 	for _, a := range names {
 		for _, b := range slices.Sorted(maps.Keys(edges[a])) {
 			if a > b {
@@ -550,24 +594,25 @@ func callGraph(adj map[string][]string, extra []string, info map[string]graphNod
 			pa, pb := at[a], at[b]
 			switch {
 			case layer[a] == layer[b]:
-				// An arc right of the layer.
 				x := pa.x + nodeW
-				ya, yb := pa.y+nodeH/2, pb.y+nodeH/2
-				g.Edges = append(g.Edges, fmt.Sprintf("M%s %s C%s %s %s %s %s %s",
-					svgNum(x), svgNum(ya), svgNum(x+graphArc), svgNum(ya), svgNum(x+graphArc), svgNum(yb), svgNum(x), svgNum(yb)))
+				paths = append(paths, edgeCurve(x, pa.y+nodeH/2, x+graphArc, x, pb.y+nodeH/2))
 			default:
 				if layer[a] > layer[b] {
 					pa, pb = pb, pa
 				}
-				x1, y1 := pa.x+nodeW, pa.y+nodeH/2
-				x2, y2 := pb.x, pb.y+nodeH/2
-				mid := (x1 + x2) / 2
-				g.Edges = append(g.Edges, fmt.Sprintf("M%s %s C%s %s %s %s %s %s",
-					svgNum(x1), svgNum(y1), svgNum(mid), svgNum(y1), svgNum(mid), svgNum(y2), svgNum(x2), svgNum(y2)))
+				x1, x2 := pa.x+nodeW, pb.x
+				paths = append(paths, edgeCurve(x1, pa.y+nodeH/2, (x1+x2)/2, x2, pb.y+nodeH/2))
 			}
 		}
 	}
-	return g, rows
+	return paths
+}
+
+// edgeCurve is the SVG path of a cubic curve from (x1, y1) to (x2, y2)
+// whose control points are at x cx, level with either end.
+func edgeCurve(x1, y1, cx, x2, y2 float64) string {
+	return fmt.Sprintf("M%s %s C%s %s %s %s %s %s",
+		svgNum(x1), svgNum(y1), svgNum(cx), svgNum(y1), svgNum(cx), svgNum(y2), svgNum(x2), svgNum(y2))
 }
 
 // svgNum formats a coordinate with at most one decimal.
