@@ -107,15 +107,8 @@ func hasErrors(r *Results) bool {
 // newErrorPlot draws the prediction error of every validated point against
 // its reduction, around a zero line.
 func newErrorPlot(r *Results) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: prediction error of %s", r.App, r.Target)
-	p.Title.Padding = vg.Points(6)
-	p.X.Label.Text = fmt.Sprintf("reduction of %s's CPU time per call (%%)", r.Target)
-	p.Y.Label.Text = "(predicted − true) / true (%)"
-	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
-	grid := plotter.NewGrid()
-	grid.Vertical.Color, grid.Horizontal.Color = gridColor, gridColor
-	p.Add(grid)
+	p := newFramedPlot(fmt.Sprintf("%s: prediction error of %s", r.App, r.Target),
+		fmt.Sprintf("reduction of %s's CPU time per call (%%)", r.Target), "(predicted − true) / true (%)")
 
 	var xys, flagged plotter.XYs
 	ylo, yhi := 0.0, 0.0
@@ -137,12 +130,10 @@ func newErrorPlot(r *Results) (*plot.Plot, error) {
 	if xhi <= xlo {
 		xlo, xhi = xlo-1, xhi+1
 	}
-	zero, err := plotter.NewLine(plotter.XYs{{X: xlo, Y: 0}, {X: xhi, Y: 0}})
+	zero, err := baselineLine(xlo, xhi, 0)
 	if err != nil {
 		return nil, err
 	}
-	zero.Color = baselineColor
-	zero.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 	p.Add(zero)
 	line, points, err := plotter.NewLinePoints(xys)
 	if err != nil {
@@ -156,8 +147,7 @@ func newErrorPlot(r *Results) (*plot.Plot, error) {
 	}
 	pad := 0.15 * max(yhi-ylo, 2)
 	p.Y.Min, p.Y.Max = ylo-pad, yhi+pad
-	span := xhi - xlo
-	p.X.Min, p.X.Max = xlo-0.03*span, xhi+0.05*span
+	padX(p, xlo, xhi)
 	return p, nil
 }
 
@@ -178,98 +168,115 @@ var gainGlyphs = []draw.GlyphDrawer{
 // baseline against the reduction of its CPU time per call. ok is false
 // when no service has a feasible point.
 func newGainPlot(r *Rank) (p *plot.Plot, ok bool, err error) {
-	p = plot.New()
-	p.Title.Text = fmt.Sprintf("%s: what if each service were faster", r.App)
-	p.Title.Padding = vg.Points(6)
-	p.X.Label.Text = "reduction of the service's CPU time per call (%)"
-	p.Y.Label.Text = "predicted throughput gain (%)"
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
-	grid := plotter.NewGrid()
-	grid.Vertical.Color, grid.Horizontal.Color = gridColor, gridColor
-	p.Add(grid)
-
+	p = newFramedPlot(fmt.Sprintf("%s: what if each service were faster", r.App),
+		"reduction of the service's CPU time per call (%)", "predicted throughput gain (%)")
+	topLeftLegend(p)
 	ylo, yhi := 0.0, 0.0
 	xlo, xhi := math.Inf(1), math.Inf(-1)
-	legend, greyed := 0, false
+	var styles gainStyles
 	for _, e := range r.Entries {
-		res := e.Results
-		if res == nil || res.Baseline.RPS <= 0 || !finite(res.Baseline.RPS) {
-			continue
-		}
-		base := res.Baseline.RPS
-		var s series
-		for _, pt := range sortedPoints(res) {
-			if pt.Infeasible() || !finite(pt.PredictedRPS) || !finite(pt.ReductionPct) {
-				continue
-			}
-			runs := usable(pt.PredictedRuns)
-			for i := range runs {
-				runs[i] = (runs[i]/base - 1) * 100
-			}
-			s.add(pt.ReductionPct, (pt.PredictedRPS/base-1)*100, runs)
-			xlo, xhi = min(xlo, pt.ReductionPct), max(xhi, pt.ReductionPct)
-		}
+		s := gainSeries(e.Results)
 		if len(s.XYs) == 0 {
 			continue
 		}
+		for _, xy := range s.XYs {
+			xlo, xhi = min(xlo, xy.X), max(xhi, xy.X)
+		}
 		lo, hi := s.extent()
 		ylo, yhi = min(ylo, lo), max(yhi, hi)
-		c, glyph, name := color.Color(color.Gray{Y: 0xa0}), draw.GlyphDrawer(draw.CircleGlyph{}), ""
-		if legend < len(gainPalette) {
-			c, glyph, name = gainPalette[legend], gainGlyphs[legend], e.Service
-			legend++
-		} else if !greyed {
-			name, greyed = "other services", true
-		}
-		line, points, err := plotter.NewLinePoints(s.XYs)
-		if err != nil {
+		c, glyph, name := styles.next(e.Service)
+		if err := addSeries(p, &s, name, c, glyph); err != nil {
 			return nil, false, err
-		}
-		line.Color = c
-		points.Color, points.Shape, points.Radius = c, glyph, vg.Points(3)
-		bars, err := plotter.NewYErrorBars(&s)
-		if err != nil {
-			return nil, false, err
-		}
-		bars.Color = c
-		p.Add(bars, line, points)
-		if name != "" {
-			p.Legend.Add(name, line, points)
 		}
 		ok = true
 	}
 	if !ok {
 		return p, false, nil
 	}
+	if err := finishGainPlot(p, xlo, xhi, ylo, yhi, styles.legendRows()); err != nil {
+		return nil, false, err
+	}
+	return p, true, nil
+}
+
+// gainSeries is the predicted gain over the baseline (%) of res's feasible
+// points against their reduction, with the repetitions as error bars;
+// empty for no results or no usable baseline.
+func gainSeries(res *Results) series {
+	var s series
+	if res == nil || res.Baseline.RPS <= 0 || !finite(res.Baseline.RPS) {
+		return s
+	}
+	base := res.Baseline.RPS
+	for _, pt := range sortedPoints(res) {
+		if pt.Infeasible() || !finite(pt.PredictedRPS) || !finite(pt.ReductionPct) {
+			continue
+		}
+		runs := usable(pt.PredictedRuns)
+		for i := range runs {
+			runs[i] = (runs[i]/base - 1) * 100
+		}
+		s.add(pt.ReductionPct, (pt.PredictedRPS/base-1)*100, runs)
+	}
+	return s
+}
+
+// gainStyles hands out the services' colours and glyphs in the gain chart,
+// in rank order: the palette's, then grey.
+type gainStyles struct {
+	named  int  // services with a colour and a legend entry of their own
+	greyed bool // some service was drawn in grey
+}
+
+// next is the colour, glyph and legend name of the next service drawn: its
+// own, or grey beyond the palette, where only the first grey one has a
+// legend entry ("other services").
+func (g *gainStyles) next(service string) (color.Color, draw.GlyphDrawer, string) {
+	if g.named < len(gainPalette) {
+		i := g.named
+		g.named++
+		return gainPalette[i], gainGlyphs[i], service
+	}
+	name := ""
+	if !g.greyed {
+		name, g.greyed = "other services", true
+	}
+	return color.Gray{Y: 0xa0}, draw.CircleGlyph{}, name
+}
+
+// legendRows is how many lines the gain chart's legend has, the baseline's
+// included.
+func (g *gainStyles) legendRows() float64 {
+	rows := float64(g.named + 1)
+	if g.greyed {
+		rows++
+	}
+	return rows
+}
+
+// finishGainPlot draws the gain chart's zero line over the reductions
+// xlo..xhi (and 0) and sets its axes for gains ylo..yhi, leaving room at
+// the top for the legend's rows.
+func finishGainPlot(p *plot.Plot, xlo, xhi, ylo, yhi, rows float64) error {
 	if xhi <= xlo {
 		xlo, xhi = xlo-1, xhi+1
 	}
-	zero, err := plotter.NewLine(plotter.XYs{{X: min(0, xlo), Y: 0}, {X: xhi, Y: 0}})
+	zero, err := baselineLine(min(0, xlo), xhi, 0)
 	if err != nil {
-		return nil, false, err
+		return err
 	}
-	zero.Color = baselineColor
-	zero.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 	p.Add(zero)
 	p.Legend.Add("baseline (no gain)", zero)
 
-	// Leave room at the top for the legend, one line per entry.
 	span := yhi - ylo
 	if span <= 0 {
 		span = 1
 	}
-	rows := float64(legend + 1) // and the baseline
-	if greyed {
-		rows++
-	}
 	f := min(0.6, 0.05+rows*0.06)
 	p.Y.Min = ylo - 0.08*span
 	p.Y.Max = yhi + span*f/(1-f)
-	xspan := xhi - min(0, xlo)
-	p.X.Min, p.X.Max = min(0, xlo)-0.03*xspan, xhi+0.05*xspan
-	return p, true, nil
+	padX(p, min(0, xlo), xhi)
+	return nil
 }
 
 // htmlBars is the geometry of the gain chart of a ranking: one row per

@@ -106,73 +106,31 @@ func usable(xs []float64) []float64 {
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
+// newPlot draws the throughput chart of r (see Plot).
 func newPlot(r *Results) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: what if %s were faster", r.App, r.Target)
-	p.Title.Padding = vg.Points(6)
-	p.X.Label.Text = fmt.Sprintf("reduction of %s's CPU time per call (%%)", r.Target)
-	p.Y.Label.Text = "throughput (req/s)"
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	p.X.Tick.Marker = plainTicks{}
-	p.Y.Tick.Marker = plainTicks{}
-	grid := plotter.NewGrid()
-	grid.Vertical.Color, grid.Horizontal.Color = gridColor, gridColor
-	p.Add(grid)
-
-	var predicted, truth series
-	var flagged, infeasibleX plotter.XYs
-	xlo, xhi := 0.0, 0.0
-	for _, pt := range sortedPoints(r) {
-		x := pt.ReductionPct
-		if !finite(x) {
-			continue
-		}
-		xlo, xhi = min(xlo, x), max(xhi, x)
-		if pt.Infeasible() || !finite(pt.PredictedRPS) {
-			infeasibleX = append(infeasibleX, plotter.XY{X: x})
-		} else {
-			predicted.add(x, pt.PredictedRPS, pt.PredictedRuns)
-			if len(pt.Flags) > 0 {
-				flagged = append(flagged, plotter.XY{X: x, Y: pt.PredictedRPS})
-			}
-		}
-		if pt.TrueRPS != nil && *pt.TrueRPS > 0 && finite(*pt.TrueRPS) {
-			truth.add(x, *pt.TrueRPS, pt.TrueRuns)
-		}
-	}
-
-	ylo, yhi := math.Inf(1), math.Inf(-1)
+	p := newFramedPlot(fmt.Sprintf("%s: what if %s were faster", r.App, r.Target),
+		fmt.Sprintf("reduction of %s's CPU time per call (%%)", r.Target), "throughput (req/s)")
+	topLeftLegend(p)
+	c := throughputCurvesOf(r)
 	base := r.Baseline.RPS
 	hasBase := base > 0 && finite(base)
-	if hasBase {
-		ylo, yhi = base, base
-	}
-	for _, s := range []*series{&predicted, &truth} {
-		lo, hi := s.extent()
-		ylo, yhi = min(ylo, lo), max(yhi, hi)
-	}
-	if ylo > yhi { // nothing to draw but axes
-		ylo, yhi = 0, 1
-	}
+	ylo, yhi := c.yRange(base, hasBase)
 
 	if hasBase {
-		line, err := plotter.NewLine(plotter.XYs{{X: xlo, Y: base}, {X: xhi, Y: base}})
+		line, err := baselineLine(c.xlo, c.xhi, base)
 		if err != nil {
 			return nil, err
 		}
-		line.Color = baselineColor
-		line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 		p.Add(line)
 		p.Legend.Add(fmt.Sprintf("baseline (%.0f req/s)", base), line)
 	}
-	if err := addSeries(p, &predicted, "predicted (virtual speedup)", predictedColor, draw.CircleGlyph{}); err != nil {
+	if err := addSeries(p, &c.predicted, "predicted (virtual speedup)", predictedColor, draw.CircleGlyph{}); err != nil {
 		return nil, err
 	}
-	if err := addSeries(p, &truth, "true (really optimized)", trueColor, draw.TriangleGlyph{}); err != nil {
+	if err := addSeries(p, &c.truth, "true (really optimized)", trueColor, draw.TriangleGlyph{}); err != nil {
 		return nil, err
 	}
-	if sc, err := addFlagged(p, flagged); err != nil {
+	if sc, err := addFlagged(p, c.flagged); err != nil {
 		return nil, err
 	} else if sc != nil {
 		p.Legend.Add("flagged (see table)", sc)
@@ -185,30 +143,128 @@ func newPlot(r *Results) (*plot.Plot, error) {
 	}
 	p.Y.Min = max(0, ylo-0.1*span)
 	p.Y.Max = yhi + 0.35*span
-
-	// Infeasible points have no throughput; mark them just above the x axis
-	// instead of plotting 0, which would squash the interesting range.
-	if len(infeasibleX) > 0 {
-		y := p.Y.Min + (ylo-p.Y.Min)/2
-		for i := range infeasibleX {
-			infeasibleX[i].Y = y
-		}
-		sc, err := plotter.NewScatter(infeasibleX)
-		if err != nil {
-			return nil, err
-		}
-		sc.Shape, sc.Color, sc.Radius = draw.BoxGlyph{}, flaggedColor, vg.Points(3)
-		p.Add(sc)
-		p.Legend.Add("infeasible (no prediction)", sc)
+	if err := addInfeasible(p, c.infeasible, ylo); err != nil {
+		return nil, err
 	}
-
-	xspan := xhi - xlo
-	if xspan <= 0 {
-		xspan = 1
-	}
-	p.X.Min = xlo - 0.03*xspan
-	p.X.Max = xhi + 0.05*xspan
+	padX(p, c.xlo, c.xhi)
 	return p, nil
+}
+
+// throughputCurves are what the throughput chart draws of r's points.
+type throughputCurves struct {
+	predicted, truth series
+	flagged          plotter.XYs // feasible points with flags, at their prediction
+	infeasible       plotter.XYs // points without a prediction, y still to place
+	xlo, xhi         float64     // the reductions' range, 0 included
+}
+
+// throughputCurvesOf sorts r's points into the curves of the throughput
+// chart, skipping those whose reduction is not finite.
+func throughputCurvesOf(r *Results) *throughputCurves {
+	c := &throughputCurves{}
+	for _, pt := range sortedPoints(r) {
+		x := pt.ReductionPct
+		if !finite(x) {
+			continue
+		}
+		c.xlo, c.xhi = min(c.xlo, x), max(c.xhi, x)
+		if pt.Infeasible() || !finite(pt.PredictedRPS) {
+			c.infeasible = append(c.infeasible, plotter.XY{X: x})
+		} else {
+			c.predicted.add(x, pt.PredictedRPS, pt.PredictedRuns)
+			if len(pt.Flags) > 0 {
+				c.flagged = append(c.flagged, plotter.XY{X: x, Y: pt.PredictedRPS})
+			}
+		}
+		if pt.TrueRPS != nil && *pt.TrueRPS > 0 && finite(*pt.TrueRPS) {
+			c.truth.add(x, *pt.TrueRPS, pt.TrueRuns)
+		}
+	}
+	return c
+}
+
+// yRange is the range of throughput the chart must show: the curves with
+// their error bars and the baseline when there is one; 0..1 for nothing.
+func (c *throughputCurves) yRange(base float64, hasBase bool) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	if hasBase {
+		lo, hi = base, base
+	}
+	for _, s := range []*series{&c.predicted, &c.truth} {
+		slo, shi := s.extent()
+		lo, hi = min(lo, slo), max(hi, shi)
+	}
+	if lo > hi { // nothing to draw but axes
+		lo, hi = 0, 1
+	}
+	return lo, hi
+}
+
+// addInfeasible marks the points without a prediction with squares just
+// above the x axis, halfway between it and ylo, instead of plotting 0,
+// which would squash the interesting range. It uses p.Y.Min, so it comes
+// after the y axis is set.
+func addInfeasible(p *plot.Plot, infeasible plotter.XYs, ylo float64) error {
+	if len(infeasible) == 0 {
+		return nil
+	}
+	y := p.Y.Min + (ylo-p.Y.Min)/2
+	for i := range infeasible {
+		infeasible[i].Y = y
+	}
+	sc, err := plotter.NewScatter(infeasible)
+	if err != nil {
+		return err
+	}
+	sc.Shape, sc.Color, sc.Radius = draw.BoxGlyph{}, flaggedColor, vg.Points(3)
+	p.Add(sc)
+	p.Legend.Add("infeasible (no prediction)", sc)
+	return nil
+}
+
+// newFramedPlot is the frame the throughput, error and gain charts share:
+// a title, axis labels, tick labels without trailing zeros and a light
+// grid.
+func newFramedPlot(title, xLabel, yLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.Padding = vg.Points(6)
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
+	grid := plotter.NewGrid()
+	grid.Vertical.Color, grid.Horizontal.Color = gridColor, gridColor
+	p.Add(grid)
+	return p
+}
+
+// topLeftLegend puts p's legend in its top left corner, in small type.
+func topLeftLegend(p *plot.Plot) {
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+}
+
+// baselineLine is the dashed horizontal line at y from x1 to x2 that marks
+// the baseline (or no change) in the charts.
+func baselineLine(x1, x2, y float64) (*plotter.Line, error) {
+	line, err := plotter.NewLine(plotter.XYs{{X: x1, Y: y}, {X: x2, Y: y}})
+	if err != nil {
+		return nil, err
+	}
+	line.Color = baselineColor
+	line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	return line, nil
+}
+
+// padX sets p's x axis to lo..hi with a little room either side (a span
+// of 1 when the range is empty).
+func padX(p *plot.Plot, lo, hi float64) {
+	span := hi - lo
+	if span <= 0 {
+		span = 1
+	}
+	p.X.Min = lo - 0.03*span
+	p.X.Max = hi + 0.05*span
 }
 
 // plainTicks are gonum's default ticks labelled without trailing zeros
@@ -225,6 +281,9 @@ func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
+// addSeries draws s as a line through its points with their error bars,
+// in colour c with glyph, and gives it a legend entry named name (none
+// when name is empty); an empty series draws nothing.
 func addSeries(p *plot.Plot, s *series, name string, c color.Color, glyph draw.GlyphDrawer) error {
 	if len(s.XYs) == 0 {
 		return nil
@@ -241,7 +300,9 @@ func addSeries(p *plot.Plot, s *series, name string, c color.Color, glyph draw.G
 	}
 	bars.Color = c
 	p.Add(bars, line, points)
-	p.Legend.Add(name, line, points)
+	if name != "" {
+		p.Legend.Add(name, line, points)
+	}
 	return nil
 }
 
