@@ -194,36 +194,11 @@ func newResultsPage(r *Results) (*htmlPage, error) {
 	}
 	page.Created, page.CreatedISO = createdAt(r.CreatedAt)
 	page.Headline, page.Notes = resultsHeadline(r)
-
-	p, err := newPlot(r)
-	if err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	}
-	caption := "Predicted throughput (blue circles) against the reduction of " + target +
-		"'s CPU time per call, with bars from the lowest to the highest repetition; the dashed line is the baseline, red crosses mark flagged points and red squares infeasible ones."
-	if kind == KindValidate {
-		caption += " Green triangles are the true throughput with the target really made cheaper."
-	}
-	svg, err := inlineSVG(p, "Throughput against reduction of "+target+"'s CPU time per call")
+	figures, err := resultsFigures(r, kind, target)
 	if err != nil {
 		return nil, err
 	}
-	page.Figures = append(page.Figures, htmlFigure{Title: "Throughput", Caption: caption, SVG: svg})
-	if hasErrors(r) {
-		ep, err := newErrorPlot(r)
-		if err != nil {
-			return nil, fmt.Errorf("plot: %w", err)
-		}
-		svg, err := inlineSVG(ep, "Prediction error per point")
-		if err != nil {
-			return nil, err
-		}
-		page.Figures = append(page.Figures, htmlFigure{
-			Title:   "Prediction error",
-			Caption: "(predicted − true) / true of every point, %: above 0, slowpoke over-predicted. Red crosses mark flagged points.",
-			SVG:     svg,
-		})
-	}
+	page.Figures = figures
 	page.Points = pointsTable(r)
 
 	info := map[string]graphNodeInfo{}
@@ -235,26 +210,7 @@ func newResultsPage(r *Results) (*htmlPage, error) {
 	page.Graph, page.GraphRows = callGraph(r.Neighbours, extra, info)
 
 	page.Baselines = []htmlBaseline{baselineRow("", r.Baseline)}
-	page.Model = []htmlSetting{
-		{"Target", target},
-		{"Calls per request (c1)", num3(r.C1)},
-		{"CPU per call (u1)", fmt.Sprintf("%.1f µs", r.U1US)},
-	}
-	if r.PerRequest() {
-		page.Model[1] = htmlSetting{"Calls per request (c1)", "not counted (not instrumented): a call is one request"}
-		page.Model[2] = htmlSetting{"CPU per request", fmt.Sprintf("%.1f µs", r.U1US)}
-	}
-	if r.TruthC1 != nil {
-		page.Model = append(page.Model, htmlSetting{"Calls per request, from the ground-truth knob", num3(*r.TruthC1)})
-	}
-	if r.Trigger != "" {
-		page.Model = append(page.Model, htmlSetting{"Rounds", triggerText(r)})
-	}
-	page.Model = append(page.Model, []htmlSetting{
-		{"Cores used by the model (q1)", fmt.Sprintf("%g of %g placed", r.Q1, r.Q1Assigned)},
-		{"Target's CPU use in pre-profiling", fmt.Sprintf("%.2f cores p95, %.2f mean", r.TargetCoresP95, r.TargetCoresMean)},
-	}...)
-
+	page.Model = resultsModel(r, target)
 	page.Flags = explainFlags(func(yield func(service string, p Point)) {
 		for _, p := range sortedPoints(r) {
 			yield("", p)
@@ -266,6 +222,72 @@ func newResultsPage(r *Results) (*htmlPage, error) {
 	page.Placement = placementRows(r.Settings.Placement, map[string]string{r.Target: "target"})
 	page.Command, page.CommandNote = reproduceResults(kind, r)
 	return page, nil
+}
+
+// resultsFigures draws the throughput chart of a predict or validate run
+// and, when some point has a prediction error, the error chart.
+func resultsFigures(r *Results, kind, target string) ([]htmlFigure, error) {
+	svg, err := throughputSVG(r, target, "plot")
+	if err != nil {
+		return nil, err
+	}
+	caption := "Predicted throughput (blue circles) against the reduction of " + target +
+		"'s CPU time per call, with bars from the lowest to the highest repetition; the dashed line is the baseline, red crosses mark flagged points and red squares infeasible ones."
+	if kind == KindValidate {
+		caption += " Green triangles are the true throughput with the target really made cheaper."
+	}
+	figures := []htmlFigure{{Title: "Throughput", Caption: caption, SVG: svg}}
+	if !hasErrors(r) {
+		return figures, nil
+	}
+	ep, err := newErrorPlot(r)
+	if err != nil {
+		return nil, fmt.Errorf("plot: %w", err)
+	}
+	svg, err = inlineSVG(ep, "Prediction error per point")
+	if err != nil {
+		return nil, err
+	}
+	return append(figures, htmlFigure{
+		Title:   "Prediction error",
+		Caption: "(predicted − true) / true of every point, %: above 0, slowpoke over-predicted. Red crosses mark flagged points.",
+		SVG:     svg,
+	}), nil
+}
+
+// throughputSVG draws the throughput chart of r (newPlot) for inlining,
+// labelled with service, the target; an error drawing it is wrapped as
+// "errPrefix: ...".
+func throughputSVG(r *Results, service, errPrefix string) (template.HTML, error) {
+	p, err := newPlot(r)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", errPrefix, err)
+	}
+	return inlineSVG(p, "Throughput against reduction of "+service+"'s CPU time per call")
+}
+
+// resultsModel lists the model's parameters of a predict or validate run:
+// the target's calls and CPU, how its rounds were triggered, its cores.
+func resultsModel(r *Results, target string) []htmlSetting {
+	model := []htmlSetting{
+		{"Target", target},
+		{"Calls per request (c1)", num3(r.C1)},
+		{"CPU per call (u1)", fmt.Sprintf("%.1f µs", r.U1US)},
+	}
+	if r.PerRequest() {
+		model[1] = htmlSetting{"Calls per request (c1)", "not counted (not instrumented): a call is one request"}
+		model[2] = htmlSetting{"CPU per request", fmt.Sprintf("%.1f µs", r.U1US)}
+	}
+	if r.TruthC1 != nil {
+		model = append(model, htmlSetting{"Calls per request, from the ground-truth knob", num3(*r.TruthC1)})
+	}
+	if r.Trigger != "" {
+		model = append(model, htmlSetting{"Rounds", triggerText(r)})
+	}
+	return append(model, []htmlSetting{
+		{"Cores used by the model (q1)", fmt.Sprintf("%g of %g placed", r.Q1, r.Q1Assigned)},
+		{"Target's CPU use in pre-profiling", fmt.Sprintf("%.2f cores p95, %.2f mean", r.TargetCoresP95, r.TargetCoresMean)},
+	}...)
 }
 
 // rankScope says which services a ranking covers.
@@ -285,83 +307,15 @@ func newRankPage(r *Rank) (*htmlPage, error) {
 	}
 	page.Created, page.CreatedISO = createdAt(r.CreatedAt)
 	page.Headline, page.Notes = rankHeadline(r)
-
-	if gp, ok, err := newGainPlot(r); err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	} else if ok {
-		svg, err := inlineSVG(gp, "Predicted throughput gain of every service against the reduction of its CPU time per call")
-		if err != nil {
-			return nil, err
-		}
-		page.Figures = append(page.Figures, htmlFigure{
-			Title:   "Gain per service",
-			Caption: "Predicted throughput gain over each service's baseline (%) against the reduction of that service's CPU time per call, with bars from the lowest to the highest repetition. Lines that stay at 0 are services whose optimization buys nothing.",
-			SVG:     svg,
-		})
+	figures, err := gainFigures(r)
+	if err != nil {
+		return nil, err
 	}
+	page.Figures = figures
 	page.Bars = gainBars(r)
-
-	ranked := &htmlRanked{Reductions: slices.Clone(r.Reductions)}
-	info := map[string]graphNodeInfo{}
-	var extra []string
-	neighbours := map[string][]string{}
-	settingsFrom := -1
-	for i, e := range r.Entries {
-		row := htmlRankRow{
-			Rank: e.Rank, Service: e.Service, Verdict: e.Verdict, Class: verdictClass(e.Verdict),
-			Gain: "–", Baseline: "–", Calls: "–", CPU: "–", Reason: e.Reason,
-		}
-		if e.Verdict == VerdictGain || e.Verdict == VerdictNoGain {
-			row.Gain = fmt.Sprintf("%+.1f%% ± %.1f", e.GainPct, e.GainStdErrPct)
-		}
-		res := e.Results
-		for j := range r.Reductions {
-			cell := "–"
-			if res != nil && j < len(res.Points) && !res.Points[j].Infeasible() {
-				cell = rps(res.Points[j].PredictedRPS)
-			}
-			row.Predicted = append(row.Predicted, cell)
-		}
-		extra = append(extra, e.Service)
-		ni := graphNodeInfo{Class: "n-" + verdictClass(e.Verdict)}
-		if res != nil {
-			row.Baseline = rps(res.Baseline.RPS)
-			row.Calls, row.CPU = num3(res.C1), fmt.Sprintf("%.1f", res.U1US)
-			if res.PerRequest() {
-				row.Calls, row.CPU = "not counted", fmt.Sprintf("%.1f per request", res.U1US)
-			}
-			ni.Known, ni.C1, ni.U1US = true, res.C1, res.U1US
-			for s, ns := range res.Neighbours {
-				neighbours[s] = append(neighbours[s], ns...)
-			}
-			page.Baselines = append(page.Baselines, baselineRow(e.Service, res.Baseline))
-			if settingsFrom < 0 {
-				settingsFrom = i
-			}
-		}
-		info[e.Service] = ni
-		ranked.Rows = append(ranked.Rows, row)
-	}
-	page.Ranked = ranked
-	page.Graph, page.GraphRows = callGraph(neighbours, extra, info)
-
-	for i, e := range r.Entries {
-		if e.Results == nil {
-			continue
-		}
-		p, err := newPlot(e.Results)
-		if err != nil {
-			return nil, fmt.Errorf("plot of %s: %w", e.Service, err)
-		}
-		svg, err := inlineSVG(p, "Throughput against reduction of "+e.Service+"'s CPU time per call")
-		if err != nil {
-			return nil, err
-		}
-		page.Details = append(page.Details, htmlFigure{
-			Title: fmt.Sprintf("%d. %s (%s)", e.Rank, e.Service, e.Verdict),
-			SVG:   svg,
-			Open:  i == 0,
-		})
+	addRanking(page, r)
+	if page.Details, err = rankDetails(r); err != nil {
+		return nil, err
 	}
 
 	page.Flags = explainFlags(func(yield func(service string, p Point)) {
@@ -373,21 +327,8 @@ func newRankPage(r *Rank) (*htmlPage, error) {
 			}
 		}
 	})
-	page.Warnings = slices.Clone(r.Warnings)
-	for _, e := range r.Entries {
-		if e.Results == nil {
-			continue
-		}
-		for _, w := range e.Results.Warnings {
-			if slices.Contains(r.Warnings, w) {
-				continue // the ranking's own list has it already
-			}
-			if w := e.Service + ": " + w; !slices.Contains(page.Warnings, w) {
-				page.Warnings = append(page.Warnings, w)
-			}
-		}
-	}
-
+	page.Warnings = rankWarnings(r)
+	settingsFrom := firstWithResults(r)
 	if settingsFrom >= 0 {
 		e := r.Entries[settingsFrom]
 		page.Settings = settingsRows(e.Results.Settings)
@@ -397,6 +338,128 @@ func newRankPage(r *Rank) (*htmlPage, error) {
 	}
 	page.Command = reproduceRank(r, settingsFrom)
 	return page, nil
+}
+
+// gainFigures draws the gain chart of a ranking; none when no service has
+// a feasible point.
+func gainFigures(r *Rank) ([]htmlFigure, error) {
+	gp, ok, err := newGainPlot(r)
+	if err != nil {
+		return nil, fmt.Errorf("plot: %w", err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	svg, err := inlineSVG(gp, "Predicted throughput gain of every service against the reduction of its CPU time per call")
+	if err != nil {
+		return nil, err
+	}
+	return []htmlFigure{{
+		Title:   "Gain per service",
+		Caption: "Predicted throughput gain over each service's baseline (%) against the reduction of that service's CPU time per call, with bars from the lowest to the highest repetition. Lines that stay at 0 are services whose optimization buys nothing.",
+		SVG:     svg,
+	}}, nil
+}
+
+// addRanking fills in page's ranking table, one row per entry, the call
+// graph of all the entries' neighbours, and the baseline of every entry
+// with results.
+func addRanking(page *htmlPage, r *Rank) {
+	ranked := &htmlRanked{Reductions: slices.Clone(r.Reductions)}
+	info := map[string]graphNodeInfo{}
+	var extra []string
+	neighbours := map[string][]string{}
+	for _, e := range r.Entries {
+		ranked.Rows = append(ranked.Rows, rankRow(e, len(r.Reductions)))
+		extra = append(extra, e.Service)
+		ni := graphNodeInfo{Class: "n-" + verdictClass(e.Verdict)}
+		if res := e.Results; res != nil {
+			ni.Known, ni.C1, ni.U1US = true, res.C1, res.U1US
+			for s, ns := range res.Neighbours {
+				neighbours[s] = append(neighbours[s], ns...)
+			}
+			page.Baselines = append(page.Baselines, baselineRow(e.Service, res.Baseline))
+		}
+		info[e.Service] = ni
+	}
+	page.Ranked = ranked
+	page.Graph, page.GraphRows = callGraph(neighbours, extra, info)
+}
+
+// rankRow is e's row of the ranking table: its verdict and gain and, from
+// its results when it has them, its prediction at each of the n
+// reductions, its baseline, calls and CPU.
+func rankRow(e RankEntry, n int) htmlRankRow {
+	row := htmlRankRow{
+		Rank: e.Rank, Service: e.Service, Verdict: e.Verdict, Class: verdictClass(e.Verdict),
+		Gain: "–", Baseline: "–", Calls: "–", CPU: "–", Reason: e.Reason,
+	}
+	if e.Verdict == VerdictGain || e.Verdict == VerdictNoGain {
+		row.Gain = fmt.Sprintf("%+.1f%% ± %.1f", e.GainPct, e.GainStdErrPct)
+	}
+	res := e.Results
+	for j := range n {
+		cell := "–"
+		if res != nil && j < len(res.Points) && !res.Points[j].Infeasible() {
+			cell = rps(res.Points[j].PredictedRPS)
+		}
+		row.Predicted = append(row.Predicted, cell)
+	}
+	if res != nil {
+		row.Baseline = rps(res.Baseline.RPS)
+		row.Calls, row.CPU = num3(res.C1), fmt.Sprintf("%.1f", res.U1US)
+		if res.PerRequest() {
+			row.Calls, row.CPU = "not counted", fmt.Sprintf("%.1f per request", res.U1US)
+		}
+	}
+	return row
+}
+
+// rankDetails draws every ranked service's own throughput chart, in rank
+// order, the first unfolded.
+func rankDetails(r *Rank) ([]htmlFigure, error) {
+	var details []htmlFigure
+	for i, e := range r.Entries {
+		if e.Results == nil {
+			continue
+		}
+		svg, err := throughputSVG(e.Results, e.Service, "plot of "+e.Service)
+		if err != nil {
+			return nil, err
+		}
+		details = append(details, htmlFigure{
+			Title: fmt.Sprintf("%d. %s (%s)", e.Rank, e.Service, e.Verdict),
+			SVG:   svg,
+			Open:  i == 0,
+		})
+	}
+	return details, nil
+}
+
+// rankWarnings are the ranking's warnings, then each service's own that
+// the ranking does not have already, prefixed with the service, once each.
+func rankWarnings(r *Rank) []string {
+	warnings := slices.Clone(r.Warnings)
+	for _, e := range r.Entries {
+		if e.Results == nil {
+			continue
+		}
+		for _, w := range e.Results.Warnings {
+			if slices.Contains(r.Warnings, w) {
+				continue // the ranking's own list has it already
+			}
+			if w := e.Service + ": " + w; !slices.Contains(warnings, w) {
+				warnings = append(warnings, w)
+			}
+		}
+	}
+	return warnings
+}
+
+// firstWithResults is the index of the first entry of r with results,
+// whose settings the rank page shows, or -1.
+func firstWithResults(r *Rank) int {
+	return slices.IndexFunc(r.Entries, func(e RankEntry) bool { return e.Results != nil })
 }
 
 // resultsHeadline says the answer of a predict or validate run in words:
@@ -418,38 +481,14 @@ func resultsHeadline(r *Results) (string, []string) {
 		return fmt.Sprintf("No reduction of %s's CPU time gave a prediction: every point is infeasible (see the flags below).", target), nil
 	}
 	p := ps[best]
-	less := trimFloat(p.ReductionPct) + "% less CPU per call"
-	if r.PerRequest() {
-		less = trimFloat(p.ReductionPct) + "% less CPU"
-	} else if r.U1US > 0 {
-		less += fmt.Sprintf(" (%.1f of %.1f µs)", p.ReductionUS, r.U1US)
-	}
 	var headline string
 	var notes []string
-	if pl := r.Plateau; pl != nil {
-		stop := fmt.Sprintf("gains stop at about %s%% less CPU per call (%.0f µs%s), beyond which %s are the limit", trimFloat(math.Round(pl.StopPct)), pl.StopUS, pl.unit(), pl.limit())
-		if b := r.Baseline.RPS; b > 0 && finite(b) {
-			headline = fmt.Sprintf("If %s took less CPU per call, throughput would go from %s to at least %s req/s (%+.1f%%) and no further: %s.",
-				target, rps(b), rps(pl.CapacityRPS), (pl.CapacityRPS/b-1)*100, stop)
-		} else {
-			headline = fmt.Sprintf("If %s took less CPU per call, throughput would reach at least %s req/s and no further: %s.", target, rps(pl.CapacityRPS), stop)
-		}
-		var raw []string
-		for _, q := range ps {
-			if q.RawPredictedRPS > 0 {
-				raw = append(raw, fmt.Sprintf("%s at %s%%", rps(q.RawPredictedRPS), trimFloat(q.ReductionPct)))
-			}
-		}
-		s := fmt.Sprintf("From %s%% on the points are shared-bound: each measures the shared cores' capacity under pauses, which comes out low, so they carry the largest of those measurements", trimFloat(pl.OnsetPct))
-		if len(raw) > 0 {
-			s += " (as measured: " + strings.Join(raw, ", ") + " req/s)"
-		}
-		notes = append(notes, s+".")
-	} else if b := r.Baseline.RPS; b > 0 && finite(b) {
-		headline = fmt.Sprintf("If %s took %s, throughput would go from %s to %s req/s (%+.1f%%).",
-			target, less, rps(b), rps(p.PredictedRPS), (p.PredictedRPS/b-1)*100)
+	if r.Plateau != nil {
+		var note string
+		headline, note = plateauHeadline(r, target, ps)
+		notes = append(notes, note)
 	} else {
-		headline = fmt.Sprintf("If %s took %s, throughput would be %s req/s (no baseline was measured).", target, less, rps(p.PredictedRPS))
+		headline = gainHeadline(r, target, p)
 	}
 	if len(p.Flags) > 0 {
 		notes = append(notes, fmt.Sprintf("That point is flagged (%s): read the flags below before trusting it.", strings.Join(p.Flags, ", ")))
@@ -462,27 +501,80 @@ func resultsHeadline(r *Results) (string, []string) {
 		notes = append(notes, fmt.Sprintf("Larger reductions (%s) have no prediction.", strings.Join(beyond, ", ")))
 	}
 	if p.TrueRPS != nil {
-		s := fmt.Sprintf("With %s really made that much cheaper, the application measured %s req/s", target, rps(*p.TrueRPS))
-		if p.ErrorPct != nil {
-			s += fmt.Sprintf(": the prediction is off by %+.1f%%", *p.ErrorPct)
-		}
-		notes = append(notes, s+".")
+		notes = append(notes, truthNote(target, p))
 	}
 	if r.RMSEPct != nil {
-		s := fmt.Sprintf("Over all points, the prediction error is %.1f%% RMSE", *r.RMSEPct)
-		if r.MaxAbsErrorPct != nil {
-			s += fmt.Sprintf(", %.1f%% at most", *r.MaxAbsErrorPct)
-		}
-		if r.RawRMSEPct != nil {
-			s += fmt.Sprintf(" (as measured, before levelling the shared-bound points: %.1f%% RMSE", *r.RawRMSEPct)
-			if r.RawMaxAbsErrorPct != nil {
-				s += fmt.Sprintf(", %.1f%% at most", *r.RawMaxAbsErrorPct)
-			}
-			s += ")"
-		}
-		notes = append(notes, s+".")
+		notes = append(notes, errorNote(r))
 	}
 	return headline, notes
+}
+
+// gainHeadline says the throughput that p, the largest feasible reduction
+// of target's CPU time, predicts, against the baseline when there is one.
+func gainHeadline(r *Results, target string, p Point) string {
+	less := trimFloat(p.ReductionPct) + "% less CPU per call"
+	if r.PerRequest() {
+		less = trimFloat(p.ReductionPct) + "% less CPU"
+	} else if r.U1US > 0 {
+		less += fmt.Sprintf(" (%.1f of %.1f µs)", p.ReductionUS, r.U1US)
+	}
+	if b := r.Baseline.RPS; b > 0 && finite(b) {
+		return fmt.Sprintf("If %s took %s, throughput would go from %s to %s req/s (%+.1f%%).",
+			target, less, rps(b), rps(p.PredictedRPS), (p.PredictedRPS/b-1)*100)
+	}
+	return fmt.Sprintf("If %s took %s, throughput would be %s req/s (no baseline was measured).", target, less, rps(p.PredictedRPS))
+}
+
+// plateauHeadline says where the gains of r stop, the shared cores binding
+// (r.Plateau), and the note that goes with it: from which point on (of
+// ps) the points are shared-bound, and their measured predictions.
+func plateauHeadline(r *Results, target string, ps []Point) (headline, note string) {
+	pl := r.Plateau
+	stop := fmt.Sprintf("gains stop at about %s%% less CPU per call (%.0f µs%s), beyond which %s are the limit", trimFloat(math.Round(pl.StopPct)), pl.StopUS, pl.unit(), pl.limit())
+	if b := r.Baseline.RPS; b > 0 && finite(b) {
+		headline = fmt.Sprintf("If %s took less CPU per call, throughput would go from %s to at least %s req/s (%+.1f%%) and no further: %s.",
+			target, rps(b), rps(pl.CapacityRPS), (pl.CapacityRPS/b-1)*100, stop)
+	} else {
+		headline = fmt.Sprintf("If %s took less CPU per call, throughput would reach at least %s req/s and no further: %s.", target, rps(pl.CapacityRPS), stop)
+	}
+	var raw []string
+	for _, q := range ps {
+		if q.RawPredictedRPS > 0 {
+			raw = append(raw, fmt.Sprintf("%s at %s%%", rps(q.RawPredictedRPS), trimFloat(q.ReductionPct)))
+		}
+	}
+	note = fmt.Sprintf("From %s%% on the points are shared-bound: each measures the shared cores' capacity under pauses, which comes out low, so they carry the largest of those measurements", trimFloat(pl.OnsetPct))
+	if len(raw) > 0 {
+		note += " (as measured: " + strings.Join(raw, ", ") + " req/s)"
+	}
+	return headline, note + "."
+}
+
+// truthNote says what the application measured with target really made
+// as cheap as p (validated), and how far off p's prediction is.
+func truthNote(target string, p Point) string {
+	s := fmt.Sprintf("With %s really made that much cheaper, the application measured %s req/s", target, rps(*p.TrueRPS))
+	if p.ErrorPct != nil {
+		s += fmt.Sprintf(": the prediction is off by %+.1f%%", *p.ErrorPct)
+	}
+	return s + "."
+}
+
+// errorNote says the prediction error over all of r's points (validate),
+// and, where shared-bound points were levelled, the error as measured.
+func errorNote(r *Results) string {
+	s := fmt.Sprintf("Over all points, the prediction error is %.1f%% RMSE", *r.RMSEPct)
+	if r.MaxAbsErrorPct != nil {
+		s += fmt.Sprintf(", %.1f%% at most", *r.MaxAbsErrorPct)
+	}
+	if r.RawRMSEPct != nil {
+		s += fmt.Sprintf(" (as measured, before levelling the shared-bound points: %.1f%% RMSE", *r.RawRMSEPct)
+		if r.RawMaxAbsErrorPct != nil {
+			s += fmt.Sprintf(", %.1f%% at most", *r.RawMaxAbsErrorPct)
+		}
+		s += ")"
+	}
+	return s + "."
 }
 
 // rankHeadline says which service is the most worth optimizing, or that
