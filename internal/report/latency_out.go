@@ -168,66 +168,28 @@ func WriteLatencyHTML(path string, l *Latency) error {
 	return writeHTMLPage(path, page)
 }
 
+// newLatencyPage builds the page of a latency what-if: per request type a
+// table and the CDF chart, the headline and the reproducing command.
 func newLatencyPage(l *Latency) (*htmlPage, error) {
 	human, iso := createdAt(l.CreatedAt)
 	page := &htmlPage{Kind: KindLatency, Title: fmt.Sprintf("Latency of %s if %s were faster", l.App, l.Target),
 		Created: human, CreatedISO: iso, Warnings: l.Warnings, NoGraph: true}
-	ms := func(v float64, ci [2]float64) string { return fmt.Sprintf("%.2f ms [%.2f, %.2f]", v, ci[0], ci[1]) }
-	pct := func(v float64, ok bool) string {
-		if !ok {
-			return "–"
-		}
-		return fmt.Sprintf("%+.1f%%", v)
-	}
 	hl := &htmlLatency{Rate: fmt.Sprintf("%s req/s (%.0f%% of the saturating %s req/s), %s a run",
 		rps(l.RateRPS), l.RateRPS/l.SaturationRPS*100, rps(l.SaturationRPS), seconds(l.DurationS))}
 	var heads []string
 	var within, validated int
 	for _, b := range l.Baseline {
-		t := htmlLatencyTable{Request: b.Request}
-		t.Rows = append(t.Rows, htmlLatencyRow{Label: "baseline", P50: ms(b.P50MS, b.P50CIMS), P90: ms(b.P90MS, b.P90CIMS),
-			P99: ms(b.P99MS, b.P99CIMS), N: fmt.Sprint(b.N), Faster: "–", Err50: "–", Err90: "–", Err99: "–"})
-		var last *LatencyPoint
-		for i := range l.Points {
-			pt := &l.Points[i]
-			if pt.Request != b.Request {
-				continue
-			}
-			last = pt
-			verdict := Verdict(pt.MannWhitneyP)
-			v := pt.True != nil
-			label := fmt.Sprintf("predicted −%s (%s µs per call)", pt.Reduction, trimFloat(math.Round(pt.ReductionUS)))
-			t.Rows = append(t.Rows, htmlLatencyRow{Label: label, P50: ms(pt.PredictedP50MS, pt.Predicted.P50CIMS), P90: ms(pt.PredictedP90MS, pt.Predicted.P90CIMS),
-				P99: ms(pt.PredictedP99MS, pt.Predicted.P99CIMS), N: fmt.Sprint(pt.Predicted.N), Faster: verdict,
-				Err50: pct(pt.ErrP50Pct, v), Err90: pct(pt.ErrP90Pct, v), Err99: pct(pt.ErrP99Pct, v)})
-			if v {
-				validated++
-				if pt.Within {
-					within++
-				}
-				tv := "–"
-				if pt.TrueMannWhitneyP != nil {
-					tv = Verdict(*pt.TrueMannWhitneyP)
-				}
-				t.Rows = append(t.Rows, htmlLatencyRow{Label: fmt.Sprintf("true −%s", pt.Reduction), P50: ms(pt.True.P50MS, pt.True.P50CIMS),
-					P90: ms(pt.True.P90MS, pt.True.P90CIMS), P99: ms(pt.True.P99MS, pt.True.P99CIMS), N: fmt.Sprint(pt.True.N), Faster: tv,
-					Err50: "–", Err90: "–", Err99: "–"})
-			}
-		}
+		t, last, v, w := latencyTable(l, b)
 		hl.Tables = append(hl.Tables, t)
+		validated, within = validated+v, within+w
 		if last != nil {
 			heads = append(heads, fmt.Sprintf("%s: p50 %.2f → %.2f ms, p99 %.2f → %.2f ms", b.Request, b.P50MS, last.PredictedP50MS, b.P99MS, last.PredictedP99MS))
 		}
-		p, err := newLatencyPlot(l, b.Request)
+		fig, err := latencyFigure(l, b.Request)
 		if err != nil {
 			return nil, err
 		}
-		svg, err := inlineSVG(p, fmt.Sprintf("Latency distribution of %s: baseline, predicted and true", b.Request))
-		if err != nil {
-			return nil, err
-		}
-		page.Figures = append(page.Figures, htmlFigure{Title: b.Request, SVG: svg,
-			Caption: "Cumulative distribution of latency up to the 99.9th percentile: the baseline (black), each prediction (solid) and its truth (dashed)."})
+		page.Figures = append(page.Figures, fig)
 	}
 	page.Latency = hl
 	if len(l.Points) > 0 {
@@ -238,7 +200,85 @@ func newLatencyPage(l *Latency) (*htmlPage, error) {
 	if validated > 0 {
 		page.Notes = append(page.Notes, fmt.Sprintf("%d of %d predictions within ±%d%% at p50 and ±%d%% at p99 of the truth.", within, validated, LatencyP50BoundPct, LatencyP99BoundPct))
 	}
-	page.Settings = []htmlSetting{
+	page.Settings = latencySettings(l)
+	page.Command = reproduceLatency(l)
+	return page, nil
+}
+
+// latencyTable is the table of the request type of b: its baseline, then
+// each of its points' prediction and, where validated, truth. last is its
+// last point (nil for none); validated counts its validated points and
+// within those within the bounds.
+func latencyTable(l *Latency, b LatencyDist) (t htmlLatencyTable, last *LatencyPoint, validated, within int) {
+	t = htmlLatencyTable{Request: b.Request}
+	t.Rows = append(t.Rows, htmlLatencyRow{Label: "baseline", P50: msWithCI(b.P50MS, b.P50CIMS), P90: msWithCI(b.P90MS, b.P90CIMS),
+		P99: msWithCI(b.P99MS, b.P99CIMS), N: fmt.Sprint(b.N), Faster: "–", Err50: "–", Err90: "–", Err99: "–"})
+	for i := range l.Points {
+		pt := &l.Points[i]
+		if pt.Request != b.Request {
+			continue
+		}
+		last = pt
+		v := pt.True != nil
+		label := fmt.Sprintf("predicted −%s (%s µs per call)", pt.Reduction, trimFloat(math.Round(pt.ReductionUS)))
+		t.Rows = append(t.Rows, htmlLatencyRow{Label: label, P50: msWithCI(pt.PredictedP50MS, pt.Predicted.P50CIMS), P90: msWithCI(pt.PredictedP90MS, pt.Predicted.P90CIMS),
+			P99: msWithCI(pt.PredictedP99MS, pt.Predicted.P99CIMS), N: fmt.Sprint(pt.Predicted.N), Faster: Verdict(pt.MannWhitneyP),
+			Err50: signedPctOrDash(pt.ErrP50Pct, v), Err90: signedPctOrDash(pt.ErrP90Pct, v), Err99: signedPctOrDash(pt.ErrP99Pct, v)})
+		if !v {
+			continue
+		}
+		validated++
+		if pt.Within {
+			within++
+		}
+		t.Rows = append(t.Rows, latencyTruthRow(pt))
+	}
+	return t, last, validated, within
+}
+
+// latencyTruthRow is the row of pt's truth (pt is validated).
+func latencyTruthRow(pt *LatencyPoint) htmlLatencyRow {
+	tv := "–"
+	if pt.TrueMannWhitneyP != nil {
+		tv = Verdict(*pt.TrueMannWhitneyP)
+	}
+	return htmlLatencyRow{Label: fmt.Sprintf("true −%s", pt.Reduction), P50: msWithCI(pt.True.P50MS, pt.True.P50CIMS),
+		P90: msWithCI(pt.True.P90MS, pt.True.P90CIMS), P99: msWithCI(pt.True.P99MS, pt.True.P99CIMS), N: fmt.Sprint(pt.True.N), Faster: tv,
+		Err50: "–", Err90: "–", Err99: "–"}
+}
+
+// msWithCI formats a latency with its confidence interval: "2.40 ms [2.35, 2.45]".
+func msWithCI(v float64, ci [2]float64) string {
+	return fmt.Sprintf("%.2f ms [%.2f, %.2f]", v, ci[0], ci[1])
+}
+
+// signedPctOrDash formats an error with its sign, "+2.9%", or "–" when
+// there is none (!ok).
+func signedPctOrDash(v float64, ok bool) string {
+	if !ok {
+		return "–"
+	}
+	return fmt.Sprintf("%+.1f%%", v)
+}
+
+// latencyFigure is the CDF chart of request (newLatencyPlot), for inlining.
+func latencyFigure(l *Latency, request string) (htmlFigure, error) {
+	p, err := newLatencyPlot(l, request)
+	if err != nil {
+		return htmlFigure{}, err
+	}
+	svg, err := inlineSVG(p, fmt.Sprintf("Latency distribution of %s: baseline, predicted and true", request))
+	if err != nil {
+		return htmlFigure{}, err
+	}
+	return htmlFigure{Title: request, SVG: svg,
+		Caption: "Cumulative distribution of latency up to the 99.9th percentile: the baseline (black), each prediction (solid) and its truth (dashed)."}, nil
+}
+
+// latencySettings lists the settings of a latency what-if, with how busy
+// the cores were where that was measured.
+func latencySettings(l *Latency) []htmlSetting {
+	settings := []htmlSetting{
 		{Name: "Spec", Value: l.Settings.SpecPath},
 		{Name: "Target", Value: l.Target},
 		{Name: "Reductions", Value: strings.Join(l.Settings.Reductions, ", ")},
@@ -247,8 +287,14 @@ func newLatencyPage(l *Latency) (*htmlPage, error) {
 		{Name: "Repetitions", Value: fmt.Sprint(l.Settings.Repetitions)},
 	}
 	if b := coresBusy(l); b != "" {
-		page.Settings = append(page.Settings, htmlSetting{Name: "Cores busy", Value: b})
+		settings = append(settings, htmlSetting{Name: "Cores busy", Value: b})
 	}
+	return settings
+}
+
+// reproduceLatency is the command that repeats a latency what-if, with
+// only the flags that differ from their defaults.
+func reproduceLatency(l *Latency) string {
 	args := []string{"slowpoke", "latency", "-f", l.Settings.SpecPath, "--target", l.Target, "--reduce", strings.Join(l.Settings.Reductions, ",")}
 	if l.Settings.Validate {
 		args = append(args, "--validate")
@@ -265,6 +311,5 @@ func newLatencyPage(l *Latency) (*htmlPage, error) {
 	if n := l.Settings.MinRequests; n > 0 && n != DefaultLatencyRequests {
 		args = append(args, "--requests", fmt.Sprint(n))
 	}
-	page.Command = shellJoin(args)
-	return page, nil
+	return shellJoin(args)
 }
