@@ -13,10 +13,18 @@ import (
 // and the target's parameters, one row per point (ordered by reduction), and
 // for validate the true throughput, the error and the summary errors.
 func WriteTable(w io.Writer, r *Results) error {
-	validate := r.Kind == KindValidate
 	ew := &errWriter{w: w}
+	writeTableHeader(ew, r)
+	levelled := writePointRows(ew, r)
+	writeTableFooter(ew, r, levelled)
+	return ew.err
+}
 
-	hw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
+// writeTableHeader writes the header of r's table: the app, target,
+// baseline and the target's parameters aligned, then the warnings and a
+// blank line.
+func writeTableHeader(w io.Writer, r *Results) {
+	hw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintf(hw, "app\t%s\n", r.App)
 	fmt.Fprintf(hw, "target\t%s\n", r.Target)
 	b := r.Baseline
@@ -38,37 +46,27 @@ func WriteTable(w io.Writer, r *Results) error {
 	}
 	hw.Flush()
 	for _, warn := range r.Warnings {
-		fmt.Fprintf(ew, "warning: %s\n", warn)
+		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
-	fmt.Fprintln(ew)
+	fmt.Fprintln(w)
+}
 
+// writePointRows writes the rows of r's points, ordered by reduction, under
+// their column heads, and returns the levelled points' measured
+// predictions ("60% 1289.0"), which the footer lists.
+func writePointRows(w io.Writer, r *Results) (levelled []string) {
+	validate := r.Kind == KindValidate
 	// Numbers read best right-aligned; flags, the last cell, stay ragged.
-	tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
 	cols := []string{"reduction", "d (µs)", "slowdown req/s", "predicted req/s", "speedup", "spread"}
 	if validate {
 		cols = append(cols, "true req/s", "error")
 	}
 	fmt.Fprintf(tw, "%s\t  flags\n", strings.Join(cols, "\t"))
-	var levelled []string
 	for _, p := range sortedPoints(r) {
-		row := []string{
-			trimFloat(p.ReductionPct) + "%",
-			fmt.Sprintf("%.1f", p.ReductionUS),
-			fmt.Sprintf("%.1f", p.SlowdownRPS),
-		}
-		if p.Infeasible() {
-			row = append(row, "-", "-", "-")
-		} else {
-			speedup := "-"
-			if b.RPS > 0 {
-				speedup = fmt.Sprintf("%.2fx", p.PredictedRPS/b.RPS)
-			}
-			pred := fmt.Sprintf("%.1f", p.PredictedRPS)
-			if p.RawPredictedRPS > 0 {
-				pred += "*"
-				levelled = append(levelled, fmt.Sprintf("%s%% %.1f", trimFloat(p.ReductionPct), p.RawPredictedRPS))
-			}
-			row = append(row, pred, speedup, fmt.Sprintf("%.1f%%", p.SpreadPct))
+		row, raw := pointCells(p, r.Baseline.RPS)
+		if raw != "" {
+			levelled = append(levelled, raw)
 		}
 		if validate {
 			row = append(row, optional(p.TrueRPS, "%.1f"), optional(p.ErrorPct, "%+.1f%%"))
@@ -80,21 +78,50 @@ func WriteTable(w io.Writer, r *Results) error {
 		fmt.Fprintf(tw, "%s\t  %s\n", strings.Join(row, "\t"), flags)
 	}
 	tw.Flush()
+	return levelled
+}
 
+// pointCells are p's cells of the table up to its spread, its speedup
+// against baseRPS; raw is its measured prediction where it was levelled
+// (its prediction then carries a *), or "".
+func pointCells(p Point, baseRPS float64) (row []string, raw string) {
+	row = []string{
+		trimFloat(p.ReductionPct) + "%",
+		fmt.Sprintf("%.1f", p.ReductionUS),
+		fmt.Sprintf("%.1f", p.SlowdownRPS),
+	}
+	if p.Infeasible() {
+		return append(row, "-", "-", "-"), ""
+	}
+	speedup := "-"
+	if baseRPS > 0 {
+		speedup = fmt.Sprintf("%.2fx", p.PredictedRPS/baseRPS)
+	}
+	pred := fmt.Sprintf("%.1f", p.PredictedRPS)
+	if p.RawPredictedRPS > 0 {
+		pred += "*"
+		raw = fmt.Sprintf("%s%% %.1f", trimFloat(p.ReductionPct), p.RawPredictedRPS)
+	}
+	return append(row, pred, speedup, fmt.Sprintf("%.1f%%", p.SpreadPct)), raw
+}
+
+// writeTableFooter writes what follows the rows of r's table: where the
+// gains stop, the levelled points' measured predictions, and for validate
+// the summary errors.
+func writeTableFooter(w io.Writer, r *Results, levelled []string) {
 	if r.Plateau != nil {
-		fmt.Fprintf(ew, "\n%s.\n", upperFirst(r.Plateau.Describe()))
+		fmt.Fprintf(w, "\n%s.\n", upperFirst(r.Plateau.Describe()))
 	}
 	if len(levelled) > 0 {
-		fmt.Fprintf(ew, "* shared-bound, levelled to the shared cores' capacity; as measured (raw_predicted_rps): %s\n", strings.Join(levelled, ", "))
+		fmt.Fprintf(w, "* shared-bound, levelled to the shared cores' capacity; as measured (raw_predicted_rps): %s\n", strings.Join(levelled, ", "))
 	}
 	if r.RMSEPct != nil || r.MaxAbsErrorPct != nil {
-		fmt.Fprintf(ew, "\nRMSE %s, max |error| %s", optional(r.RMSEPct, "%.1f%%"), optional(r.MaxAbsErrorPct, "%.1f%%"))
+		fmt.Fprintf(w, "\nRMSE %s, max |error| %s", optional(r.RMSEPct, "%.1f%%"), optional(r.MaxAbsErrorPct, "%.1f%%"))
 		if r.RawRMSEPct != nil {
-			fmt.Fprintf(ew, " (as measured, before levelling: RMSE %s, max |error| %s)", optional(r.RawRMSEPct, "%.1f%%"), optional(r.RawMaxAbsErrorPct, "%.1f%%"))
+			fmt.Fprintf(w, " (as measured, before levelling: RMSE %s, max |error| %s)", optional(r.RawRMSEPct, "%.1f%%"), optional(r.RawMaxAbsErrorPct, "%.1f%%"))
 		}
-		fmt.Fprintln(ew)
+		fmt.Fprintln(w)
 	}
-	return ew.err
 }
 
 func latencies(b Baseline) string {
