@@ -40,7 +40,7 @@ func (set *Set) Refresh() {
 		return // closed
 	}
 	for pid, fd := range set.fds {
-		if exited(fd) {
+		if exited(fd) || leaderEnded(pid) {
 			unix.Close(fd)
 			delete(set.fds, pid)
 		}
@@ -68,6 +68,16 @@ func (set *Set) Refresh() {
 		pids = append(pids, pid)
 	}
 	set.pids.Store(&pids)
+}
+
+// leaderEnded reports whether pid's main thread has exited: a process
+// killed with SIGKILL shows as a zombie as soon as its main thread is
+// gone, while its pidfd becomes readable only once its last thread is; it
+// runs no more either way. Should the PID name another process by now,
+// the old one was reaped, and its pidfd reads as exited.
+func leaderEnded(pid int) bool {
+	st, ok := proc.Read(pid)
+	return !ok || st.Ended()
 }
 
 // exited reports whether a pidfd's process has exited (it is readable).
