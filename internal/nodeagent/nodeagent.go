@@ -112,11 +112,7 @@ func Start(cfg Config) (*Agent, error) {
 	a := &Agent{cfg: cfg, log: cfg.Logger, node: node, pods: map[string]podcgroup.Pod{}, tried: map[string]time.Time{},
 		ctls: map[string]*controller.Controller{}}
 	a.self = ownPod()
-	thawed, err := podcgroup.ThawRecorded(cfg.StateDir, node)
-	if len(thawed) > 0 {
-		a.log.Warn("thawed the pods an agent that is gone had recorded", "cgroups", thawed)
-	}
-	if err != nil {
+	if err := thawGone(cfg.StateDir, node, a.log); err != nil {
 		return nil, fmt.Errorf("nodeagent: thawing what earlier agents left: %w", err)
 	}
 	if a.ledger, err = podcgroup.OpenLedger(cfg.StateDir, cfg.RunID, node); err != nil {
@@ -149,6 +145,16 @@ func ThawLeft(cgroupRoot, stateDir string, log *slog.Logger) error {
 	return err
 }
 
+// thawGone thaws what the ledgers of agents that are gone record, and
+// logs what it thawed.
+func thawGone(stateDir string, node podcgroup.Node, log *slog.Logger) error {
+	thawed, err := podcgroup.ThawRecorded(stateDir, node)
+	if len(thawed) > 0 {
+		log.Warn("thawed the pods of agents that are gone", "cgroups", thawed)
+	}
+	return err
+}
+
 // WatchEvery is how often the watchdog (Watch) looks for agents that are
 // gone: the longest a SIGKILLed agent's pods stay frozen, plus one thaw.
 const WatchEvery = 100 * time.Millisecond
@@ -171,10 +177,7 @@ func Watch(ctx context.Context, cgroupRoot, stateDir string, every time.Duration
 	defer t.Stop()
 	var failing string // the last error logged, not repeated every tick
 	for {
-		thawed, err := podcgroup.ThawRecorded(stateDir, node)
-		if len(thawed) > 0 {
-			log.Warn("thawed the pods of an agent that is gone", "cgroups", thawed)
-		}
+		err := thawGone(stateDir, node, log)
 		switch {
 		case err != nil && err.Error() != failing:
 			log.Error("could not thaw every pod an agent that is gone froze; trying again", "err", err)
@@ -184,11 +187,7 @@ func Watch(ctx context.Context, cgroupRoot, stateDir string, every time.Duration
 		}
 		select {
 		case <-ctx.Done():
-			thawed, err := podcgroup.ThawRecorded(stateDir, node)
-			if len(thawed) > 0 {
-				log.Warn("thawed the pods of an agent that is gone", "cgroups", thawed)
-			}
-			return err
+			return thawGone(stateDir, node, log)
 		case <-t.C:
 		}
 	}
