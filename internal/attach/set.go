@@ -39,8 +39,14 @@ func (set *Set) Refresh() {
 	if set.fds == nil {
 		return // closed
 	}
+	listed := make(map[int]bool, len(members))
+	for _, st := range members {
+		listed[st.PID] = true
+	}
 	for pid, fd := range set.fds {
-		if exited(fd) || leaderEnded(pid) {
+		// A member Members just read is running; only the others need
+		// a look at their main thread.
+		if exited(fd) || !listed[pid] && leaderEnded(pid) {
 			unix.Close(fd)
 			delete(set.fds, pid)
 		}
