@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/nodeagent"
 	"github.com/slowpoke-dev/slowpoke/internal/podcgroup"
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
 )
 
 // The node agent's end-to-end tests: the demo with two replicas of the
@@ -458,12 +458,8 @@ func agentProcess(t *testing.T, uid string) int {
 	t.Helper()
 	var found []int
 	for deadline := time.Now().Add(30 * time.Second); len(found) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		dirs, _ := os.ReadDir("/proc")
-		for _, d := range dirs {
-			pid, err := strconv.Atoi(d.Name())
-			if err != nil {
-				continue
-			}
+		for _, st := range proc.All() {
+			pid := st.PID
 			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 			cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 			if bytes.HasPrefix(cmdline, []byte("/slowpoke\x00agent\x00--run\x00")) && bytes.Contains(cg, []byte(uid)) {
