@@ -3,6 +3,7 @@ package controller
 import (
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/attach"
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
 )
 
@@ -34,54 +35,46 @@ const (
 // (all its threads, exact to the nanosecond, up to date even while they
 // run), not /proc's tick counts, nor /proc/PID/schedstat, which holds the
 // leader thread only. A process that exits loses at most one poll's CPU;
-// one that starts counts from its birth.
+// one that starts counts from its birth (attach.CPUCounter sums them).
 type cpuMeter struct {
-	list   func() []proc.Stat    // the processes to count
-	last   map[int]time.Duration // each process's clock at its last read
-	total  time.Duration
+	list   func() []proc.Stat // the processes to count
+	clock  func(pid int) time.Duration
+	pids   []int // as list last listed them
+	sum    attach.CPUCounter
+	base   time.Duration // the sum at the meter's creation: what they used before counts not
 	listed time.Time
-	clock  func(pid int) time.Duration // processCPU; a test may replace it
 }
 
 func newCPUMeter(pgid int, now time.Time) *cpuMeter {
-	return newCPUMeterOf(func() []proc.Stat { return proc.Group(pgid) }, now)
+	return newCPUMeterOf(func() []proc.Stat { return proc.Group(pgid) }, processCPU, now)
 }
 
 // newCPUMeterOf is newCPUMeter on the processes list returns (an attached
-// service's, which form no process group of slowpoke's).
-func newCPUMeterOf(list func() []proc.Stat, now time.Time) *cpuMeter {
-	m := &cpuMeter{list: list, last: map[int]time.Duration{}, clock: processCPU}
-	for _, s := range list() {
+// service's, which form no process group of slowpoke's), read by clock.
+func newCPUMeterOf(list func() []proc.Stat, clock func(pid int) time.Duration, now time.Time) *cpuMeter {
+	m := &cpuMeter{list: list, clock: clock}
+	m.relist(now)
+	m.base = m.sum.Read(m.pids, m.clock)
+	return m
+}
+
+// relist lists the processes again, to count the children they started.
+func (m *cpuMeter) relist(now time.Time) {
+	m.listed = now
+	m.pids = m.pids[:0]
+	for _, s := range m.list() {
 		if !s.Ended() {
-			m.last[s.PID] = m.clock(s.PID) // what they used before counts not
+			m.pids = append(m.pids, s.PID)
 		}
 	}
-	m.listed = now
-	return m
 }
 
 // read returns the CPU time its processes used since the meter was made.
 func (m *cpuMeter) read(now time.Time) time.Duration {
 	if now.Sub(m.listed) >= cpuRelistEvery {
-		m.listed = now
-		for _, s := range m.list() {
-			if _, known := m.last[s.PID]; !known && !s.Ended() {
-				m.last[s.PID] = 0 // born since: all its CPU is new
-			}
-		}
+		m.relist(now)
 	}
-	for pid, prev := range m.last {
-		cur := m.clock(pid)
-		if cur == 0 { // gone (or reaped and not yet relisted)
-			delete(m.last, pid)
-			continue
-		}
-		if cur > prev {
-			m.total += cur - prev
-			m.last[pid] = cur
-		}
-	}
-	return m.total
+	return m.sum.Read(m.pids, m.clock) - m.base
 }
 
 // cpuTrigger starts the target's rounds from its CPU time until stop is

@@ -27,10 +27,7 @@ func TestCPUMeterCountsTheWholeGroup(t *testing.T) {
 	c := startCtl(t, "forkspin", "forkspin", time.Second)
 	waitFor(t, "the child spinner", 5*time.Second, func() bool { _, n := groupClocks(c.PID()); return n == 2 })
 	m := newCPUMeter(c.PID(), time.Now())
-	var before time.Duration // what the meter starts from
-	for _, v := range m.last {
-		before += v
-	}
+	before := m.base // what the meter starts from
 	time.Sleep(300 * time.Millisecond)
 	lo, _ := groupClocks(c.PID())
 	got := m.read(time.Now())
@@ -48,24 +45,32 @@ func TestCPUMeterCountsTheWholeGroup(t *testing.T) {
 // A child born after the meter was made counts from its birth; a process
 // that is gone stops counting without taking anything back.
 func TestCPUMeterChildrenBornAndGone(t *testing.T) {
-	clocks := map[int]time.Duration{}
-	m := &cpuMeter{list: func() []proc.Stat { return nil }, last: map[int]time.Duration{1: 5 * time.Millisecond}, clock: func(pid int) time.Duration { return clocks[pid] }, listed: time.Now()}
+	clocks := map[int]time.Duration{1: 5 * time.Millisecond}
+	listed := []proc.Stat{{PID: 1, State: 'R'}}
+	now := time.Now()
+	m := newCPUMeterOf(func() []proc.Stat { return listed }, func(pid int) time.Duration { return clocks[pid] }, now)
 	clocks[1] = 8 * time.Millisecond
-	if got := m.read(time.Now()); got != 3*time.Millisecond {
+	if got := m.read(now); got != 3*time.Millisecond {
 		t.Fatalf("after 3ms of the first process: %v", got)
 	}
-	m.last[2] = 0 // as a relisting finds a new process
+	listed = append(listed, proc.Stat{PID: 2, State: 'R'})
 	clocks[2] = 4 * time.Millisecond
-	if got := m.read(time.Now()); got != 7*time.Millisecond {
+	if got := m.read(now); got != 3*time.Millisecond {
+		t.Fatalf("a child counted before the meter listed the processes again: %v", got)
+	}
+	now = now.Add(cpuRelistEvery) // as the relisting finds the new process
+	if got := m.read(now); got != 7*time.Millisecond {
 		t.Fatalf("with a child born since: %v", got)
 	}
 	delete(clocks, 1) // exited: its clock reads 0
 	clocks[2] = 6 * time.Millisecond
-	if got := m.read(time.Now()); got != 9*time.Millisecond {
+	if got := m.read(now); got != 9*time.Millisecond {
 		t.Fatalf("after the first exited: %v", got)
 	}
-	if _, ok := m.last[1]; ok {
-		t.Fatal("a gone process is still read")
+	listed = []proc.Stat{{PID: 1, State: 'Z'}, {PID: 2, State: 'R'}}
+	now = now.Add(cpuRelistEvery)
+	if got := m.read(now); got != 9*time.Millisecond || len(m.pids) != 1 {
+		t.Fatalf("after a relisting with the first a zombie: %v, reading %v", got, m.pids)
 	}
 }
 
@@ -146,7 +151,7 @@ func TestCPUTriggerConfigureChecks(t *testing.T) {
 // process group (the trigger reads once or twice a round, see cpuWait).
 func BenchmarkCPUMeterRead(b *testing.B) {
 	m := newCPUMeter(syscall.Getpgrp(), time.Now())
-	if len(m.last) == 0 {
+	if len(m.pids) == 0 {
 		b.Fatal("no process in this process group")
 	}
 	now := time.Now()

@@ -58,7 +58,7 @@ func (c *Controller) newMeter(now time.Time) interface{ read(time.Time) time.Dur
 	if c.cfg.Pods != nil {
 		return &cgroupMeter{read0: c.cfg.Pods.CPU(), cpu: c.cfg.Pods.CPU}
 	}
-	return newCPUMeterOf(c.members, now) // its process group, or an attached service's processes
+	return newCPUMeterOf(c.members, processCPU, now) // its process group, or an attached service's processes
 }
 
 // Release ends a controller of pods (Config.Pods): the slowdown stops,
