@@ -123,6 +123,11 @@ type Attach struct {
 	// given as its directory (/sys/fs/cgroup/...) or as /proc/PID/cgroup
 	// writes it (/system.slice/shop.service).
 	Cgroup string `yaml:"cgroup,omitempty"`
+	// Container: every process of a container of this machine's container
+	// runtime, by its name or ID (docker, podman, nerdctl, or containerd's
+	// ctr, in any namespace unless CONTAINERD_NAMESPACE names one): those
+	// of the cgroup its init process is in.
+	Container string `yaml:"container,omitempty"`
 }
 
 // Attached says whether the service is one that already runs (Attach).
@@ -131,11 +136,19 @@ func (s *Service) Attached() bool { return s.Attach != nil }
 // CanRestart says why slowpoke cannot restart the service (validate's
 // ground truth restarts the target with its work reduced), or returns
 // nil: an attached service can be restarted only if it has a command.
+//
+// A container's command must start the service as a process of this
+// machine: a runtime CLI's run or start would leave the service in a
+// container that slowpoke neither pins nor pauses.
 func (s *Service) CanRestart() error {
-	if s.Attach != nil && strings.TrimSpace(s.Command) == "" {
-		return fmt.Errorf("service %q is attached to (attach: %s) and has no command: validate's ground truth restarts it with its work really reduced, and slowpoke cannot start it again; give it a command (and args, env) that starts it, or use predict, which restarts nothing", s.Name, s.Attach)
+	if s.Attach == nil || strings.TrimSpace(s.Command) != "" {
+		return nil
 	}
-	return nil
+	what := "a command (and args, env) that starts it"
+	if s.Attach.Container != "" {
+		what = "a command (and args, env) that starts the service as a process of this machine (not `docker run` or the like: a container that a runtime starts is out of slowpoke's reach)"
+	}
+	return fmt.Errorf("service %q is attached to (attach: %s) and has no command: validate's ground truth restarts it with its work really reduced, and slowpoke cannot start it again; give it %s, or use predict, which restarts nothing", s.Name, s.Attach, what)
 }
 
 // ErrNoGroundTruth is in CanValidate's error for a service without a
@@ -167,6 +180,8 @@ func (a *Attach) String() string {
 		return fmt.Sprintf("{pid_file: %s}", a.PIDFile)
 	case a.Cgroup != "":
 		return fmt.Sprintf("{cgroup: %s}", a.Cgroup)
+	case a.Container != "":
+		return fmt.Sprintf("{container: %s}", a.Container)
 	}
 	return "{}"
 }

@@ -218,8 +218,12 @@ func TestValidate(t *testing.T) {
 		{"header value", func(s *Spec) { s.Workload.Requests[0].Headers = map[string]string{"X": "a\nb"} }, `headers: value of "X" contains a line break`},
 		{"weight zero", func(s *Spec) { s.Workload.Requests[0].Weight = 0 }, `workload.requests[0] "home": weight must be > 0, got 0`},
 		{"weight negative", func(s *Spec) { s.Workload.Requests[0].Weight = -1 }, "weight must be > 0, got -1"},
-		{"attach empty", func(s *Spec) { s.Services[1].Attach = &Attach{} }, `services[1] "cart": attach needs exactly one of port, pid_file and cgroup, got 0`},
-		{"attach two", func(s *Spec) { s.Services[1].Attach = &Attach{Port: 8081, PIDFile: "/run/x.pid"} }, "attach needs exactly one of port, pid_file and cgroup, got 2"},
+		{"attach empty", func(s *Spec) { s.Services[1].Attach = &Attach{} }, `services[1] "cart": attach needs exactly one of port, pid_file, cgroup and container, got 0`},
+		{"attach two", func(s *Spec) { s.Services[1].Attach = &Attach{Port: 8081, PIDFile: "/run/x.pid"} }, "attach needs exactly one of port, pid_file, cgroup and container, got 2"},
+		{"attach container and cgroup", func(s *Spec) { s.Services[1].Attach = &Attach{Container: "cart", Cgroup: "/x"} }, "attach needs exactly one of port, pid_file, cgroup and container, got 2"},
+		{"attach container flag", func(s *Spec) { s.Services[1].Attach = &Attach{Container: "--help"} }, `attach.container "--help" is not a container name or ID`},
+		{"attach container space", func(s *Spec) { s.Services[1].Attach = &Attach{Container: "my cart"} }, `attach.container "my cart" is not a container name or ID`},
+		{"attach container slash", func(s *Spec) { s.Services[1].Attach = &Attach{Container: "shop/cart"} }, `attach.container "shop/cart" is not a container name or ID`},
 		{"attach port range", func(s *Spec) { s.Services[1].Attach = &Attach{Port: 70000} }, "attach.port 70000 out of range"},
 		{"attach port differs", func(s *Spec) { s.Services[1].Attach = &Attach{Port: 9000} }, "attach.port 9000 and port 8081 differ"},
 		{"attach cgroup relative", func(s *Spec) { s.Services[1].Attach = &Attach{Cgroup: "shop.service"} }, `attach.cgroup "shop.service" must be absolute`},
@@ -264,6 +268,7 @@ services:
   - {name: web, attach: {port: 8080}}
   - {name: db, attach: {pid_file: run/db.pid}, port: 5432, command: ./db, ground_truth: {env: W, base_us: 1}}
   - {name: q, attach: {cgroup: /system.slice/q.service}, port: 9000}
+  - {name: c, attach: {container: shop_cart.1}, port: 9001}
 entry: http://127.0.0.1:8080
 workload: {requests: [{name: home, path: /}]}
 `
@@ -271,7 +276,7 @@ workload: {requests: [{name: home, path: /}]}
 	if err != nil {
 		t.Fatal(err)
 	}
-	web, db, q := s.Services[0], s.Services[1], s.Services[2]
+	web, db, q, c := s.Services[0], s.Services[1], s.Services[2], s.Services[3]
 	if web.Port != 8080 || *web.Attach != (Attach{Port: 8080}) || !web.Attached() {
 		t.Errorf("web: port %d, attach %+v", web.Port, web.Attach)
 	}
@@ -281,8 +286,14 @@ workload: {requests: [{name: home, path: /}]}
 	if q.Attach.Cgroup != "/system.slice/q.service" {
 		t.Errorf("q: cgroup %q", q.Attach.Cgroup)
 	}
+	if *c.Attach != (Attach{Container: "shop_cart.1"}) || c.Attach.String() != "{container: shop_cart.1}" {
+		t.Errorf("c: attach %+v, written %s", c.Attach, c.Attach)
+	}
 	if err := web.CanRestart(); err == nil || !strings.Contains(err.Error(), `service "web" is attached to (attach: {port: 8080}) and has no command`) {
 		t.Errorf("web.CanRestart() = %v", err)
+	}
+	if err := c.CanRestart(); err == nil || !strings.Contains(err.Error(), `service "c" is attached to (attach: {container: shop_cart.1}) and has no command`) || !strings.Contains(err.Error(), "as a process of this machine") {
+		t.Errorf("c.CanRestart() = %v", err)
 	}
 	if err := db.CanRestart(); err != nil {
 		t.Errorf("db, attached with a command: CanRestart() = %v", err)

@@ -20,7 +20,15 @@ var (
 	dnsSubdomainRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
 	// tokenRE is an HTTP token (RFC 9110), for methods and header names.
 	tokenRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+	// containerNameRE is a container's name or ID as docker, podman,
+	// nerdctl and containerd allow them.
+	containerNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 )
+
+// ContainerName says whether s is a container's name or ID as the
+// container runtimes allow them (attach.container): never one that a
+// runtime's CLI would take for a flag.
+func ContainerName(s string) bool { return containerNameRE.MatchString(s) }
 
 const maxServiceNameLen = 63
 
@@ -132,7 +140,7 @@ func (v *validation) serviceName(i int, at string, names map[string]int) {
 func (v *validation) attach(at string, sv *Service, kube bool) {
 	a := sv.Attach
 	n := 0
-	for _, set := range []bool{a.Port != 0, a.PIDFile != "", a.Cgroup != ""} {
+	for _, set := range []bool{a.Port != 0, a.PIDFile != "", a.Cgroup != "", a.Container != ""} {
 		if set {
 			n++
 		}
@@ -141,13 +149,15 @@ func (v *validation) attach(at string, sv *Service, kube bool) {
 	case kube:
 		v.add("%s: attach is for a service that runs on this machine, not under kubernetes", at)
 	case n != 1:
-		v.add("%s: attach needs exactly one of port, pid_file and cgroup, got %d", at, n)
+		v.add("%s: attach needs exactly one of port, pid_file, cgroup and container, got %d", at, n)
 	case a.Port != 0 && (a.Port < 1 || a.Port > 65535):
 		v.add("%s: attach.port %d out of range 1..65535", at, a.Port)
 	case a.Port != 0 && sv.Port != a.Port:
 		v.add("%s: attach.port %d and port %d differ: the service is reached on the port it listens on (leave port out)", at, a.Port, sv.Port)
 	case a.Cgroup != "" && !strings.HasPrefix(a.Cgroup, "/"):
 		v.add("%s: attach.cgroup %q must be absolute: its directory (/sys/fs/cgroup/...) or its path as /proc/PID/cgroup writes it", at, a.Cgroup)
+	case a.Container != "" && !ContainerName(a.Container):
+		v.add("%s: attach.container %q is not a container name or ID (letters, digits, '_', '.' and '-', beginning with a letter or digit)", at, a.Container)
 	}
 }
 
