@@ -16,7 +16,8 @@ import (
 
 // Find returns the processes a spec's attach section names: for a port or
 // a PID file, the one process it names (its children are found with Tree);
-// for a cgroup, every process in it and in the cgroups below it.
+// for a cgroup, every process in it and in the cgroups below it; for a
+// container, every process of its cgroup (ByContainer).
 func Find(a *spec.Attach) ([]int, error) {
 	switch {
 	case a == nil:
@@ -35,8 +36,10 @@ func Find(a *spec.Attach) ([]int, error) {
 		return []int{pid}, nil
 	case a.Cgroup != "":
 		return ByCgroup(a.Cgroup)
+	case a.Container != "":
+		return ByContainer(a.Container)
 	}
-	return nil, errors.New("attach: no port, pid_file or cgroup given")
+	return nil, errors.New("attach: no port, pid_file, cgroup or container given")
 }
 
 // ByPort returns the process that listens on TCP port (IPv4 or IPv6, any
