@@ -48,7 +48,11 @@ services:
   - {name: cart, attach: {pid_file: cart.pid}, port: 18081, protocol: grpc, ground_truth: {env: EMU_WORK_OFFSET_US, base_us: 0}}
   - {name: catalog, attach: {port: 18082}, ready: {http_path: /healthz}}
   - {name: currency, attach: {pid_file: currency.pid}, port: 18083, ready: {http_path: /healthz}}
-entry: http://127.0.0.1:18080
+` + demoEntryAndWorkload
+
+// demoEntryAndWorkload are the demo's entry and workload
+// (examples/demo/app.yaml), for specs that reach the demo another way.
+const demoEntryAndWorkload = `entry: http://127.0.0.1:18080
 workload:
   connections: 128
   warmup: 1s

@@ -18,5 +18,5 @@ dir=$(mktemp -d /tmp/slowpoke-kube-XXXXXX)
 trap '"$root/test/kube/cluster.sh" down "$dir"; rm -rf "$dir"' EXIT
 "$root/test/kube/cluster.sh" up "$dir"
 cd "$root"
-SLOWPOKE_TEST_KUBECONFIG=$dir/kubeconfig SLOWPOKE_TEST_KUBECONFIG_LIMITED=$dir/kubeconfig-limited SLOWPOKE_REQUIRE_KUBE=1 \
+SLOWPOKE_TEST_KUBECONFIG=$dir/kubeconfig SLOWPOKE_TEST_KUBECONFIG_LIMITED=$dir/kubeconfig-limited SLOWPOKE_TEST_CONTAINERD=$dir/containerd.sock SLOWPOKE_REQUIRE_KUBE=1 \
   go test -count=1 -run 'TestKube' -v -timeout 30m "$@" ./cmd/slowpoke/
