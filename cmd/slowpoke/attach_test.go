@@ -56,7 +56,7 @@ func TestAttachPredict(t *testing.T) {
 		t.Fatalf("predict: %v\n%s", err, b)
 	}
 	t.Logf("%s", b)
-	for _, want := range []string{"cart: attached to {pid_file: " + filepath.Join(a.dir, "cart.pid") + "} (processes [" + strconv.Itoa(a.pids["cart"]) + "])", "rounds followed cart's CPU time"} {
+	for _, want := range []string{`attaching to 4 services of "demo-attached"`, "cart: attached to {pid_file: " + filepath.Join(a.dir, "cart.pid") + "} (processes [" + strconv.Itoa(a.pids["cart"]) + "])", "rounds followed cart's CPU time"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the output does not say %q", want)
 		}

@@ -61,7 +61,7 @@ func startSession(s *spec.Spec, outDir string, opts local.Options, kopts kube.Op
 		d, err = kube.Start(interrupted, s, kopts)
 	} else if rcv, err = spans.Listen(); err == nil {
 		opts.Env = withSpans(s, opts.Env, rcv)
-		logf("starting %d services of %q (logs in %s; OpenTelemetry spans to %s)", len(s.Services), s.Name, opts.LogDir, rcv.Endpoint())
+		logf("%s of %q (logs in %s; OpenTelemetry spans to %s)", startingWhat(s), s.Name, opts.LogDir, rcv.Endpoint())
 		d, err = local.Start(interrupted, s, opts)
 	}
 	if err != nil {
@@ -279,4 +279,30 @@ func printResultsJSON(w io.Writer, path string) error {
 	line.WriteByte('\n')
 	_, err = w.Write(line.Bytes())
 	return err
+}
+
+// startingWhat says what a local run does with the spec's services:
+// "starting 4 services", "attaching to 4 services", or "starting 2
+// services and attaching to 2".
+func startingWhat(s *spec.Spec) string {
+	attached := 0
+	for i := range s.Services {
+		if s.Services[i].Attached() {
+			attached++
+		}
+	}
+	started := len(s.Services) - attached
+	services := func(n int) string {
+		if n == 1 {
+			return "1 service"
+		}
+		return fmt.Sprintf("%d services", n)
+	}
+	switch {
+	case attached == 0:
+		return "starting " + services(started)
+	case started == 0:
+		return "attaching to " + services(attached)
+	}
+	return fmt.Sprintf("starting %s and attaching to %d", services(started), attached)
 }
