@@ -86,12 +86,7 @@ func TestAttachedGivenBack(t *testing.T) {
 	}
 	for _, fault := range []string{"controller", "orchestrator", "controller then orchestrator"} {
 		t.Run(fault+" killed", func(t *testing.T) {
-			svc := startProc(t, "wrapper")
-			var tree []int
-			for deadline := time.Now().Add(5 * time.Second); len(tree) < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-				tree = attach.Tree([]int{svc.Process.Pid})
-			}
-			before := affinities(tree)
+			wrapper, tree, before := startWrapped(t)
 			orch := startProc(t, "service") // stands in for the orchestrator
 			ctl := startProc(t, "service")  // and for the controller
 			orchID, _ := Identify(orch.Process.Pid)
@@ -104,15 +99,22 @@ func TestAttachedGivenBack(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { cg.Thaw(); cg.Remove() })
-			st, err := attach.Capture("svc", []int{svc.Process.Pid})
+			st, err := attach.Capture("svc", []int{wrapper})
 			if err != nil {
 				t.Fatal(err)
 			}
 			st.Cgroup = cg.Path
-			g, err := Spawn(os.Args[0], filepath.Join(t.TempDir(), "guard.log"))
+			guardLog := filepath.Join(t.TempDir(), "guard.log")
+			g, err := Spawn(os.Args[0], guardLog)
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() {
+				if t.Failed() {
+					b, _ := os.ReadFile(guardLog)
+					t.Logf("processes %v; the guard's log:\n%s", tree, b)
+				}
+			})
 			t.Cleanup(func() { g.cmd.Process.Kill(); <-g.Exited() })
 			if err := g.Run(Run{Orchestrator: orchID, Cgroups: []string{cg.Path}}); err != nil {
 				t.Fatal(err)
@@ -131,6 +133,11 @@ func TestAttachedGivenBack(t *testing.T) {
 				t.Fatal("not pinned nor moved")
 			}
 
+			for _, pid := range tree {
+				if _, ok := proc.Read(pid); !ok {
+					t.Fatalf("process %d of the service is gone before any fault (processes %v)", pid, tree)
+				}
+			}
 			victim := ctl
 			if fault == "orchestrator" {
 				victim = orch
@@ -182,6 +189,32 @@ func TestAttachedGivenBack(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// startWrapped starts a service in the shape of a shell wrapper (a child
+// in the same group, and wait), waits until both processes run, and
+// returns the wrapper's PID, both processes and their affinities before
+// anything touched them.
+func startWrapped(t *testing.T) (int, []int, map[string]string) {
+	t.Helper()
+	svc := startProc(t, "wrapper")
+	var tree []int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		tree = attach.Tree([]int{svc.Process.Pid})
+		before := affinities(tree)
+		// Each process's freezer line and at least one thread: read
+		// whole, so that a process gone later shows as a difference.
+		complete := len(tree) == 2
+		for _, pid := range tree {
+			complete = complete && before[strconv.Itoa(pid)] != "" && before[strconv.Itoa(pid)+"/"+strconv.Itoa(pid)] != ""
+		}
+		if complete && running(tree) {
+			return svc.Process.Pid, tree, before
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the wrapped service did not come up: processes %v, read %v", tree, before)
+		}
 	}
 }
 
