@@ -20,10 +20,22 @@ func Predict(tVS, d, c1, q1 float64) (float64, error) {
 	if err := checkInputs(d, c1, q1); err != nil {
 		return 0, err
 	}
+	return PredictDelay(tVS, d*c1/q1)
+}
+
+// PredictDelay returns t_opt = 1 / (1/tVS - delay), where delay is the
+// pause in seconds that every other service received per user request in
+// the slowdown run. Predict is PredictDelay with the delay the model asks
+// for, d c1 / q1; a slowdown run that measured what its pauses really
+// inserted can give that instead.
+func PredictDelay(tVS, delay float64) (float64, error) {
+	if delay < 0 || math.IsNaN(delay) || math.IsInf(delay, 0) {
+		return 0, fmt.Errorf("delay per request must be >= 0 and finite, got %v", delay)
+	}
 	if !(tVS > 0) || math.IsInf(tVS, 0) {
 		return 0, fmt.Errorf("slowdown throughput must be positive and finite, got %v", tVS)
 	}
-	den := 1/tVS - d*c1/q1
+	den := 1/tVS - delay
 	if den <= 0 {
 		return 0, ErrInfeasible
 	}

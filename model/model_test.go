@@ -48,6 +48,34 @@ func TestPredict(t *testing.T) {
 	}
 }
 
+func TestPredictDelay(t *testing.T) {
+	tests := []struct {
+		name       string
+		tVS, delay float64
+		want       float64
+		wantErr    bool
+	}{
+		{name: "no delay is identity", tVS: 1000, delay: 0, want: 1000},
+		{name: "the model's delay is Predict's", tVS: 500, delay: 200e-6, want: 1 / (1.0/500 - 200e-6)},
+		{name: "a measured delay above nominal predicts more", tVS: 500, delay: 480e-6, want: 1 / (1.0/500 - 480e-6)},
+		{name: "infeasible", tVS: 1000, delay: 1e-3, wantErr: true},
+		{name: "negative delay", tVS: 1000, delay: -1e-6, wantErr: true},
+		{name: "NaN delay", tVS: 1000, delay: math.NaN(), wantErr: true},
+		{name: "zero throughput", tVS: 0, delay: 1e-4, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := PredictDelay(tt.tVS, tt.delay)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if err == nil && math.Abs(got-tt.want) > 1e-9*tt.want {
+				t.Fatalf("PredictDelay = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestSlowdownForInvertsPredict(t *testing.T) {
 	for _, tOpt := range []float64{10, 1234.5, 1e5} {
 		for _, d := range []float64{0, 1e-5, 3e-4} {
