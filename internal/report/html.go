@@ -123,8 +123,8 @@ type htmlPoints struct {
 }
 
 type htmlPointRow struct {
-	Reduction, D, Slowdown, Predicted, Speedup, Spread, StdErr, True, Error string
-	Flags                                                                   []string
+	Reduction, D, Slowdown, Predicted, Interval, Speedup, Spread, StdErr, Delay, True, Error string
+	Flags                                                                                    []string
 }
 
 type htmlRanked struct {
@@ -642,8 +642,8 @@ func pointsTable(r *Results) *htmlPoints {
 			Reduction: trimFloat(p.ReductionPct) + "%",
 			D:         fmt.Sprintf("%.1f", p.ReductionUS),
 			Slowdown:  rps(p.SlowdownRPS),
-			Predicted: "–", Speedup: "–", Spread: "–", StdErr: "–",
-			True: "–", Error: optional(p.ErrorPct, "%+.1f%%"),
+			Predicted: "unknown", Interval: "–", Speedup: "–", Spread: "–", StdErr: "–",
+			Delay: delayCell(p), True: "–", Error: optional(p.ErrorPct, "%+.1f%%"),
 			Flags: p.Flags,
 		}
 		if p.TrueRPS != nil {
@@ -651,6 +651,10 @@ func pointsTable(r *Results) *htmlPoints {
 		}
 		if !p.Infeasible() {
 			row.Predicted = rps(p.PredictedRPS)
+			if p.Estimate == EstimateLowerBound {
+				row.Predicted = "≥ " + row.Predicted
+			}
+			row.Interval = IntervalText(p)
 			if b := r.Baseline.RPS; b > 0 {
 				row.Speedup = fmt.Sprintf("%.2f×", p.PredictedRPS/b)
 			}

@@ -200,7 +200,7 @@ func newGainPlot(r *Rank) (p *plot.Plot, ok bool, err error) {
 }
 
 // gainSeries is the predicted gain over the baseline (%) of res's feasible
-// points against their reduction, with the repetitions as error bars;
+// points against their reduction, with their 90% intervals as error bars;
 // empty for no results or no usable baseline.
 func gainSeries(res *Results) series {
 	var s series
@@ -212,7 +212,7 @@ func gainSeries(res *Results) series {
 		if pt.Infeasible() || !finite(pt.PredictedRPS) || !finite(pt.ReductionPct) {
 			continue
 		}
-		runs := usable(pt.PredictedRuns)
+		runs := usable(errorBars(pt))
 		for i := range runs {
 			runs[i] = (runs[i]/base - 1) * 100
 		}

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -56,7 +57,7 @@ func TestLatencyJSONFields(t *testing.T) {
 				l.Settings.Duration = 20
 				l.Settings.Rate = 300
 			},
-			want: []string{`"kind": "latency"`, `"version": 1`, `"target": "cart"`, `"true": {`, `"true_mann_whitney_p": 0`,
+			want: []string{`"kind": "latency"`, fmt.Sprintf(`"version": %d`, Version), `"target": "cart"`, `"true": {`, `"true_mann_whitney_p": 0`,
 				`"within": true`, `"err_p99_pct": 2.9`, `"duration": 20`, `"rate": 300`, `"quantiles_ms": [`,
 				`"baseline_busy_pct": 48`, `"predicted_busy_pct": 40.2`, `"true_busy_pct": 38.6`},
 			not: []string{`"unmatched"`},

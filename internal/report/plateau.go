@@ -92,6 +92,7 @@ func LevelSharedBound(ps []Point) (onset int, capacity float64, ok bool) {
 			}
 			capacity = max(capacity, v)
 			if v != p.PredictedRPS {
+				widenTo(p, v, &ps[src])
 				p.RawPredictedRPS = p.PredictedRPS
 				p.PredictedRPS, p.StdErrPct = v, se
 				if p.ErrorPct != nil && p.TrueRPS != nil && *p.TrueRPS > 0 {
@@ -226,4 +227,26 @@ func (pl *Plateau) unit() string {
 		return " per request"
 	}
 	return ""
+}
+
+// widenTo widens p's interval to take in v, the value p is levelled to,
+// with the relative interval of src, the point v was measured at; a
+// point's interval then covers both what it measured and what it carries.
+func widenTo(p *Point, v float64, src *Point) {
+	if src.PredictedRPS <= 0 || p.Estimate == EstimateUnknown {
+		return
+	}
+	lo, hi := v, v
+	if src.IntervalLowRPS > 0 {
+		lo = v * src.IntervalLowRPS / src.PredictedRPS
+	}
+	if src.IntervalHighRPS > 0 {
+		hi = v * src.IntervalHighRPS / src.PredictedRPS
+	}
+	if p.IntervalLowRPS == 0 || lo < p.IntervalLowRPS {
+		p.IntervalLowRPS = lo
+	}
+	if p.IntervalHighRPS > 0 && hi > p.IntervalHighRPS {
+		p.IntervalHighRPS = hi
+	}
 }

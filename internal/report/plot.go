@@ -92,6 +92,18 @@ func (s *series) extent() (lo, hi float64) {
 	return lo, hi
 }
 
+// errorBars is what a point's error bar spans: its 90% interval (up to
+// its prediction for a lower bound), or its runs where it has none.
+func errorBars(pt Point) []float64 {
+	switch {
+	case pt.Estimate == EstimateValue && pt.IntervalHighRPS > 0:
+		return []float64{pt.IntervalLowRPS, pt.IntervalHighRPS}
+	case pt.Estimate == EstimateLowerBound:
+		return []float64{pt.IntervalLowRPS, pt.PredictedRPS}
+	}
+	return pt.PredictedRuns
+}
+
 // usable drops runs that are no throughput at all: zeros (infeasible runs)
 // and non-finite values, which would drag the axis down to 0 or break it.
 func usable(xs []float64) []float64 {
@@ -171,7 +183,7 @@ func throughputCurvesOf(r *Results) *throughputCurves {
 		if pt.Infeasible() || !finite(pt.PredictedRPS) {
 			c.infeasible = append(c.infeasible, plotter.XY{X: x})
 		} else {
-			c.predicted.add(x, pt.PredictedRPS, pt.PredictedRuns)
+			c.predicted.add(x, pt.PredictedRPS, errorBars(pt))
 			if len(pt.Flags) > 0 {
 				c.flagged = append(c.flagged, plotter.XY{X: x, Y: pt.PredictedRPS})
 			}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -77,7 +78,7 @@ func TestJSONRoundTrip(t *testing.T) {
 				t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
 			}
 			data, _ := os.ReadFile(path)
-			if !bytes.Contains(data, []byte("\n  \"version\": 1,")) {
+			if !bytes.Contains(data, fmt.Appendf(nil, "\n  \"version\": %d,", Version)) {
 				t.Errorf("not indented or no version:\n%s", data[:min(len(data), 200)])
 			}
 			if has := bytes.Contains(data, []byte(`"true_rps"`)); has != (kind == KindValidate) {
@@ -119,7 +120,7 @@ func TestReadJSONErrors(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct{ name, content, want string }{
 		{"no version", `{"kind":"predict"}`, "not a slowpoke results file"},
-		{"future version", `{"version":2}`, "results version 2 is newer"},
+		{"future version", fmt.Sprintf(`{"version":%d}`, Version+1), fmt.Sprintf("results version %d is newer", Version+1)},
 		{"garbage", `{"version":`, "unexpected end of JSON input"},
 	}
 	for _, tt := range tests {

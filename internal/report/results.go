@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"reflect"
@@ -15,8 +16,10 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/atomicfile"
 )
 
-// Version is the results schema version written by this package.
-const Version = 1
+// Version is the results schema version written by this package. 2 added
+// each point's inserted delays (delay_*), its prediction with the nominal
+// delay, its 90% interval and estimate (docs/results.md, "Changes").
+const Version = 2
 
 // Kinds of experiment.
 const (
@@ -36,6 +39,20 @@ const (
 	FlagMechanismCost        = "mechanism-cost"
 	FlagHoldLeak             = "hold-leak"
 	FlagSharedBound          = "shared-bound"
+)
+
+// Which delay per request a point's predictions took off (Point.DelayUsed).
+const (
+	DelayNominal  = "nominal"  // d·c1/q1, what the model asks for
+	DelayMeasured = "measured" // what the pauses really inserted
+	DelayMixed    = "mixed"    // some runs one, some the other
+)
+
+// What a point's prediction is (Point.Estimate).
+const (
+	EstimateValue      = "value"       // a number, within its interval
+	EstimateLowerBound = "lower-bound" // the truth is at least interval_low_rps
+	EstimateUnknown    = "unknown"     // no number could be measured
 )
 
 // Results is the outcome of one experiment, stored as results.json.
@@ -82,6 +99,12 @@ type Results struct {
 	// levelled (validate only, and only when a point was).
 	RawRMSEPct        *float64 `json:"raw_rmse_pct,omitempty"`
 	RawMaxAbsErrorPct *float64 `json:"raw_max_abs_error_pct,omitempty"`
+	// NominalRMSEPct is the RMSE of the predictions with the nominal
+	// delay (predicted_nominal_rps), beside RMSEPct (validate only).
+	NominalRMSEPct *float64 `json:"nominal_rmse_pct,omitempty"`
+	// Coverage counts the points whose 90% interval held the truth
+	// (validate only).
+	Coverage *Coverage `json:"interval_coverage,omitempty"`
 	// Plateau says where the gains stop, when some points are
 	// shared-bound (ApplyPlateau); nil otherwise.
 	Plateau  *Plateau `json:"plateau,omitempty"`
@@ -243,6 +266,109 @@ type Point struct {
 	// RawErrorPct is error_pct of raw_predicted_rps (validate only, and
 	// only where the point was levelled).
 	RawErrorPct *float64 `json:"raw_error_pct,omitempty"`
+
+	// DelayNominalUS is the pause per user request the model asks of
+	// every other service, d·c1/q1 (µs); DelayMeasuredUS what the pauses
+	// really inserted per request completed in the measurement window
+	// (median over the runs), on the resource named by DelayMeasuredBy:
+	// the held cores or the frozen services (cores and cgroup methods),
+	// or with signals the busiest paused service (dedicated placement)
+	// or the shared cores (the median service). PausePerRequestUS has
+	// each paused service's with signals.
+	DelayNominalUS    float64            `json:"delay_nominal_us,omitempty"`
+	DelayMeasuredUS   float64            `json:"delay_measured_us,omitempty"`
+	DelayMeasuredBy   string             `json:"delay_measured_by,omitempty"`
+	PausePerRequestUS map[string]float64 `json:"pause_per_request_us,omitempty"`
+	// DelayUsed is which delay the predictions took off: DelayMeasured
+	// where the paused services bound the runs, DelayNominal where the
+	// target did (or nothing was counted, or --nominal-delay), DelayMixed
+	// where runs differed.
+	DelayUsed string `json:"delay_used,omitempty"`
+	// PredictedNominalRPS is the prediction with the nominal delay taken
+	// off every run (median), beside predicted_rps; ErrorNominalPct its
+	// error (validate).
+	PredictedNominalRPS float64  `json:"predicted_nominal_rps,omitempty"`
+	ErrorNominalPct     *float64 `json:"error_nominal_pct,omitempty"`
+	// IntervalLowRPS and IntervalHighRPS bound the 90% interval of the
+	// prediction: the runs' noise (as amplified by the model) and the
+	// uncertainty of the corrections (docs/method.md, "Intervals");
+	// IntervalHighRPS is absent for a lower bound.
+	IntervalLowRPS  float64 `json:"interval_low_rps,omitempty"`
+	IntervalHighRPS float64 `json:"interval_high_rps,omitempty"`
+	// Estimate says what predicted_rps is: EstimateValue,
+	// EstimateLowerBound (the target starved during the pauses, so the
+	// optimized system does at least this) or EstimateUnknown
+	// (infeasible).
+	Estimate string `json:"estimate,omitempty"`
+}
+
+// Coverage is how often the points' 90% intervals held the truth: the
+// mean of its runs.
+type Coverage struct {
+	Covered int `json:"covered"`
+	Points  int `json:"points"` // points with a truth and an interval
+}
+
+// Pct is the share of points covered, % (0 for none).
+func (c Coverage) Pct() float64 {
+	if c.Points == 0 {
+		return 0
+	}
+	return 100 * float64(c.Covered) / float64(c.Points)
+}
+
+// Covers reports whether p's interval holds v; ok is false where p has
+// no interval.
+func (p *Point) Covers(v float64) (covered, ok bool) {
+	if p.Estimate == "" || p.Estimate == EstimateUnknown || p.IntervalLowRPS <= 0 && p.IntervalHighRPS <= 0 {
+		return false, false
+	}
+	return v >= p.IntervalLowRPS && (p.IntervalHighRPS <= 0 || v <= p.IntervalHighRPS), true
+}
+
+// CoverageOf counts how many of ps's points with a truth their interval
+// covers; nil where none has both.
+func CoverageOf(ps []Point) *Coverage {
+	var c Coverage
+	for i := range ps {
+		p := &ps[i]
+		if len(p.TrueRuns) == 0 {
+			continue
+		}
+		var mean float64
+		for _, v := range p.TrueRuns {
+			mean += v
+		}
+		mean /= float64(len(p.TrueRuns))
+		if in, ok := p.Covers(mean); ok {
+			c.Points++
+			if in {
+				c.Covered++
+			}
+		}
+	}
+	if c.Points == 0 {
+		return nil
+	}
+	return &c
+}
+
+// NominalRMSE is the RMSE (%) of ps's predictions with the nominal delay
+// against their truth; nil where no point has both.
+func NominalRMSE(ps []Point) *float64 {
+	var sq float64
+	n := 0
+	for _, p := range ps {
+		if p.ErrorNominalPct != nil {
+			sq += *p.ErrorNominalPct * *p.ErrorNominalPct
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	v := math.Sqrt(sq / float64(n))
+	return &v
 }
 
 // Infeasible reports whether the point has no prediction.
@@ -349,6 +475,11 @@ func (r *Results) clone() *Results {
 	c.RMSEPct = clonePtr(r.RMSEPct)
 	c.MaxAbsErrorPct = clonePtr(r.MaxAbsErrorPct)
 	c.RawRMSEPct = clonePtr(r.RawRMSEPct)
+	c.NominalRMSEPct = clonePtr(r.NominalRMSEPct)
+	if r.Coverage != nil {
+		cv := *r.Coverage
+		c.Coverage = &cv
+	}
 	c.RawMaxAbsErrorPct = clonePtr(r.RawMaxAbsErrorPct)
 	if r.Plateau != nil {
 		pl := *r.Plateau
@@ -366,6 +497,8 @@ func (r *Results) clone() *Results {
 		p.TrueRPS = clonePtr(p.TrueRPS)
 		p.ErrorPct = clonePtr(p.ErrorPct)
 		p.RawErrorPct = clonePtr(p.RawErrorPct)
+		p.ErrorNominalPct = clonePtr(p.ErrorNominalPct)
+		p.PausePerRequestUS = maps.Clone(p.PausePerRequestUS)
 	}
 	return &c
 }
@@ -450,6 +583,7 @@ type Tuning struct {
 	OverheadCorrection   bool    `json:"overhead_correction,omitempty"`
 	NoGrowthCorrection   bool    `json:"no_growth_correction,omitempty"`
 	ShortPausesOnly      bool    `json:"short_pauses_only,omitempty"`
+	NominalDelay         bool    `json:"nominal_delay,omitempty"`
 	LongPauseCapMS       float64 `json:"long_pause_cap_ms,omitempty"`
 	OpenLoopRate         float64 `json:"open_loop_rate,omitempty"`
 }

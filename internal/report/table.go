@@ -58,7 +58,7 @@ func writePointRows(w io.Writer, r *Results) (levelled []string) {
 	validate := r.Kind == KindValidate
 	// Numbers read best right-aligned; flags, the last cell, stay ragged.
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	cols := []string{"reduction", "d (µs)", "slowdown req/s", "predicted req/s", "speedup", "spread"}
+	cols := []string{"reduction", "d (µs)", "slowdown req/s", "predicted req/s", "90% interval", "speedup", "spread", "delay asked/got (µs)"}
 	if validate {
 		cols = append(cols, "true req/s", "error")
 	}
@@ -91,18 +91,52 @@ func pointCells(p Point, baseRPS float64) (row []string, raw string) {
 		fmt.Sprintf("%.1f", p.SlowdownRPS),
 	}
 	if p.Infeasible() {
-		return append(row, "-", "-", "-"), ""
+		return append(row, "unknown", "-", "-", "-", delayCell(p)), ""
 	}
 	speedup := "-"
 	if baseRPS > 0 {
 		speedup = fmt.Sprintf("%.2fx", p.PredictedRPS/baseRPS)
 	}
 	pred := fmt.Sprintf("%.1f", p.PredictedRPS)
+	if p.Estimate == EstimateLowerBound {
+		pred = ">= " + pred
+	}
 	if p.RawPredictedRPS > 0 {
 		pred += "*"
 		raw = fmt.Sprintf("%s%% %.1f", trimFloat(p.ReductionPct), p.RawPredictedRPS)
 	}
-	return append(row, pred, speedup, fmt.Sprintf("%.1f%%", p.SpreadPct)), raw
+	return append(row, pred, IntervalText(p), speedup, fmt.Sprintf("%.1f%%", p.SpreadPct), delayCell(p)), raw
+}
+
+// IntervalText is p's 90% interval in words: "1810-2050", ">= 1810" for
+// a lower bound, "-" where it has none.
+func IntervalText(p Point) string {
+	switch {
+	case p.Estimate == "" || p.Estimate == EstimateUnknown:
+		return "-"
+	case p.IntervalHighRPS <= 0:
+		return fmt.Sprintf(">= %.0f", p.IntervalLowRPS)
+	}
+	return fmt.Sprintf("%.0f-%.0f", p.IntervalLowRPS, p.IntervalHighRPS)
+}
+
+// delayCell is the delay per request p's pauses were asked to insert and
+// what they inserted, the one its prediction used in brackets.
+func delayCell(p Point) string {
+	if p.DelayNominalUS <= 0 {
+		return "-"
+	}
+	asked, got := fmt.Sprintf("%.0f", p.DelayNominalUS), "?"
+	if p.DelayMeasuredUS > 0 {
+		got = fmt.Sprintf("%.0f", p.DelayMeasuredUS)
+	}
+	switch p.DelayUsed {
+	case DelayNominal:
+		asked = "[" + asked + "]"
+	case DelayMeasured:
+		got = "[" + got + "]"
+	}
+	return asked + "/" + got
 }
 
 // writeTableFooter writes what follows the rows of r's table: where the
@@ -111,6 +145,12 @@ func pointCells(p Point, baseRPS float64) (row []string, raw string) {
 func writeTableFooter(w io.Writer, r *Results, levelled []string) {
 	if r.Plateau != nil {
 		fmt.Fprintf(w, "\n%s.\n", upperFirst(r.Plateau.Describe()))
+	}
+	if hasDelays(r) {
+		fmt.Fprintln(w, "\ndelay asked/got: pause per request the model asks of the other services (d·c1/q1) and what the pauses inserted, in brackets the one the prediction took off (docs/results.md)")
+	}
+	if r.Coverage != nil {
+		fmt.Fprintf(w, "90%% intervals held the truth at %d of %d points\n", r.Coverage.Covered, r.Coverage.Points)
 	}
 	if len(levelled) > 0 {
 		fmt.Fprintf(w, "* shared-bound, levelled to the shared cores' capacity; as measured (raw_predicted_rps): %s\n", strings.Join(levelled, ", "))
@@ -122,6 +162,16 @@ func writeTableFooter(w io.Writer, r *Results, levelled []string) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// hasDelays says whether any of r's points paused.
+func hasDelays(r *Results) bool {
+	for _, p := range r.Points {
+		if p.DelayNominalUS > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func latencies(b Baseline) string {
