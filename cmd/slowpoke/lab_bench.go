@@ -17,6 +17,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/bench"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/model"
 )
@@ -131,7 +132,7 @@ func benchPauseCost(args []string) int {
 // method[/batch|/pause-cap][/nogrowth][/short|/long=cap][/cpu]; each
 // variant's tuning starts from base, the run's.
 func parseVariants(list string, base experiment.Tuning) ([]experiment.Variant, error) {
-	const form = "method[/batch|/pause-cap][/nogrowth][/short|/long=cap][/cpu]"
+	const form = "method[/batch|/pause-cap][/nogrowth][/nominal][/short|/long=cap][/cpu]"
 	var variants []experiment.Variant
 	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
@@ -144,6 +145,8 @@ func parseVariants(list string, base experiment.Tuning) ([]experiment.Variant, e
 		for _, p := range parts[1:] {
 			if p == "nogrowth" {
 				v.Tuning.NoGrowthCorrection = true
+			} else if p == "nominal" {
+				v.Tuning.NominalDelay = true
 			} else if p == "cpu" {
 				v.Trigger = experiment.TriggerCPU
 			} else if p == "short" {
@@ -179,7 +182,7 @@ func benchMethods(args []string) int {
 	fs.IntVar(&c.reps, "reps", 3, "repetitions")
 	fs.DurationVar(&c.duration, "duration", 0, "measurement window (default: the spec's)")
 	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections (default: the spec's)")
-	methods := fs.String("methods", "cores,signal,cgroup", "variants to compare: pause methods, each optionally with a batch size or a cap on the chosen pauses, and no growth correction, as method[/batch|/pause-cap][/nogrowth][/short|/long=cap][/cpu] (cpu: the target's rounds follow its CPU time instead of its counted calls; short: never lengthen a shared-bound point's pauses; long=cap: lengthen them up to cap rather than 64 ms; e.g. cores,cores/short,cores/long=128ms,cores/16,cores/16ms,signal)")
+	methods := fs.String("methods", "cores,signal,cgroup", "variants to compare: pause methods, each optionally with a batch size or a cap on the chosen pauses, and no growth correction, as method[/batch|/pause-cap][/nogrowth][/nominal][/short|/long=cap][/cpu] (nominal: take the model's d·c1/q1 off every run instead of the delay the pauses really inserted; every variant's table shows both anyway; cpu: the target's rounds follow its CPU time instead of its counted calls; short: never lengthen a shared-bound point's pauses; long=cap: lengthen them up to cap rather than 64 ms; e.g. cores,cores/short,cores/long=128ms,cores/16,cores/16ms,signal)")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-methods-<time>)")
 	if code, ok := parseArgs("slowpoke-lab bench methods", fs, args); !ok {
 		return code
@@ -245,12 +248,15 @@ func benchMethods(args []string) int {
 	return 0
 }
 
-// writeMethodsTable prints every point's truth and every method's error.
+// writeMethodsTable prints every point's truth and every method's error,
+// with the delay its predictions took off (measured or nominal), the
+// error with the nominal delay from the same runs, and whether the
+// point's 90% interval held the truth.
 func writeMethodsTable(w io.Writer, c *experiment.Comparison) {
 	fmt.Fprintf(w, "\n%s, target %s: baseline %.0f req/s, c1 %.3f, u1 %.0f µs\n\n", c.App, c.Target, c.Baseline.RPS, c.C1, c.U1US)
 	fmt.Fprintf(w, "%10s %10s", "d (µs)", "true req/s")
 	for _, m := range c.Methods {
-		fmt.Fprintf(w, " %24s", m.Method+" pred (error)")
+		fmt.Fprintf(w, " %46s", m.Method+": pred (error) delay, nominal error, in 90%")
 	}
 	fmt.Fprintln(w)
 	for i, p := range c.Methods[0].Points {
@@ -260,19 +266,55 @@ func writeMethodsTable(w io.Writer, c *experiment.Comparison) {
 		}
 		fmt.Fprintf(w, "%10.0f %10.0f", p.ReductionUS, truth)
 		for _, m := range c.Methods {
-			q := m.Points[i]
-			e := "n/a"
-			if q.ErrorPct != nil {
-				e = fmt.Sprintf("%+.1f%%", *q.ErrorPct)
-			}
-			fmt.Fprintf(w, " %15.0f (%6s)", q.PredictedRPS, e)
+			fmt.Fprintf(w, " %46s", methodCell(m.Points[i]))
 		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
 	for _, m := range c.Methods {
-		fmt.Fprintf(w, "%-16s RMSE %5.2f%%, mean %+6.2f%%, max |error| %5.2f%%\n", m.Method, m.RMSEPct, m.MeanPct, m.MaxPct)
+		fmt.Fprintf(w, "%-16s RMSE %5.2f%% (nominal delay %s), mean %+6.2f%%, max |error| %5.2f%%, interval coverage %s\n",
+			m.Method, m.RMSEPct, pctOrNA(m.NominalRMSEPct), m.MeanPct, m.MaxPct, coverageText(m.Coverage))
 	}
+}
+
+// methodCell is one point of one method in writeMethodsTable.
+func methodCell(q report.Point) string {
+	delay := "-"
+	switch q.DelayUsed {
+	case report.DelayMeasured:
+		delay = "meas"
+	case report.DelayNominal:
+		delay = "nom"
+	case report.DelayMixed:
+		delay = "mix"
+	}
+	in := "-"
+	if q.TrueRuns != nil {
+		var mean float64
+		for _, v := range q.TrueRuns {
+			mean += v
+		}
+		if ok, has := q.Covers(mean / float64(len(q.TrueRuns))); has && ok {
+			in = "yes"
+		} else if has {
+			in = "no"
+		}
+	}
+	return fmt.Sprintf("%.0f (%s) %s, %s, %s", q.PredictedRPS, pctOrNA(q.ErrorPct), delay, pctOrNA(q.ErrorNominalPct), in)
+}
+
+func pctOrNA(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.1f%%", *p)
+}
+
+func coverageText(c *report.Coverage) string {
+	if c == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%d/%d (%.0f%%)", c.Covered, c.Points, c.Pct())
 }
 
 // researchFlags switch parts of the method off or on, to measure what

@@ -50,6 +50,11 @@ type MethodResult struct {
 	RMSEPct float64        `json:"rmse_pct"`
 	MaxPct  float64        `json:"max_abs_error_pct"`
 	MeanPct float64        `json:"mean_error_pct"`
+	// NominalRMSEPct is the RMSE with the nominal delay taken off every
+	// run (report.Point.PredictedNominalRPS), from the same runs.
+	NominalRMSEPct *float64 `json:"nominal_rmse_pct,omitempty"`
+	// Coverage counts the points whose 90% interval held the truth.
+	Coverage *report.Coverage `json:"interval_coverage,omitempty"`
 }
 
 // Compare measures the same points with several variants (pause methods,
@@ -284,5 +289,7 @@ func (c *comparison) methodResult(m int) MethodResult {
 	if n > 0 {
 		mr.RMSEPct, mr.MeanPct = math.Sqrt(sq/float64(n)), sum/float64(n)
 	}
+	mr.NominalRMSEPct = report.NominalRMSE(mr.Points)
+	mr.Coverage = report.CoverageOf(mr.Points)
 	return mr
 }

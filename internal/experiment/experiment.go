@@ -124,6 +124,10 @@ type Tuning struct {
 	// other paused services on the same cores used during it (see
 	// Runner.corePeers). For measuring what it buys (docs/method.md).
 	NoPeerExtension bool
+	// NominalDelay takes the model's d c1/q1 off every slowdown run
+	// instead of the pause per request the run really inserted where the
+	// paused services bound it (see Runner.delayUsed). For comparison.
+	NominalDelay bool
 	// OpenLoopRate, when positive, drives every run open loop at this many
 	// requests per second instead of closed loop (for benchmarks that
 	// measure cost at a fixed load; predictions need a closed loop).
@@ -137,7 +141,7 @@ func (t Tuning) report() *report.Tuning {
 	}
 	return &report.Tuning{GraphRounds: t.GraphRounds, Uncoordinated: t.Uncoordinated, NoColocatedExtension: t.NoColocatedExtension,
 		NoPeerExtension: t.NoPeerExtension, OverheadCorrection: t.OverheadCorrection, NoGrowthCorrection: t.NoGrowthCorrection,
-		ShortPausesOnly: t.ShortPausesOnly, LongPauseCapMS: float64(t.LongPauseCap) / 1e6, OpenLoopRate: t.OpenLoopRate}
+		ShortPausesOnly: t.ShortPausesOnly, NominalDelay: t.NominalDelay, LongPauseCapMS: float64(t.LongPauseCap) / 1e6, OpenLoopRate: t.OpenLoopRate}
 }
 
 // CheckPauseLead refuses a PauseLead the controllers would refuse.
@@ -529,6 +533,8 @@ func (r *Runner) summarize(out *report.Results, points []*measuredPoint) {
 	// Where the shared cores bind, the curve carries their capacity
 	// instead of falling (docs/notes/plateau.md).
 	report.ApplyPlateau(out)
+	out.NominalRMSEPct = report.NominalRMSE(out.Points)
+	out.Coverage = report.CoverageOf(out.Points)
 }
 
 // baselineDriftWarning says, when the baseline's repetitions (the same

@@ -321,10 +321,11 @@ func (r *Runner) targetDemand(s *sample) float64 {
 }
 
 // predict is one slowdown run's prediction for reduction d, its rounds'
-// own overhead removed.
+// own overhead removed, with the delay per request that delayUsed
+// chooses.
 func (r *Runner) predict(s *sample, d time.Duration) (float64, error) {
-	tvs := model.WithoutOverhead(s.res.Throughput, r.roundOverhead(s), r.targetDemand(s))
-	return model.Predict(tvs, d.Seconds(), r.prof.c1, r.prof.q1)
+	delay, _ := r.delayUsed(s, r.insertedDelay(s, d))
+	return r.predictWith(s, delay, false)
 }
 
 // predictions is the prediction of every slowdown run, 0 for a run whose
@@ -353,6 +354,7 @@ func (r *Runner) point(d time.Duration, pr *pointRuns, truthRuns []*sample) repo
 	// pauses; with a group method the target's controller pauses them all.
 	group := r.method == pause.MethodCgroup || r.method == pause.MethodCores
 	p.PredictedRuns = r.predictions(pr.samples, d)
+	r.delaySummary(&p, pr.samples, d)
 	flags[report.FlagInfeasible] = slices.Contains(p.PredictedRuns, 0)
 	t := r.tallyRuns(&p, pr.samples, group, flags)
 	r.summarizeRuns(&p, pr.samples, t, group, flags[report.FlagInfeasible])
@@ -370,6 +372,7 @@ func (r *Runner) point(d time.Duration, pr *pointRuns, truthRuns []*sample) repo
 	// less per request there (docs/notes/pause-methods.md). Long pauses
 	// narrow the gap without closing it.
 	flags[report.FlagSharedBound] = bound
+	r.interval(&p, pr.samples, d, flags)
 	if truth != nil {
 		r.addTruth(&p, truth, truthRuns)
 	}
@@ -534,6 +537,10 @@ func (r *Runner) addTruth(p *report.Point, truth []float64, truthRuns []*sample)
 	if p.PredictedRPS > 0 && t > 0 {
 		e := (p.PredictedRPS - t) / t * 100
 		p.ErrorPct = &e
+	}
+	if p.PredictedNominalRPS > 0 && t > 0 {
+		e := (p.PredictedNominalRPS - t) / t * 100
+		p.ErrorNominalPct = &e
 	}
 }
 

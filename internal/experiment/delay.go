@@ -1,0 +1,289 @@
+package experiment
+
+import (
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/aclements/go-moremath/stats"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+	"github.com/slowpoke-dev/slowpoke/model"
+)
+
+// targetBindsBusy is the target's CPU use, as a share of its cores, from
+// which a slowdown run is taken to be bound by the target itself rather
+// than by the paused services (see delayUsed).
+const targetBindsBusy = sharedBoundTargetBusy
+
+// inserted is what a slowdown run's pauses really inserted, per request
+// completed in its measurement window, against what the model asks for.
+type inserted struct {
+	nominal float64 // d c1 / q1, seconds per request
+	// measured is the pause, seconds per request, that the paused
+	// resource which bound the run received: the group's (cgroup and
+	// cores methods pause every other service at once, counted by the
+	// target's controller), or with signals the busiest paused service's
+	// under dedicated placement and the median service's on shared cores.
+	measured float64
+	by       string             // what measured was read from, in words
+	services map[string]float64 // signals: each paused service's, seconds per request
+	counted  bool               // the controllers counted the window's pauses
+}
+
+// insertedDelay reads from s's window edges the pause the services really
+// received per completed request, for reduction d.
+func (r *Runner) insertedDelay(s *sample, d time.Duration) inserted {
+	in := inserted{nominal: d.Seconds() * r.prof.c1 / r.prof.q1}
+	n := s.responses()
+	if n == 0 || s.slowdown == nil || s.before == nil || s.after == nil {
+		return in
+	}
+	perReq := func(name string) (float64, bool) {
+		a, b := s.after[name], s.before[name]
+		if a == nil || b == nil {
+			return 0, false
+		}
+		return effectivePause(r.method, b, a).Seconds() / float64(n), true
+	}
+	switch r.method {
+	case pause.MethodCores, pause.MethodCgroup:
+		// The target's controller pauses every other service at once.
+		in.measured, in.counted = perReq(r.opts.Target)
+		in.by = "the held cores"
+		if r.method == pause.MethodCgroup {
+			in.by = "the frozen services"
+		}
+		return in
+	}
+	in.services = map[string]float64{}
+	var busiest string
+	var most float64
+	for _, name := range slices.Sorted(maps.Keys(s.after)) {
+		if name == r.opts.Target {
+			continue
+		}
+		v, ok := perReq(name)
+		if !ok {
+			continue
+		}
+		in.services[name] = v
+		// CPU per second of running: the service nearest to saturation
+		// while it ran is the one that bound the run.
+		_, cpu := s.delta(name)
+		if run := s.window - time.Duration(v*float64(n)*1e9); run > 0 {
+			if busy := float64(cpu) / float64(run); busiest == "" || busy > most {
+				busiest, most = name, busy
+			}
+		}
+	}
+	if len(in.services) == 0 {
+		return in
+	}
+	in.counted = true
+	if r.d.Placement().SharedCores() || busiest == "" {
+		vals := make([]float64, 0, len(in.services))
+		for _, v := range in.services {
+			vals = append(vals, v)
+		}
+		in.measured = report.Median(vals)
+		in.by = "the shared cores (median of the paused services)"
+		return in
+	}
+	in.measured, in.by = in.services[busiest], busiest
+	return in
+}
+
+// effectivePause is the pause a controller's counters say its services
+// lost between the snapshots b and a: with held cores, the time the
+// holding threads really had the cores (a hold the kernel let something
+// else into took less from the services than it lasted); otherwise the
+// stops' length less what they were extended by for the CPU the
+// never-paused and out-of-step processes used on the services' cores
+// meanwhile (that work is not taken from the services: the extension
+// gives back what it took).
+func effectivePause(method pause.Method, b, a *wire.Stats) time.Duration {
+	actual := time.Duration(a.PauseActualNS - b.PauseActualNS)
+	if method == pause.MethodCores {
+		if held := time.Duration(a.PauseHeldCPUNS - b.PauseHeldCPUNS); held > 0 {
+			return min(actual, held)
+		}
+		return actual
+	}
+	return max(0, actual-time.Duration(a.PauseExtendedNS-b.PauseExtendedNS))
+}
+
+// delayUsed is the delay per request (seconds) that s's prediction takes
+// off, and which one it is (report.DelayNominal or report.DelayMeasured).
+//
+// Where the paused services bound the run, its throughput is theirs with
+// the pauses they really received, so that is what comes off: rounds that
+// fired more or less often than planned (rounds following the target's
+// CPU time), and pauses longer or shorter than asked, then cancel out.
+// Where the target bound it (busy on targetBindsBusy of its cores or
+// more), the throughput is the target's own, which the pauses did not
+// slow, and the optimized target is faster by the nominal d c1/q1
+// whatever the others received.
+func (r *Runner) delayUsed(s *sample, in inserted) (float64, string) {
+	switch {
+	case in.nominal <= 0:
+		return 0, report.DelayNominal
+	case r.opts.Tuning.NominalDelay || !in.counted || in.measured <= 0:
+		return in.nominal, report.DelayNominal
+	case r.targetBusy(s) >= targetBindsBusy:
+		return in.nominal, report.DelayNominal
+	}
+	return in.measured, report.DelayMeasured
+}
+
+// predictWith is s's prediction for reduction d with delay seconds per
+// request taken off its throughput, its rounds' own overhead removed
+// first unless raw.
+func (r *Runner) predictWith(s *sample, delay float64, raw bool) (float64, error) {
+	tvs := s.res.Throughput
+	if !raw {
+		tvs = model.WithoutOverhead(tvs, r.roundOverhead(s), r.targetDemand(s))
+	}
+	return model.PredictDelay(tvs, delay)
+}
+
+// delaySummary sets p's nominal and measured delays, the delay its
+// predictions used, and its prediction with the nominal delay beside it,
+// from the point's slowdown runs.
+func (r *Runner) delaySummary(p *report.Point, samples []*sample, d time.Duration) {
+	if d <= 0 || len(samples) == 0 {
+		return
+	}
+	var measured, nominalPreds []float64
+	perSvc := map[string][]float64{}
+	used := map[string]int{}
+	by := ""
+	for _, s := range samples {
+		in := r.insertedDelay(s, d)
+		p.DelayNominalUS = in.nominal * 1e6
+		if in.counted {
+			measured = append(measured, in.measured*1e6)
+			by = in.by
+		}
+		for name, v := range in.services {
+			perSvc[name] = append(perSvc[name], v*1e6)
+		}
+		_, which := r.delayUsed(s, in)
+		used[which]++
+		pred, _ := r.predictWith(s, in.nominal, false)
+		nominalPreds = append(nominalPreds, pred)
+	}
+	if len(measured) > 0 {
+		p.DelayMeasuredUS = report.Median(measured)
+		p.DelayMeasuredBy = by
+	}
+	if len(perSvc) > 0 {
+		p.PausePerRequestUS = map[string]float64{}
+		for name, vs := range perSvc {
+			p.PausePerRequestUS[name] = report.Median(vs)
+		}
+	}
+	keys := make([]string, 0, len(used))
+	for k := range used {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	p.DelayUsed = keys[0]
+	if len(keys) > 1 {
+		p.DelayUsed = report.DelayMixed
+	}
+	if !slices.Contains(nominalPreds, 0) {
+		p.PredictedNominalRPS = report.Median(nominalPreds)
+	}
+}
+
+// intervalLevel is the confidence of every point's interval.
+const intervalLevel = 0.90
+
+// assumedNoisePct is the run-to-run noise (standard deviation, % of a
+// run's throughput) taken for a point measured once when the baseline was
+// measured once too, so that nothing says how noisy the machine is: the
+// spread between identical runs on the 2-core development machine was
+// about 5% (docs/notes/noise.md).
+const assumedNoisePct = 5
+
+// interval sets p's 90% interval and what kind of estimate its
+// prediction is, from its slowdown runs: the repetitions' noise (in their
+// predictions, where the model's t_opt/t_vs amplification already is; for
+// a single run the baseline's run-to-run noise amplified by it), widened
+// to take in what the corrections might have got wrong, the prediction
+// with the other delay (nominal or measured) and without the overhead
+// correction.
+func (r *Runner) interval(p *report.Point, samples []*sample, d time.Duration, flags map[string]bool) {
+	if p.Infeasible() {
+		p.Estimate = report.EstimateUnknown
+		return
+	}
+	pred := p.PredictedRPS
+	half := r.noiseHalfWidth(p, samples)
+	lo, hi := pred-half, pred+half
+	if d > 0 {
+		var other, raw []float64
+		for _, s := range samples {
+			in := r.insertedDelay(s, d)
+			used, which := r.delayUsed(s, in)
+			alt := in.measured
+			if which == report.DelayMeasured {
+				alt = in.nominal
+			}
+			if in.counted && alt > 0 {
+				if v, err := r.predictWith(s, alt, false); err == nil {
+					other = append(other, v)
+				}
+			}
+			if v, err := r.predictWith(s, used, true); err == nil {
+				raw = append(raw, v)
+			}
+		}
+		for _, xs := range [][]float64{other, raw} {
+			if len(xs) > 0 {
+				v := report.Median(xs)
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+	}
+	p.IntervalLowRPS, p.IntervalHighRPS = max(0, lo), hi
+	p.Estimate = report.EstimateValue
+	if flags[report.FlagTargetStarved] {
+		// A starved target idles as if it had its original cost: the
+		// optimized system does at least this, and possibly much more.
+		p.Estimate, p.IntervalHighRPS = report.EstimateLowerBound, 0
+	}
+}
+
+// noiseHalfWidth is the half-width (req/s) of the 90% interval of p's
+// prediction from its runs' noise alone.
+func (r *Runner) noiseHalfWidth(p *report.Point, samples []*sample) float64 {
+	preds := slices.DeleteFunc(slices.Clone(p.PredictedRuns), func(v float64) bool { return v <= 0 })
+	if n := len(preds); n >= 2 {
+		return tQuantile(n-1) * stats.StdDev(preds) / math.Sqrt(float64(n))
+	}
+	// One run: the baseline's run-to-run noise, amplified as the model
+	// amplifies the run's throughput, t_opt/t_vs.
+	base := throughputs(r.base)
+	rel, dof := assumedNoisePct/100.0, 1
+	if len(base) >= 2 {
+		rel, dof = cvPct(base)/100, len(base)-1
+	}
+	amp := 1.0
+	if len(samples) > 0 && samples[0].res.Throughput > 0 {
+		amp = max(1, p.PredictedRPS/samples[0].res.Throughput)
+	}
+	return tQuantile(dof) * rel * amp * p.PredictedRPS
+}
+
+// tQuantile is the two-sided intervalLevel quantile of Student's t with
+// dof degrees of freedom.
+func tQuantile(dof int) float64 {
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(max(1, dof))}.Quantile(1 - (1-intervalLevel)/2)
+}

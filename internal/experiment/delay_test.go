@@ -1,0 +1,217 @@
+package experiment
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+	"github.com/slowpoke-dev/slowpoke/load"
+)
+
+// delaySample is a 1 s slowdown run at 500 req/s (500 requests) in which
+// the target used targetBusy of its core, and the paused services (by
+// name) received the given pause, whole window.
+func delaySample(targetBusy float64, paused map[string]time.Duration, cpu map[string]time.Duration) *sample {
+	const window = time.Second
+	s := &sample{
+		res:      &load.Result{Throughput: 500, Completed: 500},
+		before:   map[string]*wire.Stats{"t": {}},
+		after:    map[string]*wire.Stats{"t": {CPUNS: int64(targetBusy * float64(window))}},
+		rounds:   map[string]*wire.Stats{"t": {RoundsStarted: 100}},
+		window:   window,
+		slowdown: &slowdown{batch: 10, pause: 4 * time.Millisecond},
+	}
+	for name, p := range paused {
+		if s.after[name] == nil {
+			s.before[name], s.after[name] = &wire.Stats{}, &wire.Stats{CPUNS: int64(cpu[name])}
+		}
+		s.after[name].PauseActualNS = int64(p)
+	}
+	return s
+}
+
+// The prediction takes off the delay the pauses really inserted where the
+// paused services bound the run, and the model's d·c1/q1 where the target
+// bound it, nothing was counted, or the nominal delay was asked for.
+func TestDelayUsed(t *testing.T) {
+	const d = 400 * time.Microsecond // nominal: 400 µs per request (c1 = q1 = 1)
+	nominal := 1 / (1/500.0 - 400e-6)
+	measured := 1 / (1/500.0 - 480e-6) // 240 ms over 500 requests
+	tests := []struct {
+		name       string
+		method     pause.Method
+		dedicated  bool
+		targetBusy float64
+		paused     map[string]time.Duration
+		cpu        map[string]time.Duration
+		nominalAsk bool
+		want       float64
+		wantUsed   string
+		wantBy     string
+	}{
+		{"held cores, others bound", pause.MethodCores, false, 0.6, map[string]time.Duration{"t": 240 * time.Millisecond}, nil, false, measured, report.DelayMeasured, "the held cores"},
+		{"held cores, target bound", pause.MethodCores, false, 0.97, map[string]time.Duration{"t": 240 * time.Millisecond}, nil, false, nominal, report.DelayNominal, "the held cores"},
+		{"held cores, nominal asked", pause.MethodCores, false, 0.6, map[string]time.Duration{"t": 240 * time.Millisecond}, nil, true, nominal, report.DelayNominal, "the held cores"},
+		{"frozen, others bound", pause.MethodCgroup, false, 0.6, map[string]time.Duration{"t": 240 * time.Millisecond}, nil, false, measured, report.DelayMeasured, "the frozen services"},
+		{"nothing counted", pause.MethodCores, false, 0.6, nil, nil, false, nominal, report.DelayNominal, "the held cores"},
+		{"signals, shared cores: the median service", pause.MethodSignal, false, 0.6,
+			map[string]time.Duration{"a": 200 * time.Millisecond, "b": 240 * time.Millisecond, "c": 300 * time.Millisecond}, nil, false,
+			measured, report.DelayMeasured, "the shared cores (median of the paused services)"},
+		{"signals, dedicated: the busiest service", pause.MethodSignal, true, 0.6,
+			map[string]time.Duration{"a": 240 * time.Millisecond, "b": 100 * time.Millisecond},
+			map[string]time.Duration{"a": 700 * time.Millisecond, "b": 300 * time.Millisecond}, false,
+			measured, report.DelayMeasured, "a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pl := backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}}
+			if tt.dedicated {
+				pl.Services = map[string][]int{"a": {2}, "b": {3}}
+			}
+			r := &Runner{
+				prof:   &profile{c1: 1, q1: 1, u1: time.Millisecond},
+				d:      placed{pl: pl},
+				method: tt.method,
+				opts:   Options{Target: "t", Tuning: Tuning{NominalDelay: tt.nominalAsk}},
+			}
+			paused := tt.paused
+			if paused == nil {
+				paused = map[string]time.Duration{}
+			}
+			s := delaySample(tt.targetBusy, paused, tt.cpu)
+			if tt.paused == nil {
+				delete(s.after, "t")
+				delete(s.before, "t")
+			}
+			got, err := r.predict(s, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(got-tt.want) > 1e-6*tt.want {
+				t.Errorf("predict = %.2f, want %.2f", got, tt.want)
+			}
+			p := r.point(d, &pointRuns{sd: *s.slowdown, samples: []*sample{s}}, nil)
+			if p.DelayUsed != tt.wantUsed || math.Abs(p.DelayNominalUS-400) > 1e-6 {
+				t.Errorf("delay_used %q, nominal %.1f µs; want %q, 400", p.DelayUsed, p.DelayNominalUS, tt.wantUsed)
+			}
+			if tt.paused != nil && (p.DelayMeasuredBy != tt.wantBy || math.Abs(p.DelayMeasuredUS-480) > 1e-6) {
+				t.Errorf("measured %.1f µs by %q, want 480 by %q", p.DelayMeasuredUS, p.DelayMeasuredBy, tt.wantBy)
+			}
+			if math.Abs(p.PredictedNominalRPS-nominal) > 1e-6*nominal {
+				t.Errorf("predicted_nominal_rps %.2f, want %.2f", p.PredictedNominalRPS, nominal)
+			}
+		})
+	}
+}
+
+// Every feasible point carries a 90% interval around its prediction that
+// takes in the prediction with the other delay; a starved target's point
+// is a lower bound, an infeasible one unknown.
+func TestPointInterval(t *testing.T) {
+	const d = 400 * time.Microsecond
+	tests := []struct {
+		name     string
+		busy     []float64 // target busy per run
+		paused   time.Duration
+		base     []float64 // baseline runs
+		starved  bool
+		want     string
+		wantHigh bool
+	}{
+		{"two runs", []float64{0.6, 0.6}, 240 * time.Millisecond, []float64{500, 500}, false, report.EstimateValue, true},
+		{"one run, noisy baseline", []float64{0.6}, 240 * time.Millisecond, []float64{480, 520}, false, report.EstimateValue, true},
+		{"one run, one baseline run", []float64{0.6}, 240 * time.Millisecond, []float64{500}, false, report.EstimateValue, true},
+		{"starved", []float64{0.6, 0.6}, 240 * time.Millisecond, []float64{500, 500}, true, report.EstimateLowerBound, false},
+		{"infeasible", []float64{0.6}, 2 * time.Second, []float64{500, 500}, false, report.EstimateUnknown, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Runner{
+				prof:   &profile{c1: 1, q1: 1, u1: time.Millisecond},
+				d:      placed{pl: backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}}},
+				method: pause.MethodCores,
+				opts:   Options{Target: "t"},
+			}
+			for _, b := range tt.base {
+				r.base = append(r.base, &sample{res: &load.Result{Throughput: b, Completed: uint64(b)}, window: time.Second})
+			}
+			var samples []*sample
+			for i, busy := range tt.busy {
+				s := delaySample(busy, map[string]time.Duration{"t": tt.paused}, nil)
+				// Two runs a little apart, so that the runs' noise shows.
+				s.res.Throughput += float64(10 * i)
+				if tt.starved {
+					s.rounds["t"].PauseWindowNS, s.rounds["t"].PauseBusyNS = int64(time.Second), int64(0.1*float64(time.Second))
+				}
+				samples = append(samples, s)
+			}
+			p := r.point(d, &pointRuns{sd: *samples[0].slowdown, samples: samples}, nil)
+			if p.Estimate != tt.want {
+				t.Fatalf("estimate %q (flags %v), want %q", p.Estimate, p.Flags, tt.want)
+			}
+			if tt.want == report.EstimateUnknown {
+				return
+			}
+			if !(p.IntervalLowRPS > 0 && p.IntervalLowRPS < p.PredictedRPS) {
+				t.Errorf("interval low %.1f, prediction %.1f", p.IntervalLowRPS, p.PredictedRPS)
+			}
+			if (p.IntervalHighRPS > 0) != tt.wantHigh || tt.wantHigh && p.IntervalHighRPS <= p.PredictedRPS {
+				t.Errorf("interval high %.1f, prediction %.1f, want a high end %v", p.IntervalHighRPS, p.PredictedRPS, tt.wantHigh)
+			}
+			// The nominal delay's prediction is inside: the corrections'
+			// uncertainty.
+			if in, _ := p.Covers(p.PredictedNominalRPS); !in {
+				t.Errorf("interval [%.1f, %.1f] leaves out the nominal delay's %.1f", p.IntervalLowRPS, p.IntervalHighRPS, p.PredictedNominalRPS)
+			}
+			if tt.starved && !slices.Contains(p.Flags, report.FlagTargetStarved) {
+				t.Errorf("flags %v, want target-starved", p.Flags)
+			}
+		})
+	}
+}
+
+// The interval's width grows with the runs' spread and shrinks with
+// their number.
+func TestNoiseHalfWidth(t *testing.T) {
+	r := &Runner{}
+	narrow := r.noiseHalfWidth(&report.Point{PredictedRPS: 100, PredictedRuns: []float64{99, 100, 101, 100}}, nil)
+	wide := r.noiseHalfWidth(&report.Point{PredictedRPS: 100, PredictedRuns: []float64{90, 100, 110, 100}}, nil)
+	few := r.noiseHalfWidth(&report.Point{PredictedRPS: 100, PredictedRuns: []float64{99, 101}}, nil)
+	if !(narrow > 0 && wide > narrow && few > narrow) {
+		t.Fatalf("half-widths: narrow %.2f, wide %.2f, two runs %.2f", narrow, wide, few)
+	}
+}
+
+// The effective pause leaves out what stops were extended by (signals,
+// cgroups) and what a hold let something else run (cores).
+func TestEffectivePause(t *testing.T) {
+	ms := int64(time.Millisecond)
+	tests := []struct {
+		name   string
+		method pause.Method
+		a      wire.Stats
+		want   time.Duration
+	}{
+		{"signals, no extension", pause.MethodSignal, wire.Stats{PauseActualNS: 100 * ms}, 100 * time.Millisecond},
+		{"signals, extended", pause.MethodSignal, wire.Stats{PauseActualNS: 100 * ms, PauseExtendedNS: 15 * ms}, 85 * time.Millisecond},
+		{"cgroup, extended", pause.MethodCgroup, wire.Stats{PauseActualNS: 100 * ms, PauseExtendedNS: 15 * ms}, 85 * time.Millisecond},
+		{"cores, held whole", pause.MethodCores, wire.Stats{PauseActualNS: 100 * ms, PauseHeldCPUNS: 100 * ms}, 100 * time.Millisecond},
+		{"cores, leaked", pause.MethodCores, wire.Stats{PauseActualNS: 100 * ms, PauseHeldCPUNS: 90 * ms}, 90 * time.Millisecond},
+		{"cores, held not read", pause.MethodCores, wire.Stats{PauseActualNS: 100 * ms}, 100 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &wire.Stats{PauseActualNS: 10 * ms, PauseExtendedNS: 0, PauseHeldCPUNS: 0}
+			a := tt.a
+			a.PauseActualNS += b.PauseActualNS
+			if got := effectivePause(tt.method, b, &a); got != tt.want {
+				t.Fatalf("effectivePause = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
