@@ -437,6 +437,7 @@ func (r *Runner) preProfile(ctx context.Context, out *report.Results) error {
 	out.Trigger, out.CallsCounted, out.CallsFrom = r.trigger, r.counted || r.spanned, r.callsFrom()
 	r.base = append(r.base, pre)
 	out.C1, out.Q1, out.U1US, out.Neighbours = prof.c1, prof.q1, prof.u1.Seconds()*1e6, prof.neighbours
+	out.CallGraph = prof.observed
 	out.Q1Assigned, out.TargetCoresP95, out.TargetCoresMean = prof.q1Assigned, prof.coresP95, prof.coresMean
 	for _, w := range append(slices.Clone(prof.warnings), r.quotaWarnings()...) {
 		r.progress("warning: %s", w)

@@ -23,6 +23,7 @@ type profile struct {
 	coresP95, coresMean float64
 	u1                  time.Duration
 	neighbours          map[string][]string
+	observed            map[string][]string // the call graph as counted (callGraph)
 	warnings            []string
 }
 
@@ -85,7 +86,7 @@ func (r *Runner) profile(s *sample) (*profile, error) {
 		return nil, fmt.Errorf("target %q used no measurable CPU during pre-profiling (%d calls)", r.opts.Target, calls)
 	}
 	var graphWarnings []string
-	p.neighbours, graphWarnings = r.callGraph(s.after)
+	p.neighbours, p.observed, graphWarnings = r.callGraph(s.after)
 	p.warnings = append(p.warnings, graphWarnings...)
 	return p, nil
 }
@@ -114,7 +115,10 @@ func entryService(s *spec.Spec) string {
 // downstream counts, mapping addresses to services as eachCall does. Services that
 // the graph does not connect to the target are linked to the target
 // directly, so that every service still receives every round.
-func (r *Runner) callGraph(stats map[string]*wire.Stats) (map[string][]string, []string) {
+//
+// observed is the graph as counted (calls or spans), without those links:
+// what a reader is shown as the application's call graph.
+func (r *Runner) callGraph(stats map[string]*wire.Stats) (rounds, observed map[string][]string, warnings []string) {
 	edges := map[string]map[string]bool{}
 	link := func(a, b string) {
 		if a == b {
@@ -137,6 +141,7 @@ func (r *Runner) callGraph(stats map[string]*wire.Stats) (map[string][]string, [
 			}
 		}
 	}
+	observed = adjacency(edges)
 	// Reachability from the target.
 	seen := map[string]bool{r.opts.Target: true}
 	queue := []string{r.opts.Target}
@@ -150,7 +155,6 @@ func (r *Runner) callGraph(stats map[string]*wire.Stats) (map[string][]string, [
 			}
 		}
 	}
-	var warnings []string
 	for _, svc := range r.spec.Services {
 		if !seen[svc.Name] {
 			link(r.opts.Target, svc.Name)
@@ -161,6 +165,11 @@ func (r *Runner) callGraph(stats map[string]*wire.Stats) (map[string][]string, [
 			}
 		}
 	}
+	return adjacency(edges), observed, warnings
+}
+
+// adjacency lists every service's neighbours in edges, sorted.
+func adjacency(edges map[string]map[string]bool) map[string][]string {
 	out := map[string][]string{}
 	for a, bs := range edges {
 		for b := range bs {
@@ -168,7 +177,7 @@ func (r *Runner) callGraph(stats map[string]*wire.Stats) (map[string][]string, [
 		}
 		sort.Strings(out[a])
 	}
-	return out, warnings
+	return out
 }
 
 // eachCall calls fn for every caller and callee service seen in the

@@ -207,7 +207,7 @@ func newResultsPage(r *Results) (*htmlPage, error) {
 		info[r.Target] = graphNodeInfo{Known: true, C1: r.C1, U1US: r.U1US, Class: "n-target"}
 		extra = []string{r.Target}
 	}
-	page.Graph, page.GraphRows = callGraph(r.Neighbours, extra, info)
+	page.Graph, page.GraphRows = callGraph(r.countedGraph(), extra, info)
 
 	page.Baselines = []htmlBaseline{baselineRow("", r.Baseline)}
 	page.Model = resultsModel(r, target)
@@ -375,7 +375,7 @@ func addRanking(page *htmlPage, r *Rank) {
 		ni := graphNodeInfo{Class: "n-" + verdictClass(e.Verdict)}
 		if res := e.Results; res != nil {
 			ni.Known, ni.C1, ni.U1US = true, res.C1, res.U1US
-			for s, ns := range res.Neighbours {
+			for s, ns := range res.countedGraph() {
 				neighbours[s] = append(neighbours[s], ns...)
 			}
 			page.Baselines = append(page.Baselines, baselineRow(e.Service, res.Baseline))

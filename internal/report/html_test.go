@@ -47,6 +47,7 @@ func htmlSampleResults(kind, target string) *Results {
 		Baseline: Baseline{RPS: 1000, Runs: []float64{990, 1000, 1012}, SpreadPct: 2.2, P50MS: 1.5, P99MS: 7.25, Errors: 0, Non2xx: 3},
 		C1:       2, Q1: 1, Q1Assigned: 1, TargetCoresP95: 0.98, TargetCoresMean: 0.8, U1US: 250,
 		Neighbours: htmlDemoNeighbours(),
+		CallGraph:  htmlDemoNeighbours(),
 		Warnings:   []string{"the machine has 4 CPUs: the other services share 2"},
 	}
 	for i, pct := range []float64{0, 20, 40, 60, 80} {
@@ -239,7 +240,7 @@ func TestWriteHTML(t *testing.T) {
 	const evil = `<script>alert(1)</script>`
 	evilResults := htmlSampleResults(KindValidate, evil)
 	evilResults.App = `shop"><img src=x onerror=alert(2)>`
-	evilResults.Neighbours[evil] = []string{"frontend"}
+	evilResults.CallGraph[evil] = []string{"frontend"}
 	evilResults.Warnings = append(evilResults.Warnings, `<b>bold</b> & "quoted"`)
 
 	nonFinite := htmlSampleResults(KindPredict, "cart")
@@ -360,7 +361,7 @@ func TestWriteHTML(t *testing.T) {
 func TestWriteRankHTML(t *testing.T) {
 	evil := htmlSampleRank()
 	evil.Entries[2].Service = `<script>alert(1)</script>`
-	evil.Entries[0].Results.Neighbours[`<script>alert(1)</script>`] = []string{"cart"}
+	evil.Entries[0].Results.CallGraph[`<script>alert(1)</script>`] = []string{"cart"}
 
 	noGain := htmlSampleRank()
 	noGain.Entries = noGain.Entries[1:]
@@ -575,5 +576,38 @@ func TestReproduceOnCluster(t *testing.T) {
 		if tc.want == "" && strings.Contains(cmd, "--placement") || tc.want != "" && !strings.Contains(cmd, tc.want) {
 			t.Errorf("placement %s: %q, want %q", tc.mode, cmd, tc.want)
 		}
+	}
+}
+
+// report.html draws the call graph as counted, not the links rounds were
+// sent along: an uninstrumented target linked to every service for its
+// rounds is drawn alone; results of version 1, which have no counted
+// graph, still draw theirs.
+func TestCallGraphShowsOnlyCounted(t *testing.T) {
+	tests := []struct {
+		name      string
+		version   int
+		counted   map[string][]string
+		wantEdges bool
+	}{
+		{"nothing counted", Version, nil, false},
+		{"counted", Version, htmlDemoNeighbours(), true},
+		{"version 1", 1, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := htmlSampleResults(KindPredict, "cart")
+			r.Version = tt.version
+			r.Neighbours = map[string][]string{"cart": {"catalog", "currency", "frontend"}, "catalog": {"cart"}, "currency": {"cart"}, "frontend": {"cart"}}
+			r.CallGraph = tt.counted
+			page, err := newResultsPage(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edges := page.Graph != nil && len(page.Graph.Edges) > 0
+			if edges != tt.wantEdges {
+				t.Fatalf("graph drawn with edges %v, want %v (rows %+v)", edges, tt.wantEdges, page.GraphRows)
+			}
+		})
 	}
 }

@@ -89,8 +89,13 @@ type Results struct {
 	// TruthC1: validate on a target whose calls were not counted learns
 	// its calls per request from its ground-truth knob (docs/method.md).
 	TruthC1 *float64 `json:"truth_c1,omitempty"`
-	// Neighbours is the undirected call graph seen by the instrumentation.
-	Neighbours     map[string][]string `json:"neighbours"`
+	// Neighbours is the graph rounds are sent along: the undirected call
+	// graph seen by the instrumentation, with every service it does not
+	// connect to the target linked to the target.
+	Neighbours map[string][]string `json:"neighbours"`
+	// CallGraph is the undirected call graph as counted (calls or spans),
+	// without those links: empty where nothing was counted. Version 2.
+	CallGraph      map[string][]string `json:"call_graph,omitempty"`
 	Points         []Point             `json:"points"`
 	RMSEPct        *float64            `json:"rmse_pct,omitempty"`          // validate only
 	MaxAbsErrorPct *float64            `json:"max_abs_error_pct,omitempty"` // validate only
@@ -369,6 +374,15 @@ func NominalRMSE(ps []Point) *float64 {
 	}
 	v := math.Sqrt(sq / float64(n))
 	return &v
+}
+
+// countedGraph is the call graph to show: CallGraph, what was counted;
+// Neighbours in results of version 1, which have no CallGraph.
+func (r *Results) countedGraph() map[string][]string {
+	if r.Version >= 2 || r.CallGraph != nil {
+		return r.CallGraph
+	}
+	return r.Neighbours
 }
 
 // Infeasible reports whether the point has no prediction.
