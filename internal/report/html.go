@@ -158,27 +158,71 @@ var flagOrder = []string{
 	FlagStopsLate, FlagMechanismCost, FlagHoldLeak, FlagSharedBound, FlagNoisy,
 }
 
-// flagMeanings explain each flag in one sentence (docs/results.md#flags).
-var flagMeanings = map[string]string{
-	FlagInfeasible:           "The correction for the inserted pauses left no positive throughput in at least one repetition, so the point has no prediction; ask for a smaller reduction, more connections or a smaller batch.",
-	FlagErrors:               "Requests failed or got non-2xx responses during the slowdown runs, so the throughput counts failures or the failures changed the work done; check the services' logs (often a client timeout inside the application).",
-	FlagTargetStarved:        "The target was often idle while the other services were paused, although the prediction assumes it keeps working through the pauses, so slowpoke under-predicts; give it more queued work (more connections, a smaller batch), or read it as a sign that the target is not the bottleneck.",
-	FlagPauseShortfall:       "The other services were paused noticeably less than requested, so the slowdown was too small and the correction overshoots; give the services dedicated cores, stop other load on the machine and prefer a larger batch.",
-	FlagNeighbourUnreachable: "A controller failed to forward pause rounds, or a paused service received fewer rounds than the target started, so part of the application ran at full speed; look at the controllers' lines in the services' logs.",
-	FlagStopsLate:            "The paused services' stops started well after they were due, so services sharing cores ran while the others were stopped and the slowdown is not the one the model asks for; give the services more cores or use a larger --batch.",
-	FlagMechanismCost:        "What pausing itself cost the paused services' cores moves the prediction by more than twice its standard error and at least 3%, so the prediction is only as good as the correction for that cost; use --pause cores, a larger --batch or more cores.",
-	FlagHoldLeak:             "With --pause cores, the holding threads ran less than 95% of the pauses, so something else ran on the held cores and slowpoke over-predicts; check the kernel's real-time throttling (sched_rt_runtime_us) or use --pause signal.",
-	FlagSharedBound:          "The cores the other services share, not the target, set the throughput of this point's slowdown runs, and co-located services do less work per request in the really faster system than under pauses (fewer context switches), so read the prediction as a lower bound; give every service cores of its own (--placement dedicated) or check it with validate.",
-	FlagNoisy:                "The repetitions disagree: the point's standard error stayed above 3% even after the extra repetitions; allow more repetitions or a longer duration, pin the services to dedicated cores and quieten the machine.",
+// flagMeanings explain each flag in one sentence (docs/results.md#flags):
+// what happened, then what to do.
+var flagMeanings = map[string]flagText{
+	FlagInfeasible: {"The correction for the inserted pauses left no positive throughput in at least one repetition, so the point has no prediction (its estimate is unknown)",
+		[]advice{{text: "ask for a smaller reduction"}, {text: "more connections"}, {text: "a smaller batch"}}},
+	FlagErrors: {"Requests failed or got non-2xx responses during the slowdown runs, so the throughput counts failures or the failures changed the work done",
+		[]advice{{text: "check the services' logs (often a client timeout inside the application)"}}},
+	FlagTargetStarved: {"The target was often idle while the other services were paused, as if it still had its original cost, so the prediction is a lower bound: the optimized system does at least this",
+		[]advice{{text: "give it more queued work (more connections, a smaller batch)"}}},
+	FlagPauseShortfall: {"The other services were paused noticeably less than requested",
+		[]advice{{text: "give the services dedicated cores", done: dedicated}, {text: "stop other load on the machine"}, {text: "prefer a larger batch"}}},
+	FlagNeighbourUnreachable: {"A controller failed to forward pause rounds, or a paused service received fewer rounds than the target started, so part of the application ran at full speed",
+		[]advice{{text: "look at the controllers' lines in the services' logs"}}},
+	FlagStopsLate: {"The paused services' stops started well after they were due, so services sharing cores ran while the others were stopped and the slowdown is not the one the model asks for",
+		[]advice{{text: "give the services more cores"}, {text: "use a larger --batch"}}},
+	FlagMechanismCost: {"What pausing itself cost the paused services' cores moves the prediction by more than twice its standard error and at least 3%, so the prediction is only as good as the correction for that cost (its interval takes in the prediction without it)",
+		[]advice{{text: "use --pause cores", done: pausedBy("cores")}, {text: "a larger --batch"}, {text: "more cores"}}},
+	FlagHoldLeak: {"With --pause cores, the holding threads ran less than 95% of the pauses, so something else ran on the held cores and slowpoke over-predicts",
+		[]advice{{text: "check the kernel's real-time throttling (sched_rt_runtime_us)"}, {text: "use --pause signal"}}},
+	FlagSharedBound: {"The cores the other services share, not the target, set the throughput of this point's slowdown runs, and co-located services do less work per request in the really faster system than under pauses (fewer context switches), so the prediction may be low",
+		[]advice{{text: "give every service cores of its own (--placement dedicated)", done: dedicated}, {text: "check it with validate"}}},
+	FlagNoisy: {"The repetitions disagree: the point's standard error stayed above 3% even after the extra repetitions",
+		[]advice{{text: "allow more repetitions or a longer duration"}, {text: "pin the services to dedicated cores", done: dedicated}, {text: "quieten the machine"}}},
+}
+
+// flagText is what a flag means and what can be done about it.
+type flagText struct {
+	what   string
+	advice []advice
+}
+
+// advice is one thing to do about a flag; done says whether a run's
+// settings already did it (nil: never).
+type advice struct {
+	text string
+	done func(Settings) bool
+}
+
+func dedicated(s Settings) bool { return s.PlacementMode == "dedicated" }
+
+func pausedBy(method string) func(Settings) bool {
+	return func(s Settings) bool { return s.PauseMethod == method }
 }
 
 // FlagMeaning explains a flag in one sentence, as docs/results.md does; an
 // unknown flag gets a sentence that says so.
-func FlagMeaning(flag string) string {
-	if m, ok := flagMeanings[flag]; ok {
-		return m
+func FlagMeaning(flag string) string { return flagMeaningFor(flag, nil) }
+
+// flagMeaningFor explains a flag for a run with settings s: advice that
+// the run already followed is left out (all of it is given for nil).
+func flagMeaningFor(flag string, s *Settings) string {
+	m, ok := flagMeanings[flag]
+	if !ok {
+		return "This flag is not known to this version of slowpoke; see docs/results.md of the version that wrote the results."
 	}
-	return "This flag is not known to this version of slowpoke; see docs/results.md of the version that wrote the results."
+	var todo []string
+	for _, a := range m.advice {
+		if s == nil || a.done == nil || !a.done(*s) {
+			todo = append(todo, a.text)
+		}
+	}
+	if len(todo) == 0 {
+		return m.what + "."
+	}
+	return m.what + "; " + strings.Join(todo, ", ") + "."
 }
 
 // newResultsPage builds the page of a predict or validate run.
@@ -211,7 +255,7 @@ func newResultsPage(r *Results) (*htmlPage, error) {
 
 	page.Baselines = []htmlBaseline{baselineRow("", r.Baseline)}
 	page.Model = resultsModel(r, target)
-	page.Flags = explainFlags(func(yield func(service string, p Point)) {
+	page.Flags = explainFlags(&r.Settings, func(yield func(service string, p Point)) {
 		for _, p := range sortedPoints(r) {
 			yield("", p)
 		}
@@ -318,7 +362,14 @@ func newRankPage(r *Rank) (*htmlPage, error) {
 		return nil, err
 	}
 
-	page.Flags = explainFlags(func(yield func(service string, p Point)) {
+	var settings *Settings
+	for _, e := range r.Entries {
+		if e.Results != nil {
+			settings = &e.Results.Settings
+			break
+		}
+	}
+	page.Flags = explainFlags(settings, func(yield func(service string, p Point)) {
 		for _, e := range r.Entries {
 			if e.Results != nil {
 				for _, p := range sortedPoints(e.Results) {
@@ -695,7 +746,7 @@ func baselineRow(service string, b Baseline) htmlBaseline {
 // explainFlags explains every flag that some point carries, in the order
 // of docs/results.md, with where it was seen. points yields every point
 // with its service ("" for a single experiment).
-func explainFlags(points func(yield func(service string, p Point))) []htmlFlag {
+func explainFlags(s *Settings, points func(yield func(service string, p Point))) []htmlFlag {
 	where := map[string][]string{}
 	var order []string
 	points(func(service string, p Point) {
@@ -727,7 +778,7 @@ func explainFlags(points func(yield func(service string, p Point))) []htmlFlag {
 	})
 	var out []htmlFlag
 	for _, f := range order {
-		out = append(out, htmlFlag{Name: f, Meaning: FlagMeaning(f), Where: strings.Join(where[f], ", ")})
+		out = append(out, htmlFlag{Name: f, Meaning: flagMeaningFor(f, s), Where: strings.Join(where[f], ", ")})
 	}
 	return out
 }
