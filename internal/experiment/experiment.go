@@ -536,6 +536,34 @@ func (r *Runner) summarize(out *report.Results, points []*measuredPoint) {
 	report.ApplyPlateau(out)
 	out.NominalRMSEPct = report.NominalRMSE(out.Points)
 	out.Coverage = report.CoverageOf(out.Points)
+	if w := r.armedCost(out); w != "" {
+		r.progress("warning: %s", w)
+		out.Warnings = append(out.Warnings, w)
+	}
+}
+
+// armedCost sets out.ArmedCostPct from a point without pauses (a 0%
+// reduction: the controllers armed, rounds counted, nothing paused),
+// against the baseline, and returns a warning where it is beyond the two
+// measurements' noise: what the rounds' bookkeeping costs, which every
+// other point carries too and no correction takes off.
+func (r *Runner) armedCost(out *report.Results) string {
+	b := out.Baseline
+	for _, p := range out.Points {
+		if p.ReductionUS != 0 || len(p.SlowdownRuns) == 0 || b.RPS <= 0 {
+			continue
+		}
+		cost := (p.SlowdownRPS/b.RPS - 1) * 100
+		noise := 100 * math.Hypot(relStdErr(p.SlowdownRuns), relStdErr(b.Runs))
+		out.ArmedCostPct, out.ArmedNoisePct = &cost, &noise
+		if len(p.SlowdownRuns) < 2 || len(b.Runs) < 2 || math.Abs(cost) <= 2*noise {
+			return ""
+		}
+		return fmt.Sprintf("the 0%% point (controllers armed, no pause) measured %+.1f%% against the baseline (%.0f against %.0f req/s, beyond its noise of %.1f%%): "+
+			"the rounds' bookkeeping, or the machine's speed moving, changes every point by about as much, and no correction takes it off",
+			cost, p.SlowdownRPS, b.RPS, noise)
+	}
+	return ""
 }
 
 // baselineDriftWarning says, when the baseline's repetitions (the same

@@ -104,6 +104,12 @@ type Results struct {
 	// levelled (validate only, and only when a point was).
 	RawRMSEPct        *float64 `json:"raw_rmse_pct,omitempty"`
 	RawMaxAbsErrorPct *float64 `json:"raw_max_abs_error_pct,omitempty"`
+	// ArmedCostPct is how far (%) a point without pauses (0%: the
+	// controllers armed, rounds counted, nothing paused) measured from
+	// the baseline, and ArmedNoisePct the standard error of that
+	// difference, %; absent without such a point.
+	ArmedCostPct  *float64 `json:"armed_cost_pct,omitempty"`
+	ArmedNoisePct *float64 `json:"armed_noise_pct,omitempty"`
 	// NominalRMSEPct is the RMSE of the predictions with the nominal
 	// delay (predicted_nominal_rps), beside RMSEPct (validate only).
 	NominalRMSEPct *float64 `json:"nominal_rmse_pct,omitempty"`
@@ -490,6 +496,7 @@ func (r *Results) clone() *Results {
 	c.MaxAbsErrorPct = clonePtr(r.MaxAbsErrorPct)
 	c.RawRMSEPct = clonePtr(r.RawRMSEPct)
 	c.NominalRMSEPct = clonePtr(r.NominalRMSEPct)
+	c.ArmedCostPct, c.ArmedNoisePct = clonePtr(r.ArmedCostPct), clonePtr(r.ArmedNoisePct)
 	if r.Coverage != nil {
 		cv := *r.Coverage
 		c.Coverage = &cv

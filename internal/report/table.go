@@ -149,6 +149,9 @@ func writeTableFooter(w io.Writer, r *Results, levelled []string) {
 	if hasDelays(r) {
 		fmt.Fprintln(w, "\ndelay asked/got: pause per request the model asks of the other services (d·c1/q1) and what the pauses inserted, in brackets the one the prediction took off (docs/results.md)")
 	}
+	if r.ArmedCostPct != nil && r.ArmedNoisePct != nil {
+		fmt.Fprintf(w, "armed, no pause (the 0%% point): %+.1f%% against the baseline (noise ± %.1f%%)\n", *r.ArmedCostPct, *r.ArmedNoisePct)
+	}
 	if r.Coverage != nil {
 		fmt.Fprintf(w, "90%% intervals held the truth at %d of %d points\n", r.Coverage.Covered, r.Coverage.Points)
 	}
