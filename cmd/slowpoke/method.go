@@ -26,6 +26,8 @@ type methodConfig struct {
 	noPeers   bool
 	overhead  bool
 	noGrowth  bool
+	noStarve  bool
+	nominal   bool
 	placement string // a local.Mode
 	pause     string // a pause.Method
 	trigger   string // an experiment trigger
@@ -66,7 +68,8 @@ func (m methodConfig) kubeOptions(restarts bool) kube.Options {
 func (m methodConfig) tuning() experiment.Tuning {
 	lead := m.lead
 	return experiment.Tuning{PauseLead: &lead, GraphRounds: m.graph, Uncoordinated: m.uncoord, NoColocatedExtension: m.noExtend,
-		NoPeerExtension: m.noPeers, OverheadCorrection: m.overhead, NoGrowthCorrection: m.noGrowth}
+		NoPeerExtension: m.noPeers, OverheadCorrection: m.overhead, NoGrowthCorrection: m.noGrowth,
+		NoStarvedRepair: m.noStarve, NominalDelay: m.nominal}
 }
 
 // pauseMethod is the pause method (checked by check).

@@ -228,6 +228,10 @@ func (c *comparison) measureVariants(ctx context.Context, rep, k, i int) error {
 			first.steps++
 			first.progress("rep %d %s %-8s: bound by the shared cores (%.0f req/s); measuring it with pauses of %v every %d calls", rep+1, o.Reductions[i].Text, c.variants[m].Name, s.res.Throughput, pr.sd.pause.Round(time.Microsecond), pr.sd.batch)
 			first.step++
+		}, func(was slowdown, s *sample) {
+			first.steps++
+			first.progress("rep %d %s %-8s: the target starved during the pauses; measuring it with pauses of %v every %d calls (was %v every %d)", rep+1, o.Reductions[i].Text, c.variants[m].Name, pr.sd.pause.Round(time.Microsecond), pr.sd.batch, was.pause.Round(time.Microsecond), was.batch)
+			first.step++
 		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.variants[m].Name, err)

@@ -124,6 +124,10 @@ type Tuning struct {
 	// other paused services on the same cores used during it (see
 	// Runner.corePeers). For measuring what it buys (docs/method.md).
 	NoPeerExtension bool
+	// NoStarvedRepair keeps a point's first run where the target starved
+	// during its pauses, instead of measuring it again with shorter
+	// pauses (see Runner.shorten). For comparison.
+	NoStarvedRepair bool
 	// NominalDelay takes the model's d c1/q1 off every slowdown run
 	// instead of the pause per request the run really inserted where the
 	// paused services bound it (see Runner.delayUsed). For comparison.
@@ -141,7 +145,7 @@ func (t Tuning) report() *report.Tuning {
 	}
 	return &report.Tuning{GraphRounds: t.GraphRounds, Uncoordinated: t.Uncoordinated, NoColocatedExtension: t.NoColocatedExtension,
 		NoPeerExtension: t.NoPeerExtension, OverheadCorrection: t.OverheadCorrection, NoGrowthCorrection: t.NoGrowthCorrection,
-		ShortPausesOnly: t.ShortPausesOnly, NominalDelay: t.NominalDelay, LongPauseCapMS: float64(t.LongPauseCap) / 1e6, OpenLoopRate: t.OpenLoopRate}
+		ShortPausesOnly: t.ShortPausesOnly, NominalDelay: t.NominalDelay, NoStarvedRepair: t.NoStarvedRepair, LongPauseCapMS: float64(t.LongPauseCap) / 1e6, OpenLoopRate: t.OpenLoopRate}
 }
 
 // CheckPauseLead refuses a PauseLead the controllers would refuse.

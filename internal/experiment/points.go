@@ -110,6 +110,51 @@ type pointRuns struct {
 	sd      slowdown
 	samples []*sample
 	long    bool // lengthened: measured with sharedBoundPause since its first run
+	// shortenedFrom is the batch the point was chosen with where its
+	// target starved and it was measured again with shorter pauses
+	// (repairStarved); 0 otherwise.
+	shortenedFrom int
+}
+
+// maxStarvedRepairs is how many times a point whose target starved is
+// measured again with half the batch (and so half the pause) before its
+// runs are kept as they are (a lower bound).
+const maxStarvedRepairs = 2
+
+// starved says whether the target starved during s's pauses: it was busy
+// during them less than starvedRatio of its busy share over the window.
+// in and all are those shares.
+func (r *Runner) starved(s *sample) (in, all float64, yes bool) {
+	tgt := s.rounds[r.opts.Target]
+	if tgt == nil || tgt.PauseWindowNS <= 0 || s.window <= 0 {
+		return 0, 0, false
+	}
+	in = float64(tgt.PauseBusyNS) / float64(tgt.PauseWindowNS) / r.prof.q1
+	all = r.targetBusy(s)
+	return in, all, in > 0 && in < starvedRatio*all
+}
+
+// shorten halves a point's batch, and so its pauses, where its first run
+// s starved the target and the batch was chosen (not --batch, not long
+// pauses, which starve it by design): with shorter pauses the target's
+// queue lasts through them. It reports whether it did; s must then be
+// dropped and the point measured again.
+func (r *Runner) shorten(pr *pointRuns, d time.Duration, s *sample) bool {
+	if d <= 0 || pr.long || len(pr.samples) > 0 || r.opts.Batch != 0 || r.opts.Tuning.NoStarvedRepair || pr.sd.batch <= 1 {
+		return false
+	}
+	if pr.shortenedFrom > 0 && pr.sd.batch*(1<<maxStarvedRepairs) <= pr.shortenedFrom {
+		return false
+	}
+	if _, _, yes := r.starved(s); !yes {
+		return false
+	}
+	if pr.shortenedFrom == 0 {
+		pr.shortenedFrom = pr.sd.batch
+	}
+	b := pr.sd.batch / 2
+	pr.sd = slowdown{batch: b, pause: model.PausePerRound(b, d, r.prof.q1)}
+	return true
 }
 
 // lengthen switches a point to long pauses when its first run s was bound
@@ -142,13 +187,22 @@ func (r *Runner) lengthen(pr *pointRuns, d time.Duration, s *sample) bool {
 // it. A first run that lengthens the point is reported to lengthened,
 // with the pauses it was made with, dropped, and made again with the
 // long pauses.
-func (r *Runner) slowRun(ctx context.Context, pr *pointRuns, d time.Duration, neighbours map[string][]string, lengthened func(short slowdown, s *sample)) (*sample, error) {
+//
+// A first run whose target starved is reported to shortened, dropped,
+// and made again with half the batch, up to maxStarvedRepairs times.
+func (r *Runner) slowRun(ctx context.Context, pr *pointRuns, d time.Duration, neighbours map[string][]string, lengthened, shortened func(was slowdown, s *sample)) (*sample, error) {
 	s, err := r.run(ctx, &pr.sd, neighbours, r.opts.Warmup, false)
 	if err != nil {
 		return nil, err
 	}
 	if short := pr.sd; r.lengthen(pr, d, s) {
 		lengthened(short, s)
+		if s, err = r.run(ctx, &pr.sd, neighbours, r.opts.Warmup, false); err != nil {
+			return nil, err
+		}
+	}
+	for was := pr.sd; r.shorten(pr, d, s); was = pr.sd {
+		shortened(was, s)
 		if s, err = r.run(ctx, &pr.sd, neighbours, r.opts.Warmup, false); err != nil {
 			return nil, err
 		}
@@ -348,6 +402,9 @@ func (r *Runner) point(d time.Duration, pr *pointRuns, truthRuns []*sample) repo
 		Batch:           pr.sd.batch,
 		PausePerRoundUS: float64(pr.sd.pause) / 1e3,
 		LongPauses:      pr.long,
+	}
+	if pr.shortenedFrom > pr.sd.batch {
+		p.ShortenedFromBatch = pr.shortenedFrom
 	}
 	flags := map[string]bool{}
 	// With signals every paused service's controller counts its own

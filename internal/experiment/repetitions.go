@@ -119,6 +119,12 @@ func (r *Runner) measureSlowdown(ctx context.Context, rep, i int, p *measuredPoi
 		r.progress("rep %d %s: the shared cores, not %s, bound the run (%.0f req/s, pause %v every %d calls); measuring it with pauses of %v every %d calls",
 			rep+1, o.Reductions[i].Text, o.Target, s.res.Throughput, short.pause.Round(time.Microsecond), short.batch, p.sd.pause.Round(time.Microsecond), p.sd.batch)
 		r.step++
+	}, func(was slowdown, s *sample) {
+		r.steps++
+		in, all, _ := r.starved(s)
+		r.progress("rep %d %s: %s starved during the pauses (busy %.0f%% of them against %.0f%% of the run), so the prediction would be a lower bound; measuring it again with pauses of %v every %d calls (was %v every %d)",
+			rep+1, o.Reductions[i].Text, o.Target, 100*in, 100*all, p.sd.pause.Round(time.Microsecond), p.sd.batch, was.pause.Round(time.Microsecond), was.batch)
+		r.step++
 	})
 	if err != nil {
 		return err

@@ -190,6 +190,12 @@ type Point struct {
 	// slowdown run, so that the point was measured again, and only, with
 	// pauses of up to 64 ms (batch and pause_per_round_us are those).
 	LongPauses bool `json:"long_pauses,omitempty"`
+	// ShortenedFromBatch is, where the target starved during the pauses
+	// of the point's first run, the batch that run was made with: the
+	// point was measured again, and only, with half the batch (up to
+	// twice), so that the target's queue lasts through the pauses; batch
+	// and pause_per_round_us are the shorter ones. Absent otherwise.
+	ShortenedFromBatch int `json:"shortened_from_batch,omitempty"`
 	// OthersCPUUS is the CPU time all services but the target used per
 	// completed request during the slowdown runs (median). Virtual speedup
 	// assumes it stays at the baseline's: a lower value means the paused
@@ -605,6 +611,7 @@ type Tuning struct {
 	NoGrowthCorrection   bool    `json:"no_growth_correction,omitempty"`
 	ShortPausesOnly      bool    `json:"short_pauses_only,omitempty"`
 	NominalDelay         bool    `json:"nominal_delay,omitempty"`
+	NoStarvedRepair      bool    `json:"no_starved_repair,omitempty"`
 	LongPauseCapMS       float64 `json:"long_pause_cap_ms,omitempty"`
 	OpenLoopRate         float64 `json:"open_loop_rate,omitempty"`
 }
