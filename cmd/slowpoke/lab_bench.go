@@ -275,7 +275,7 @@ func writeMethodsTable(w io.Writer, c *experiment.Comparison) {
 	fmt.Fprintln(w)
 	for _, m := range c.Methods {
 		fmt.Fprintf(w, "%-16s RMSE %5.2f%% (nominal delay %s), mean %+6.2f%%, max |error| %5.2f%%, interval coverage %s\n",
-			m.Method, m.RMSEPct, pctOrNA(m.NominalRMSEPct), m.MeanPct, m.MaxPct, coverageText(m.Coverage))
+			m.Method, m.RMSEPct, rmseOrNA(m.NominalRMSEPct), m.MeanPct, m.MaxPct, coverageText(m.Coverage))
 	}
 }
 
@@ -331,4 +331,11 @@ func researchFlags(fs *flag.FlagSet, m *methodConfig) {
 	fs.BoolVar(&m.noGrowth, "no-growth-correction", m.noGrowth, "leave the paused services' extra CPU per request (above the baseline's) in the slowdown runs instead of taking it off before predicting (for comparison)")
 	fs.BoolVar(&m.noStarve, "no-starved-repair", m.noStarve, "keep a point's first run where the target starved during the pauses instead of measuring it again with shorter pauses (for comparison)")
 	fs.BoolVar(&m.nominal, "nominal-delay", m.nominal, "take the model's d·c1/q1 off every slowdown run instead of the delay the pauses really inserted where the paused services bound it (for comparison)")
+}
+
+func rmseOrNA(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f%%", *p)
 }

@@ -446,7 +446,7 @@ func rankRow(e RankEntry, n int) htmlRankRow {
 		Gain: "–", Baseline: "–", Calls: "–", CPU: "–", Reason: e.Reason,
 	}
 	if e.Verdict == VerdictGain || e.Verdict == VerdictNoGain {
-		row.Gain = fmt.Sprintf("%+.1f%% ± %.1f", e.GainPct, e.GainStdErrPct)
+		row.Gain = e.GainText()
 	}
 	res := e.Results
 	for j := range n {

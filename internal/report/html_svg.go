@@ -321,8 +321,8 @@ func gainBars(r *Rank) *htmlBars {
 	}
 	for _, e := range r.Entries {
 		if measured(e) {
-			lo = min(lo, e.GainPct-2*e.GainStdErrPct)
-			hi = max(hi, e.GainPct+2*e.GainStdErrPct)
+			elo, ehi := e.GainRange()
+			lo, hi = min(lo, elo), max(hi, ehi)
 		}
 	}
 	if hi-lo <= 0 {
@@ -346,13 +346,14 @@ func gainBars(r *Rank) *htmlBars {
 			row.Title += " — " + e.Reason
 		}
 		if measured(e) {
-			row.Value = fmt.Sprintf("%+.1f%% ± %.1f", e.GainPct, e.GainStdErrPct)
+			row.Value = e.GainText()
 			barY := y + 22
 			x0, x1 := x(0), x(e.GainPct)
 			row.HasBar = true
 			row.BarX, row.BarW = svgNum(min(x0, x1)), svgNum(max(math.Abs(x1-x0), 1))
 			row.BarY, row.BarH = svgNum(barY), svgNum(barsBar)
-			row.ErrX1, row.ErrX2 = svgNum(x(e.GainPct-2*e.GainStdErrPct)), svgNum(x(e.GainPct+2*e.GainStdErrPct))
+			elo, ehi := e.GainRange()
+			row.ErrX1, row.ErrX2 = svgNum(x(elo)), svgNum(x(ehi))
 			row.ErrY = svgNum(barY + barsBar/2)
 			row.CapY1, row.CapY2 = svgNum(barY+2), svgNum(barY+barsBar-2)
 		} else {

@@ -60,6 +60,13 @@ type RankEntry struct {
 	// which the curve stops: their capacity.
 	GainPct       float64 `json:"gain_pct"`
 	GainStdErrPct float64 `json:"gain_std_err_pct"`
+	// GainLowPct and GainHighPct are the gain at the ends of that
+	// point's 90% interval (version 2): a gain counts only where
+	// GainLowPct is above min_gain_pct. GainHighPct is absent where the
+	// point is a lower bound (no upper end); both where it has no
+	// interval.
+	GainLowPct  *float64 `json:"gain_low_pct,omitempty"`
+	GainHighPct *float64 `json:"gain_high_pct,omitempty"`
 	Verdict       string  `json:"verdict"` // Verdict*
 	// Reason says the verdict in words: where the bottleneck is for
 	// no-gain, what went wrong for failed.
@@ -89,8 +96,10 @@ func LargestPoint(r *Results) *Point {
 }
 
 // Judge fills e's gain, standard error and verdict from e.Results, unless
-// the entry already failed. A gain counts when it is larger than twice its
-// standard error and than minGainPct.
+// the entry already failed. A gain counts where the low end of the
+// point's 90% interval is above minGainPct; in results without intervals
+// (version 1), where it is larger than twice its standard error and than
+// minGainPct.
 func Judge(e *RankEntry, minGainPct float64) {
 	if e.Verdict == VerdictFailed {
 		return
@@ -115,11 +124,69 @@ func Judge(e *RankEntry, minGainPct float64) {
 		baseSE = stats.StdDev(r.Baseline.Runs) / math.Sqrt(float64(n)) / r.Baseline.RPS * 100
 	}
 	e.GainStdErrPct = math.Hypot(p.StdErrPct, baseSE)
-	if e.GainPct > minGainPct && e.GainPct > 2*e.GainStdErrPct {
+	if p.Estimate == "" || p.IntervalLowRPS <= 0 && p.IntervalHighRPS <= 0 {
+		if e.GainPct > minGainPct && e.GainPct > 2*e.GainStdErrPct {
+			e.Verdict = VerdictGain
+		} else {
+			e.Verdict = VerdictNoGain
+		}
+		return
+	}
+	gain := func(rps float64) *float64 {
+		g := (rps/r.Baseline.RPS - 1) * 100
+		return &g
+	}
+	e.GainLowPct = gain(p.IntervalLowRPS)
+	if p.IntervalHighRPS > 0 {
+		e.GainHighPct = gain(p.IntervalHighRPS)
+	}
+	if *e.GainLowPct > minGainPct {
 		e.Verdict = VerdictGain
 	} else {
 		e.Verdict = VerdictNoGain
 	}
+}
+
+// GainText is e's gain in words: "+12.3% (90%: +5.0 to +20.1)", with a
+// lower bound's ">= +5.0", or with the standard error where e has no
+// interval ("+12.3% ± 1.0").
+func (e RankEntry) GainText() string {
+	switch {
+	case e.GainLowPct == nil:
+		return fmt.Sprintf("%+.1f%% ± %.1f", e.GainPct, e.GainStdErrPct)
+	case e.GainHighPct == nil:
+		return fmt.Sprintf("%+.1f%% (90%%: >= %+.1f)", e.GainPct, *e.GainLowPct)
+	}
+	return fmt.Sprintf("%+.1f%% (90%%: %+.1f to %+.1f)", e.GainPct, *e.GainLowPct, *e.GainHighPct)
+}
+
+// GainRange is the range e's gain chart bar spans as its error: its 90%
+// interval (up to twice the gain's standard error above it for a lower
+// bound), or twice its standard error either side.
+func (e RankEntry) GainRange() (lo, hi float64) {
+	lo, hi = e.GainPct-2*e.GainStdErrPct, e.GainPct+2*e.GainStdErrPct
+	if e.GainLowPct != nil {
+		lo = *e.GainLowPct
+		hi = max(e.GainPct, hi)
+		if e.GainHighPct != nil {
+			hi = *e.GainHighPct
+		}
+	}
+	return lo, hi
+}
+
+// intervalText is e's gain interval in words.
+func (e RankEntry) intervalText() string {
+	if e.GainHighPct == nil {
+		return fmt.Sprintf("its prediction is only a lower bound (the target starved during the pauses), a gain of at least %+.1f%%", *e.GainLowPct)
+	}
+	return fmt.Sprintf("its 90%% interval, %+.1f%% to %+.1f%%, reaches above the minimum gain", *e.GainLowPct, *e.GainHighPct)
+}
+
+// mayGain says whether e, judged no-gain, has an interval that reaches
+// above minGainPct: the run could not rule a gain out.
+func (e RankEntry) mayGain(minGainPct float64) bool {
+	return e.Verdict == VerdictNoGain && e.GainLowPct != nil && (e.GainHighPct == nil || *e.GainHighPct > minGainPct)
 }
 
 // Order sorts the entries into rank order and numbers them: services that
@@ -147,6 +214,8 @@ func (r *Rank) Order() {
 			continue
 		}
 		switch {
+		case e.mayGain(r.MinGainPct):
+			e.Reason = "not shown to gain: " + e.intervalText() + ", so a gain above the minimum is not ruled out; measure it with more repetitions or validate it"
 		case len(gainers) > 0:
 			e.Reason = fmt.Sprintf("the bottleneck is elsewhere: %s limits throughput", strings.Join(gainers, ", "))
 		case r.sharedSaturated():
@@ -247,7 +316,7 @@ func WriteRankTable(w io.Writer, r *Rank) error {
 		}
 		gain := "-"
 		if e.Verdict == VerdictGain || e.Verdict == VerdictNoGain {
-			gain = fmt.Sprintf("%+.1f%% ± %.1f", e.GainPct, e.GainStdErrPct)
+			gain = e.GainText()
 		}
 		row = append(row, gain, "")
 		verdict := e.Verdict

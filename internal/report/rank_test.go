@@ -147,3 +147,43 @@ func TestPlacementWarning(t *testing.T) {
 		t.Errorf("warned of baselines within 6%%: %q", r.Warnings)
 	}
 }
+
+// With intervals, a gain counts only where the interval's low end is
+// above the minimum gain; a no-gain whose interval reaches above it says
+// that a gain is not ruled out.
+func TestJudgeByInterval(t *testing.T) {
+	tests := []struct {
+		name        string
+		lo, hi      float64 // interval, req/s (hi 0: a lower bound)
+		estimate    string
+		verdict     string
+		notRuledOut bool
+	}{
+		{"low end above the minimum", 1100, 1300, EstimateValue, VerdictGain, false},
+		{"low end below, high end above", 1000, 1300, EstimateValue, VerdictNoGain, true},
+		{"whole interval below", 980, 1040, EstimateValue, VerdictNoGain, false},
+		{"a lower bound below the minimum", 1010, 0, EstimateLowerBound, VerdictNoGain, true},
+		{"a lower bound above it", 1200, 0, EstimateLowerBound, VerdictGain, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := rankResults("cart", 1, 1000, 1150, 1)
+			for i := range res.Points {
+				res.Points[i].Estimate, res.Points[i].IntervalLowRPS, res.Points[i].IntervalHighRPS = tt.estimate, tt.lo, tt.hi
+			}
+			r := &Rank{MinGainPct: 5, Entries: []RankEntry{{Service: "cart", Results: res}}}
+			Judge(&r.Entries[0], r.MinGainPct)
+			r.Order()
+			e := r.Entries[0]
+			if e.Verdict != tt.verdict {
+				t.Fatalf("verdict %q, want %q (gain %+.1f%%, low %v)", e.Verdict, tt.verdict, e.GainPct, e.GainLowPct)
+			}
+			if got := strings.Contains(e.Reason, "not ruled out"); got != tt.notRuledOut {
+				t.Fatalf("reason %q: says a gain is not ruled out %v, want %v", e.Reason, got, tt.notRuledOut)
+			}
+			if (e.GainHighPct == nil) != (tt.hi == 0) {
+				t.Fatalf("gain_high_pct %v for interval high %v", e.GainHighPct, tt.hi)
+			}
+		})
+	}
+}
