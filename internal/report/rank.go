@@ -67,7 +67,7 @@ type RankEntry struct {
 	// interval.
 	GainLowPct  *float64 `json:"gain_low_pct,omitempty"`
 	GainHighPct *float64 `json:"gain_high_pct,omitempty"`
-	Verdict       string  `json:"verdict"` // Verdict*
+	Verdict     string   `json:"verdict"` // Verdict*
 	// Reason says the verdict in words: where the bottleneck is for
 	// no-gain, what went wrong for failed.
 	Reason string `json:"reason,omitempty"`
