@@ -51,6 +51,7 @@ func benchAccuracy(args []string) int {
 	fs.BoolVar(&o.FixedConnections, "fixed-connections", false, "use each config's connections instead of choosing the smallest that saturates")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-accuracy-<time>)")
 	variants := fs.String("methods", "", "compare these variants, paired against one ground truth per point, as bench methods' --methods does (e.g. cores,cores/cpu); empty: one validate per configuration")
+	rec := recordFlags(fs)
 	m := defaultMethod()
 	methodFlags(fs, &m)
 	researchFlags(fs, &m)
@@ -80,7 +81,12 @@ func benchAccuracy(args []string) int {
 	}
 	o.Dir = *out
 	o.Progress = os.Stderr
-	return finishBench("accuracy", o.Dir, bench.Accuracy, o, bench.WriteAccuracyTable)
+	// The table is written only for a run that finished: the record
+	// follows it.
+	return finishBench("accuracy", o.Dir, bench.Accuracy, o, func(w io.Writer, res *bench.AccuracyResult) {
+		bench.WriteAccuracyTable(w, res)
+		rec.write(accuracyRecord(res, string(o.Placement)))
+	})
 }
 
 func benchPauseCost(args []string) int {
@@ -186,6 +192,7 @@ func benchMethods(args []string) int {
 	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections (default: the spec's)")
 	methods := fs.String("methods", "cores,signal,cgroup", "variants to compare: pause methods, each optionally with a batch size or a cap on the chosen pauses, and no growth correction, as method[/batch|/pause-cap][/nogrowth][/nominal][/nostarve][/short|/long=cap][/cpu] (nominal: take the model's d·c1/q1 off every run instead of the delay the pauses really inserted; every variant's table shows both anyway; nostarve: keep a first run that starved the target instead of measuring it again with shorter pauses; cpu: the target's rounds follow its CPU time instead of its counted calls; short: never lengthen a shared-bound point's pauses; long=cap: lengthen them up to cap rather than 64 ms; e.g. cores,cores/short,cores/long=128ms,cores/16,cores/16ms,signal)")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-methods-<time>)")
+	rec := recordFlags(fs)
 	if code, ok := parseArgs("slowpoke-lab bench methods", fs, args); !ok {
 		return code
 	}
@@ -247,6 +254,7 @@ func benchMethods(args []string) int {
 		return 1
 	}
 	fmt.Printf("\nwrote %s\n", path)
+	rec.write(comparisonRecord(res))
 	return 0
 }
 

@@ -1,0 +1,275 @@
+package record
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/slowpoke-dev/slowpoke/internal/atomicfile"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+)
+
+// Version is the version of the record format written by this package.
+const Version = 1
+
+// Record is one benchmark run.
+type Record struct {
+	Version   int       `json:"version"`
+	Benchmark string    `json:"benchmark"` // "methods", "accuracy"
+	Date      time.Time `json:"date"`
+	Machine   Machine   `json:"machine"`
+	// Commit is the repository's commit the binary was built from, with
+	// "-dirty" where the work tree had changes; "" where not in a
+	// repository.
+	Commit    string `json:"commit"`
+	Command   string `json:"command"`   // as typed
+	Placement string `json:"placement"` // shared or dedicated
+	// Note says in a sentence what the run was for or what ran beside
+	// it (--note).
+	Note    string    `json:"note,omitempty"`
+	Rows    []Row     `json:"rows"`
+	Summary []Summary `json:"summary"`
+}
+
+// Machine is where a record was made.
+type Machine struct {
+	Host   string `json:"host"`
+	CPUs   int    `json:"cpus"`
+	Model  string `json:"model,omitempty"` // the processor's model name
+	Kernel string `json:"kernel,omitempty"`
+}
+
+// Row is one point of one variant against its truth.
+type Row struct {
+	Config      string  `json:"config"` // the application or synthetic configuration
+	Target      string  `json:"target"`
+	Variant     string  `json:"variant"`
+	ReductionUS float64 `json:"reduction_us"`
+	// TrueRPS is the mean of the truth's runs (what intervals are
+	// checked against); 0 where there was no truth.
+	TrueRPS         float64  `json:"true_rps"`
+	PredictedRPS    float64  `json:"predicted_rps"` // 0: infeasible
+	ErrorPct        *float64 `json:"error_pct,omitempty"`
+	NominalErrorPct *float64 `json:"nominal_error_pct,omitempty"`
+	IntervalLowRPS  float64  `json:"interval_low_rps,omitempty"`
+	IntervalHighRPS float64  `json:"interval_high_rps,omitempty"`
+	Estimate        string   `json:"estimate,omitempty"`
+	Covered         *bool    `json:"covered,omitempty"`
+	DelayUsed       string   `json:"delay_used,omitempty"`
+	Flags           []string `json:"flags"`
+}
+
+// Summary is one variant's figures over a record's rows.
+type Summary struct {
+	Variant        string   `json:"variant"`
+	Points         int      `json:"points"` // with an error
+	RMSEPct        float64  `json:"rmse_pct"`
+	MeanPct        float64  `json:"mean_error_pct"`
+	MaxAbsPct      float64  `json:"max_abs_error_pct"`
+	NominalRMSEPct *float64 `json:"nominal_rmse_pct,omitempty"`
+	Covered        int      `json:"covered"`
+	WithInterval   int      `json:"with_interval"`
+}
+
+// RowOf is point p of variant on config (target) as a row.
+func RowOf(config, target, variant string, p report.Point) Row {
+	row := Row{Config: config, Target: target, Variant: variant, ReductionUS: p.ReductionUS,
+		PredictedRPS: p.PredictedRPS, ErrorPct: p.ErrorPct, NominalErrorPct: p.ErrorNominalPct,
+		IntervalLowRPS: p.IntervalLowRPS, IntervalHighRPS: p.IntervalHighRPS, Estimate: p.Estimate,
+		DelayUsed: p.DelayUsed, Flags: slices.Clone(p.Flags)}
+	if row.Flags == nil {
+		row.Flags = []string{}
+	}
+	if p.Infeasible() {
+		row.PredictedRPS = 0
+	}
+	if len(p.TrueRuns) > 0 {
+		var sum float64
+		for _, v := range p.TrueRuns {
+			sum += v
+		}
+		row.TrueRPS = sum / float64(len(p.TrueRuns))
+		if in, ok := p.Covers(row.TrueRPS); ok {
+			row.Covered = &in
+		}
+	}
+	return row
+}
+
+// Summarize sets r.Summary from its rows, one per variant in the order
+// they first appear.
+func (r *Record) Summarize() {
+	r.Summary = nil
+	index := map[string]int{}
+	sq, nomSq, nomN := map[string]float64{}, map[string]float64{}, map[string]int{}
+	for _, row := range r.Rows {
+		i, ok := index[row.Variant]
+		if !ok {
+			i = len(r.Summary)
+			index[row.Variant] = i
+			r.Summary = append(r.Summary, Summary{Variant: row.Variant})
+		}
+		s := &r.Summary[i]
+		if row.ErrorPct != nil {
+			e := *row.ErrorPct
+			s.Points++
+			sq[row.Variant] += e * e
+			s.MeanPct += e
+			s.MaxAbsPct = max(s.MaxAbsPct, math.Abs(e))
+		}
+		if row.NominalErrorPct != nil {
+			nomSq[row.Variant] += *row.NominalErrorPct * *row.NominalErrorPct
+			nomN[row.Variant]++
+		}
+		if row.Covered != nil {
+			s.WithInterval++
+			if *row.Covered {
+				s.Covered++
+			}
+		}
+	}
+	for i := range r.Summary {
+		s := &r.Summary[i]
+		if s.Points > 0 {
+			s.RMSEPct = math.Sqrt(sq[s.Variant] / float64(s.Points))
+			s.MeanPct /= float64(s.Points)
+		}
+		if n := nomN[s.Variant]; n > 0 {
+			v := math.Sqrt(nomSq[s.Variant] / float64(n))
+			s.NominalRMSEPct = &v
+		}
+	}
+}
+
+// Stamp fills in what every record says of its run: the date, the
+// machine, the commit of the work tree dir (the current directory for
+// ""), and the command line args.
+func (r *Record) Stamp(dir string, args []string) {
+	r.Version = Version
+	r.Date = time.Now().UTC().Truncate(time.Second)
+	r.Machine = ThisMachine()
+	r.Commit = commitOf(dir)
+	r.Command = strings.Join(quoteArgs(args), " ")
+}
+
+// ThisMachine describes the machine this process runs on.
+func ThisMachine() Machine {
+	m := Machine{CPUs: runtime.NumCPU()}
+	m.Host, _ = os.Hostname()
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		m.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.Model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return m
+}
+
+// commitOf is dir's commit, short, with "-dirty" for a changed work tree.
+func commitOf(dir string) string {
+	out, err := exec.Command("git", "-C", dir, "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	c := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "-C", dir, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+		c += "-dirty"
+	}
+	return c
+}
+
+var plainArg = regexp.MustCompile(`^[A-Za-z0-9_./:=,%+@-]+$`)
+
+// quoteArgs quotes for a shell the arguments that need it.
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if plainArg.MatchString(a) {
+			out[i] = a
+		} else {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return out
+}
+
+// Write writes r into dir (made if missing) as
+// DATE-BENCHMARK-NAME.json, NAME the first row's configuration, and
+// returns its path.
+func Write(dir string, r *Record) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	name := r.Benchmark
+	if len(r.Rows) > 0 {
+		name += "-" + r.Rows[0].Config
+	}
+	name = strings.Map(func(c rune) rune {
+		if c == '/' || c == ' ' || c == os.PathSeparator {
+			return '_'
+		}
+		return c
+	}, name)
+	path := filepath.Join(dir, r.Date.Format("20060102-150405")+"-"+name+".json")
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	return path, atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(append(data, '\n'))
+		return err
+	})
+}
+
+// Load reads every record in dir, oldest first; a missing dir is none.
+func Load(dir string) ([]Record, error) {
+	var out []Record
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && path == dir {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if d.IsDir() || filepath.Ext(path) != ".json" {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var r Record
+		if err := json.Unmarshal(data, &r); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if r.Version == 0 || r.Version > Version {
+			return fmt.Errorf("%s: record version %d, want 1..%d", path, r.Version, Version)
+		}
+		out = append(out, r)
+		return nil
+	})
+	slices.SortStableFunc(out, func(a, b Record) int { return a.Date.Compare(b.Date) })
+	return out, err
+}

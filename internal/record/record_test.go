@@ -1,0 +1,134 @@
+package record
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/accuracy.md's section of recorded runs from records/")
+
+const (
+	recordsDir   = "../../records"
+	accuracyPage = "../../docs/accuracy.md"
+)
+
+// docs/accuracy.md's section of recorded runs is what the records
+// generate: a figure there is never copied by hand.
+func TestAccuracyPage(t *testing.T) {
+	recs, err := Load(recordsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(accuracyPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Splice(string(page), RenderAccuracy(recs))
+	if err != nil {
+		t.Fatalf("%s: %v", accuracyPage, err)
+	}
+	if *update {
+		if err := os.WriteFile(accuracyPage, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if string(page) != want {
+		t.Fatalf("%s differs from what records/ generates: run\n\tgo test ./internal/record -run TestAccuracyPage -update\nand commit the page (first difference at byte %d)", accuracyPage, firstDiff(string(page), want))
+	}
+}
+
+func firstDiff(a, b string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+func sampleRecord() *Record {
+	e := func(v float64) *float64 { return &v }
+	truth := []float64{1000, 1020}
+	r := &Record{Version: Version, Benchmark: "methods", Date: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC),
+		Machine: Machine{Host: "box", CPUs: 2, Model: "cpu", Kernel: "6.1"}, Commit: "abc", Command: "slowpoke-lab bench methods -f x.yaml", Placement: "shared"}
+	for _, v := range []struct {
+		name       string
+		pred, lo   float64
+		err, nomin float64
+	}{{"cores", 1050, 980, 3, 5}, {"cores/cpu", 1200, 1100, 18, 20}} {
+		p := report.Point{ReductionUS: 500, PredictedRPS: v.pred, TrueRuns: truth, ErrorPct: e(v.err), ErrorNominalPct: e(v.nomin),
+			IntervalLowRPS: v.lo, IntervalHighRPS: v.pred * 1.05, Estimate: report.EstimateValue, Flags: []string{}}
+		r.Rows = append(r.Rows, RowOf("demo", "cart", v.name, p))
+	}
+	r.Summarize()
+	return r
+}
+
+// Rows record whether the interval held the truth's mean, and the
+// summary counts it per variant.
+func TestSummarize(t *testing.T) {
+	r := sampleRecord()
+	if len(r.Summary) != 2 {
+		t.Fatalf("summary %+v", r.Summary)
+	}
+	c, u := r.Summary[0], r.Summary[1]
+	if c.Covered != 1 || c.WithInterval != 1 || u.Covered != 0 || u.WithInterval != 1 {
+		t.Fatalf("coverage: cores %d/%d, cores/cpu %d/%d; want 1/1 and 0/1", c.Covered, c.WithInterval, u.Covered, u.WithInterval)
+	}
+	if c.RMSEPct != 3 || c.NominalRMSEPct == nil || *c.NominalRMSEPct != 5 || u.MaxAbsPct != 18 {
+		t.Fatalf("summary %+v %+v", c, u)
+	}
+	out := RenderAccuracy([]Record{*r})
+	for _, want := range []string{"held the truth (the mean of its runs) at 1 of 2 (50%)", "1050 (+3.0%)", "| cores | 1 | 3.00% | 5.00% |", "    slowpoke-lab bench methods -f x.yaml"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rendered page lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestWriteLoad(t *testing.T) {
+	dir := t.TempDir()
+	r := sampleRecord()
+	path, err := Write(filepath.Join(dir, "records"), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(path) != "20261127-090000-methods-demo.json" {
+		t.Errorf("written as %s", path)
+	}
+	got, err := Load(filepath.Join(dir, "records"))
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Load = %d records, %v", len(got), err)
+	}
+	if !reflect.DeepEqual(got[0], *r) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got[0], *r)
+	}
+	if recs, err := Load(filepath.Join(dir, "none")); err != nil || len(recs) != 0 {
+		t.Errorf("a missing directory: %d records, %v", len(recs), err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "records", "bad.json"), []byte(`{"version": 9}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(filepath.Join(dir, "records")); err == nil || !strings.Contains(err.Error(), "bad.json") {
+		t.Errorf("a record of a newer version: %v", err)
+	}
+}
+
+func TestSplice(t *testing.T) {
+	page := "a\n" + BeginMarker + "\nold\n" + EndMarker + "\nb\n"
+	got, err := Splice(page, "new")
+	if err != nil || got != "a\n"+BeginMarker+"\n\nnew\n"+EndMarker+"\nb\n" {
+		t.Fatalf("Splice = %q, %v", got, err)
+	}
+	if _, err := Splice("no markers", "x"); err == nil {
+		t.Fatal("Splice without markers: no error")
+	}
+}

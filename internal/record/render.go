@@ -1,0 +1,200 @@
+package record
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Markers of the generated section in a page.
+const (
+	BeginMarker = "<!-- BEGIN GENERATED: records (go test ./internal/record -run TestAccuracyPage -update) -->"
+	EndMarker   = "<!-- END GENERATED: records -->"
+)
+
+// RenderAccuracy is the Markdown of the recorded runs: the coverage of
+// the 90% intervals over all of them, then each run, newest first, with
+// its machine, commit, placement and command, its points and its
+// variants' totals.
+func RenderAccuracy(recs []Record) string {
+	var b strings.Builder
+	covered, with := 0, 0
+	for _, r := range recs {
+		for _, s := range r.Summary {
+			covered += s.Covered
+			with += s.WithInterval
+		}
+	}
+	fmt.Fprintf(&b, "%d recorded runs (records/).", len(recs))
+	if with > 0 {
+		fmt.Fprintf(&b, " Over all their points with a truth and an interval, the 90%% intervals held the truth (the mean of its runs) at %d of %d (%.0f%%).", covered, with, 100*float64(covered)/float64(with))
+	}
+	b.WriteString("\n")
+	for i := len(recs) - 1; i >= 0; i-- {
+		renderRecord(&b, &recs[i])
+	}
+	return b.String()
+}
+
+// renderRecord writes one run.
+func renderRecord(b *strings.Builder, r *Record) {
+	configs := configsOf(r)
+	fmt.Fprintf(b, "\n### %s: bench %s, %s\n\n", r.Date.UTC().Format("2006-01-02 15:04 UTC"), r.Benchmark, strings.Join(configs, ", "))
+	m := r.Machine
+	fmt.Fprintf(b, "%s (%d CPUs", orDash(m.Host), m.CPUs)
+	if m.Model != "" {
+		fmt.Fprintf(b, ", %s", m.Model)
+	}
+	if m.Kernel != "" {
+		fmt.Fprintf(b, ", kernel %s", m.Kernel)
+	}
+	fmt.Fprintf(b, "); commit %s; placement %s.", orDash(r.Commit), orDash(r.Placement))
+	if r.Note != "" {
+		fmt.Fprintf(b, " %s", r.Note)
+	}
+	fmt.Fprintf(b, "\n\n    %s\n\n", r.Command)
+	variants := variantsOf(r)
+	multi := len(configs) > 1
+	b.WriteString("|")
+	if multi {
+		b.WriteString(" configuration |")
+	}
+	b.WriteString(" d (µs) | true req/s |")
+	for _, v := range variants {
+		fmt.Fprintf(b, " %s: predicted (error) | nominal delay's error | in 90%% |", v)
+	}
+	b.WriteString("\n|")
+	cols := 2 + 3*len(variants)
+	if multi {
+		cols++
+	}
+	b.WriteString(strings.Repeat("---|", cols))
+	b.WriteString("\n")
+	for _, key := range pointKeys(r) {
+		b.WriteString("|")
+		if multi {
+			fmt.Fprintf(b, " %s |", key.config)
+		}
+		truth := "–"
+		for _, row := range r.Rows {
+			if row.key() == key && row.TrueRPS > 0 {
+				truth = fmt.Sprintf("%.0f", row.TrueRPS)
+				break
+			}
+		}
+		fmt.Fprintf(b, " %.0f | %s |", key.d, truth)
+		for _, v := range variants {
+			row, ok := r.row(key, v)
+			if !ok {
+				b.WriteString(" – | – | – |")
+				continue
+			}
+			fmt.Fprintf(b, " %s | %s | %s |", predictedCell(row), pct(row.NominalErrorPct), coveredCell(row.Covered))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n| variant | points | RMSE | nominal delay's RMSE | mean error | max \\|error\\| | 90% intervals held the truth |\n|---|---|---|---|---|---|---|\n")
+	for _, s := range r.Summary {
+		cov := "–"
+		if s.WithInterval > 0 {
+			cov = fmt.Sprintf("%d of %d", s.Covered, s.WithInterval)
+		}
+		nom := "–"
+		if s.NominalRMSEPct != nil {
+			nom = fmt.Sprintf("%.2f%%", *s.NominalRMSEPct)
+		}
+		fmt.Fprintf(b, "| %s | %d | %.2f%% | %s | %+.2f%% | %.2f%% | %s |\n", s.Variant, s.Points, s.RMSEPct, nom, s.MeanPct, s.MaxAbsPct, cov)
+	}
+}
+
+type pointKey struct {
+	config string
+	d      float64
+}
+
+func (row Row) key() pointKey { return pointKey{row.Config + " (" + row.Target + ")", row.ReductionUS} }
+
+// pointKeys lists r's points in the order they first appear.
+func pointKeys(r *Record) []pointKey {
+	var out []pointKey
+	seen := map[pointKey]bool{}
+	for _, row := range r.Rows {
+		if k := row.key(); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func (r *Record) row(k pointKey, variant string) (Row, bool) {
+	for _, row := range r.Rows {
+		if row.key() == k && row.Variant == variant {
+			return row, true
+		}
+	}
+	return Row{}, false
+}
+
+func configsOf(r *Record) []string {
+	var out []string
+	for _, k := range pointKeys(r) {
+		if len(out) == 0 || out[len(out)-1] != k.config {
+			out = append(out, k.config)
+		}
+	}
+	return out
+}
+
+func variantsOf(r *Record) []string {
+	var out []string
+	for _, s := range r.Summary {
+		out = append(out, s.Variant)
+	}
+	return out
+}
+
+func predictedCell(row Row) string {
+	if row.PredictedRPS <= 0 {
+		return "unknown"
+	}
+	v := fmt.Sprintf("%.0f", row.PredictedRPS)
+	if row.Estimate == "lower-bound" {
+		v = "≥ " + v
+	}
+	return fmt.Sprintf("%s (%s)", v, pct(row.ErrorPct))
+}
+
+func coveredCell(c *bool) string {
+	switch {
+	case c == nil:
+		return "–"
+	case *c:
+		return "yes"
+	}
+	return "no"
+}
+
+func pct(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%+.1f%%", *p)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+// Splice replaces the generated section of page (between BeginMarker and
+// EndMarker) with body; an error where the markers are missing.
+func Splice(page, body string) (string, error) {
+	i := strings.Index(page, BeginMarker)
+	j := strings.Index(page, EndMarker)
+	if i < 0 || j < i {
+		return "", fmt.Errorf("the page lacks the markers %q and %q", BeginMarker, EndMarker)
+	}
+	return page[:i+len(BeginMarker)] + "\n\n" + body + "\n" + page[j:], nil
+}
