@@ -1,15 +1,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"maps"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
@@ -129,6 +132,10 @@ func predict(c predictConfig) error {
 	if c.outDir == "" {
 		c.outDir = filepath.Join("slowpoke-out", fmt.Sprintf("%s-%s-%s", s.Name, c.target, time.Now().Format("20060102-150405")))
 	}
+	deployed, err := measureAsDeployed(s, c)
+	if err != nil {
+		return err
+	}
 	// A service, a controller or the guard that dies ends the run, with
 	// what died as the error.
 	app, err := startSession(s, c.outDir, local.Options{
@@ -152,6 +159,7 @@ func predict(c predictConfig) error {
 		PauseMethod: c.method.pauseMethod(),
 		Trigger:     c.method.trigger,
 		Spans:       app.spans,
+		AsDeployed:  deployed,
 	})
 	if err != nil {
 		return err
@@ -161,6 +169,35 @@ func predict(c predictConfig) error {
 		return app.explain(err)
 	}
 	return writeOutputs(res, c.outDir, c.printJSON)
+}
+
+// deployedRuns is how many times an attached application is measured as
+// it runs before slowpoke places anything.
+const deployedRuns = 2
+
+// measureAsDeployed measures an application whose every service is
+// attached (it runs already, placed as its user placed it) before
+// slowpoke pins anything, so that its results can say whether slowpoke's
+// placement changed what binds; nil for an application slowpoke starts
+// or one on Kubernetes.
+func measureAsDeployed(s *spec.Spec, c predictConfig) (*report.Baseline, error) {
+	if s.Kubernetes != nil || len(s.Services) == 0 {
+		return nil, nil
+	}
+	for _, svc := range s.Services {
+		if !svc.Attached() {
+			return nil, nil
+		}
+	}
+	fmt.Fprintf(os.Stderr, "measuring %q as it runs, before slowpoke places anything (%d runs)\n", s.Name, deployedRuns)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b, err := experiment.MeasureAsDeployed(ctx, s, c.conns, c.warmup, c.duration, deployedRuns)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "as deployed: %.0f req/s (runs %.0f)\n", b.RPS, b.Runs)
+	return b, nil
 }
 
 // writeOutputs writes a prediction's results.json, plots and report.html,

@@ -35,6 +35,10 @@ type Options struct {
 	Warmup         time.Duration
 	Duration       time.Duration
 	Repetitions    int // default 3
+	// AsDeployed is the application measured as it ran before slowpoke
+	// placed anything (MeasureAsDeployed), where it was; the results
+	// carry it and say whether slowpoke's placement changed it.
+	AsDeployed *report.Baseline
 	// MaxRepetitions allows more repetitions of the points whose estimate
 	// is still noisy after Repetitions: a point is repeated until the
 	// standard error of its prediction (of its error, when validating) is
@@ -540,6 +544,13 @@ func (r *Runner) summarize(out *report.Results, points []*measuredPoint) {
 	report.ApplyPlateau(out)
 	out.NominalRMSEPct = report.NominalRMSE(out.Points)
 	out.Coverage = report.CoverageOf(out.Points)
+	if d := r.opts.AsDeployed; d != nil {
+		out.DeployedBaseline = d
+		if w, changed := placementChanged(*d, out.Baseline); changed {
+			r.progress("warning: %s", w)
+			out.Warnings = append(out.Warnings, w)
+		}
+	}
 	if w := r.armedCost(out); w != "" {
 		r.progress("warning: %s", w)
 		out.Warnings = append(out.Warnings, w)

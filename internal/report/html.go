@@ -95,7 +95,8 @@ type htmlPage struct {
 	GraphRows []htmlGraphRow
 
 	Baselines     []htmlBaseline
-	BaselineByRow bool // one baseline per service (rank)
+	BaselineByRow bool   // one baseline per service (rank), or per placement
+	BaselineLabel string // the head of the baselines' first column ("": "Experiment of")
 	Model         []htmlSetting
 
 	Flags    []htmlFlag
@@ -254,6 +255,10 @@ func newResultsPage(r *Results) (*htmlPage, error) {
 	page.Graph, page.GraphRows = callGraph(r.countedGraph(), extra, info)
 
 	page.Baselines = []htmlBaseline{baselineRow("", r.Baseline)}
+	if d := r.DeployedBaseline; d != nil {
+		page.BaselineByRow, page.BaselineLabel = true, "Placement"
+		page.Baselines = []htmlBaseline{baselineRow("slowpoke's", r.Baseline), baselineRow("as deployed, before slowpoke", *d)}
+	}
 	page.Model = resultsModel(r, target)
 	page.Flags = explainFlags(&r.Settings, func(yield func(service string, p Point)) {
 		for _, p := range sortedPoints(r) {

@@ -104,6 +104,10 @@ type Results struct {
 	// levelled (validate only, and only when a point was).
 	RawRMSEPct        *float64 `json:"raw_rmse_pct,omitempty"`
 	RawMaxAbsErrorPct *float64 `json:"raw_max_abs_error_pct,omitempty"`
+	// DeployedBaseline is the application measured as it ran before
+	// slowpoke placed anything (attached applications), beside Baseline,
+	// measured under slowpoke's placement; absent where not measured.
+	DeployedBaseline *Baseline `json:"deployed_baseline,omitempty"`
 	// ArmedCostPct is how far (%) a point without pauses (0%: the
 	// controllers armed, rounds counted, nothing paused) measured from
 	// the baseline, and ArmedNoisePct the standard error of that
@@ -503,6 +507,11 @@ func (r *Results) clone() *Results {
 	c.RawRMSEPct = clonePtr(r.RawRMSEPct)
 	c.NominalRMSEPct = clonePtr(r.NominalRMSEPct)
 	c.ArmedCostPct, c.ArmedNoisePct = clonePtr(r.ArmedCostPct), clonePtr(r.ArmedNoisePct)
+	if r.DeployedBaseline != nil {
+		db := *r.DeployedBaseline
+		db.Runs = cloneList(db.Runs)
+		c.DeployedBaseline = &db
+	}
 	if r.Coverage != nil {
 		cv := *r.Coverage
 		c.Coverage = &cv

@@ -33,6 +33,9 @@ func writeTableHeader(w io.Writer, r *Results) {
 	if b.Errors > 0 || b.Non2xx > 0 {
 		fmt.Fprintf(hw, "\t%d errors, %d non-2xx responses\n", b.Errors, b.Non2xx)
 	}
+	if d := r.DeployedBaseline; d != nil {
+		fmt.Fprintf(hw, "as deployed\t%.1f req/s ± %.1f%% over %s, before slowpoke placed anything\n", d.RPS, d.SpreadPct, plural(len(d.Runs), "run"))
+	}
 	if !r.PerRequest() {
 		fmt.Fprintf(hw, "c1\t%.3g calls to %s per request\n", r.C1, r.Target)
 		fmt.Fprintf(hw, "q1\t%g cores\n", r.Q1)
