@@ -124,7 +124,7 @@ type htmlPoints struct {
 }
 
 type htmlPointRow struct {
-	Reduction, D, Slowdown, Predicted, Interval, Speedup, Spread, StdErr, Delay, True, Error string
+	Reduction, D, Slowdown, Predicted, Interval, Speedup, Spread, StdErr, Delay, Correction, True, Error string
 	Flags                                                                                    []string
 }
 
@@ -281,7 +281,7 @@ func resultsFigures(r *Results, kind, target string) ([]htmlFigure, error) {
 		return nil, err
 	}
 	caption := "Predicted throughput (blue circles) against the reduction of " + target +
-		"'s CPU time per call, with bars from the lowest to the highest repetition; the dashed line is the baseline, red crosses mark flagged points and red squares infeasible ones."
+		"'s CPU time per call, with bars over each point's 90% interval; the dashed line is the baseline, red crosses mark flagged points and red squares infeasible ones."
 	if kind == KindValidate {
 		caption += " Green triangles are the true throughput with the target really made cheaper."
 	}
@@ -412,7 +412,7 @@ func gainFigures(r *Rank) ([]htmlFigure, error) {
 	}
 	return []htmlFigure{{
 		Title:   "Gain per service",
-		Caption: "Predicted throughput gain over each service's baseline (%) against the reduction of that service's CPU time per call, with bars from the lowest to the highest repetition. Lines that stay at 0 are services whose optimization buys nothing.",
+		Caption: "Predicted throughput gain over each service's baseline (%) against the reduction of that service's CPU time per call, with bars over each point's 90% interval. Lines that stay at 0 are services whose optimization buys nothing.",
 		SVG:     svg,
 	}}, nil
 }
@@ -574,11 +574,18 @@ func gainHeadline(r *Results, target string, p Point) string {
 	} else if r.U1US > 0 {
 		less += fmt.Sprintf(" (%.1f of %.1f µs)", p.ReductionUS, r.U1US)
 	}
-	if b := r.Baseline.RPS; b > 0 && finite(b) {
-		return fmt.Sprintf("If %s took %s, throughput would go from %s to %s req/s (%+.1f%%).",
-			target, less, rps(b), rps(p.PredictedRPS), (p.PredictedRPS/b-1)*100)
+	pred, interval := rps(p.PredictedRPS), ""
+	switch {
+	case p.Estimate == EstimateLowerBound:
+		pred, interval = "at least "+pred, " (a lower bound: the target starved during the pauses)"
+	case p.Estimate == EstimateValue && p.IntervalHighRPS > 0:
+		interval = fmt.Sprintf(" (90%% interval %s to %s)", rps(p.IntervalLowRPS), rps(p.IntervalHighRPS))
 	}
-	return fmt.Sprintf("If %s took %s, throughput would be %s req/s (no baseline was measured).", target, less, rps(p.PredictedRPS))
+	if b := r.Baseline.RPS; b > 0 && finite(b) {
+		return fmt.Sprintf("If %s took %s, throughput would go from %s to %s req/s%s (%+.1f%%).",
+			target, less, rps(b), pred, interval, (p.PredictedRPS/b-1)*100)
+	}
+	return fmt.Sprintf("If %s took %s, throughput would be %s req/s%s (no baseline was measured).", target, less, pred, interval)
 }
 
 // plateauHeadline says where the gains of r stop, the shared cores binding
@@ -699,7 +706,7 @@ func pointsTable(r *Results) *htmlPoints {
 			D:         fmt.Sprintf("%.1f", p.ReductionUS),
 			Slowdown:  rps(p.SlowdownRPS),
 			Predicted: "unknown", Interval: "–", Speedup: "–", Spread: "–", StdErr: "–",
-			Delay: delayCell(p), True: "–", Error: optional(p.ErrorPct, "%+.1f%%"),
+			Delay: delayCell(p), Correction: correctionCell(p), True: "–", Error: optional(p.ErrorPct, "%+.1f%%"),
 			Flags: p.Flags,
 		}
 		if p.TrueRPS != nil {

@@ -61,7 +61,7 @@ func writePointRows(w io.Writer, r *Results) (levelled []string) {
 	validate := r.Kind == KindValidate
 	// Numbers read best right-aligned; flags, the last cell, stay ragged.
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	cols := []string{"reduction", "d (µs)", "slowdown req/s", "predicted req/s", "90% interval", "speedup", "spread", "delay asked/got (µs)"}
+	cols := []string{"reduction", "d (µs)", "slowdown req/s", "predicted req/s", "90% interval", "speedup", "spread", "delay asked/got (µs)", "corr. (µs)"}
 	if validate {
 		cols = append(cols, "true req/s", "error")
 	}
@@ -94,7 +94,7 @@ func pointCells(p Point, baseRPS float64) (row []string, raw string) {
 		fmt.Sprintf("%.1f", p.SlowdownRPS),
 	}
 	if p.Infeasible() {
-		return append(row, "unknown", "-", "-", "-", delayCell(p)), ""
+		return append(row, "unknown", "-", "-", "-", delayCell(p), correctionCell(p)), ""
 	}
 	speedup := "-"
 	if baseRPS > 0 {
@@ -108,7 +108,16 @@ func pointCells(p Point, baseRPS float64) (row []string, raw string) {
 		pred += "*"
 		raw = fmt.Sprintf("%s%% %.1f", trimFloat(p.ReductionPct), p.RawPredictedRPS)
 	}
-	return append(row, pred, IntervalText(p), speedup, fmt.Sprintf("%.1f%%", p.SpreadPct), delayCell(p)), raw
+	return append(row, pred, IntervalText(p), speedup, fmt.Sprintf("%.1f%%", p.SpreadPct), delayCell(p), correctionCell(p)), raw
+}
+
+// correctionCell is the time per request the growth correction took off
+// p's slowdown runs before predicting (overhead_us), "-" for none.
+func correctionCell(p Point) string {
+	if p.OverheadUS <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", p.OverheadUS)
 }
 
 // IntervalText is p's 90% interval in words: "1810-2050", ">= 1810" for
@@ -124,7 +133,8 @@ func IntervalText(p Point) string {
 }
 
 // delayCell is the delay per request p's pauses were asked to insert and
-// what they inserted, the one its prediction used in brackets.
+// what they inserted, the one its prediction used in brackets ("mixed"
+// where its runs used both).
 func delayCell(p Point) string {
 	if p.DelayNominalUS <= 0 {
 		return "-"
@@ -138,6 +148,8 @@ func delayCell(p Point) string {
 		asked = "[" + asked + "]"
 	case DelayMeasured:
 		got = "[" + got + "]"
+	case DelayMixed:
+		return asked + "/" + got + " mixed"
 	}
 	return asked + "/" + got
 }
@@ -150,7 +162,7 @@ func writeTableFooter(w io.Writer, r *Results, levelled []string) {
 		fmt.Fprintf(w, "\n%s.\n", upperFirst(r.Plateau.Describe()))
 	}
 	if hasDelays(r) {
-		fmt.Fprintln(w, "\ndelay asked/got: pause per request the model asks of the other services (d·c1/q1) and what the pauses inserted, in brackets the one the prediction took off (docs/results.md)")
+		fmt.Fprintln(w, "\ndelay asked/got: pause per request the model asks of the other services (d·c1/q1) and what the pauses inserted, in brackets the one the prediction took off; corr.: what the pauses' own cost was corrected by, per request (docs/results.md)")
 	}
 	if r.ArmedCostPct != nil && r.ArmedNoisePct != nil {
 		fmt.Fprintf(w, "armed, no pause (the 0%% point): %+.1f%% against the baseline (noise ± %.1f%%)\n", *r.ArmedCostPct, *r.ArmedNoisePct)
