@@ -168,7 +168,8 @@ func (c rankConfig) check(s *spec.Spec) ([]string, []model.Reduction, error) {
 
 // rankAll makes each target the target in turn, judges its gain and
 // orders the ranking; only an interruption ends it early, a target that
-// fails is ranked as failed.
+// fails is ranked as failed (and the ranking marked incomplete), one that
+// used almost no CPU as skipped.
 func rankAll(app *session, c rankConfig, s *spec.Spec, targets []string, reds []model.Reduction) (*report.Rank, error) {
 	var texts []string
 	for _, r := range reds {
@@ -190,6 +191,8 @@ func rankAll(app *session, c rankConfig, s *spec.Spec, targets []string, reds []
 			return nil, app.explain(err)
 		case errors.Is(err, experiment.ErrNotCalled):
 			e.Verdict, e.Reason = report.VerdictNotCalled, "the workload does not call it"
+		case errors.Is(err, experiment.ErrNoCPU):
+			e.Verdict, e.Reason = report.VerdictSkipped, errText(err)
 		default:
 			e.Verdict, e.Reason = report.VerdictFailed, errText(err)
 		}
@@ -205,6 +208,9 @@ func rankAll(app *session, c rankConfig, s *spec.Spec, targets []string, reds []
 	}
 	out.Order()
 	out.Warnings = append(out.Warnings, rankWarnings(out.Entries)...)
+	if text := out.IncompleteText(); text != "" {
+		app.logf("%s", text)
+	}
 	return out, nil
 }
 

@@ -1,13 +1,18 @@
 package controller
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/slowpoke-dev/slowpoke/internal/attach"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
@@ -178,5 +183,72 @@ func TestAttachedCPUTimeCoversChildren(t *testing.T) {
 	}
 	if got := busy1 - busy0; got < burnt*8/10 {
 		t.Errorf("the busy clock grew by %v while its child burnt %v", got, burnt)
+	}
+}
+
+// An attached service moved to other cores after its controller attached
+// to it (a deployment retargeted live: the old target back on the shared
+// cores, the new one on cores of its own) is checked where it runs now,
+// not where it was attached: holding the cores it left is accepted, and
+// holding those it runs on is refused. (Before, the controller of an
+// attached service judged by the cores it was attached on, so that every
+// target after the first was refused with "core N runs the target".)
+func TestAttachedConfigureFollowsRetarget(t *testing.T) {
+	var own unix.CPUSet
+	must(t, unix.SchedGetaffinity(0, &own))
+	var cores []int
+	for cpu := 0; cpu < 1024 && len(cores) < 2; cpu++ {
+		if own.IsSet(cpu) {
+			cores = append(cores, cpu)
+		}
+	}
+	if len(cores) < 2 {
+		t.Skipf("needs 2 CPUs, may use %v", cores)
+	}
+	shared, target := cores[0], cores[1]
+	svc := startOutside(t, "forkspin")
+	c := attachCtl(t, "svc", svc.Process.Pid)
+	c.cfg.CPUs = []int{shared} // attached while another service was the target
+	holding := func(cs ...int) wire.Configure {
+		return wire.Configure{Target: true, Batch: 1, Pause: wire.Pause{Cores: &wire.CoresPause{Cores: cs}}}
+	}
+	for _, step := range []struct {
+		now, left int
+	}{{target, shared}, {shared, target}} {
+		pinMembers(t, c, step.now)
+		if err := c.Configure(holding(step.left)); err != nil {
+			t.Errorf("on core %d, holding core %d: %v", step.now, step.left, err)
+		}
+		err := c.Configure(holding(step.now))
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("core %d runs the target", step.now)) {
+			t.Errorf("on core %d, holding it: %v, want it refused", step.now, err)
+		}
+		if got := c.serviceCPUs(); !slices.Equal(got, []int{step.now}) {
+			t.Errorf("serviceCPUs = %v, want [%d]", got, step.now)
+		}
+		if n := c.numCPUs(); n != 1 {
+			t.Errorf("numCPUs = %d, want 1", n)
+		}
+	}
+}
+
+// pinMembers moves every thread of every process of c's attached service
+// to core, as a retarget does.
+func pinMembers(t *testing.T, c *Controller, core int) {
+	t.Helper()
+	var set unix.CPUSet
+	set.Set(core)
+	for _, st := range c.members() {
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", st.PID))
+		if err != nil {
+			continue
+		}
+		for _, task := range tasks {
+			var tid int
+			fmt.Sscan(task.Name(), &tid)
+			if err := unix.SchedSetaffinity(tid, &set); err != nil && !errors.Is(err, unix.ESRCH) {
+				t.Fatalf("pin thread %d of %d: %v", tid, st.PID, err)
+			}
+		}
 	}
 }

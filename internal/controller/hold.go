@@ -122,19 +122,54 @@ func openBell(path string) (int, error) {
 }
 
 // serviceCPUs returns the cores the service runs on now: its placement may
-// have moved since it started (a deployment retargeted live). Where its
-// affinity cannot be read, the cores it was started on.
+// have moved since it started (a deployment retargeted live, which moves
+// every thread of the service but tells its controller nothing). They are
+// read from the service's processes: the child the controller started, or
+// every process of an attached service, whose cores are those it was
+// attached with only until the first retarget. Where no affinity can be
+// read, the cores it was started on.
 func (c *Controller) serviceCPUs() []int {
-	if c.cmd == nil || c.cmd.Process == nil {
-		return c.cfg.CPUs
+	if cpus := affinityOf(c.servicePIDs()); len(cpus) > 0 {
+		return cpus
 	}
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(c.cmd.Process.Pid, &set); err != nil {
-		return c.cfg.CPUs
+	return c.cfg.CPUs
+}
+
+// servicePIDs lists the processes whose cores are the service's: an
+// attached service's every process, or the child this controller started;
+// none for a controller of pods.
+func (c *Controller) servicePIDs() []int {
+	switch {
+	case c.cfg.Pods != nil:
+		return nil
+	case c.cfg.Attach != nil:
+		var pids []int
+		for _, st := range c.members() {
+			pids = append(pids, st.PID)
+		}
+		return pids
+	case c.cmd != nil && c.cmd.Process != nil:
+		return []int{c.cmd.Process.Pid}
+	}
+	return nil
+}
+
+// affinityOf returns the union of the CPU affinities of pids, in
+// increasing order; processes gone meanwhile are skipped.
+func affinityOf(pids []int) []int {
+	var all unix.CPUSet
+	for _, pid := range pids {
+		var set unix.CPUSet
+		if unix.SchedGetaffinity(pid, &set) != nil {
+			continue
+		}
+		for i := range all {
+			all[i] |= set[i]
+		}
 	}
 	var cpus []int
-	for cpu := 0; cpu < wire.MaxCPU && len(cpus) < set.Count(); cpu++ {
-		if set.IsSet(cpu) {
+	for cpu := 0; cpu < wire.MaxCPU && len(cpus) < all.Count(); cpu++ {
+		if all.IsSet(cpu) {
 			cpus = append(cpus, cpu)
 		}
 	}

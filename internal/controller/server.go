@@ -260,8 +260,10 @@ func colocatedCPU(pids []int, cores int) func() time.Duration {
 	}
 }
 
+// numCPUs is how many cores the service runs on now (serviceCPUs: a
+// retarget may have moved it since it started).
 func (c *Controller) numCPUs() int {
-	if n := len(c.cfg.CPUs); n > 0 {
+	if n := len(c.serviceCPUs()); n > 0 {
 		return n
 	}
 	var set unix.CPUSet

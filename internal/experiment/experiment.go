@@ -240,6 +240,11 @@ type Runner struct {
 // calls from the workload.
 var ErrNotCalled = errors.New("received no calls")
 
+// ErrNoCPU is in the error of an experiment whose target, its rounds to
+// follow its CPU time, used almost none during pre-profiling: it waits on
+// others, so a cheaper one would not change throughput.
+var ErrNoCPU = errors.New("used almost no CPU")
+
 // New validates options against the deployment.
 func New(d backend.Backend, opts Options) (*Runner, error) {
 	s := d.Spec()

@@ -110,10 +110,10 @@ func (r *Runner) perRequest(s *sample, p *profile) error {
 		cores = cpu.Seconds() / s.window.Seconds()
 	}
 	if cores < minTargetCores || cpu <= 0 {
-		return fmt.Errorf("target %q used almost no CPU during pre-profiling (%.1f%% of a core, %v per request): "+
+		return fmt.Errorf("target %q %w during pre-profiling (%.1f%% of a core, %v per request): "+
 			"it waits on I/O, a lock or other services, so a cheaper %s would not change throughput, and its rounds cannot follow its CPU time; "+
 			"check that the workload's requests reach it (its log is in the output directory's logs/)",
-			r.opts.Target, 100*cores, (cpu / time.Duration(max(1, n))).Round(time.Microsecond), r.opts.Target)
+			r.opts.Target, ErrNoCPU, 100*cores, (cpu / time.Duration(max(1, n))).Round(time.Microsecond), r.opts.Target)
 	}
 	p.c1, p.u1 = 1, cpu/time.Duration(n)
 	r.fromSpans(s, p, cpu)

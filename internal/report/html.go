@@ -125,7 +125,7 @@ type htmlPoints struct {
 
 type htmlPointRow struct {
 	Reduction, D, Slowdown, Predicted, Interval, Speedup, Spread, StdErr, Delay, Correction, True, Error string
-	Flags                                                                                    []string
+	Flags                                                                                                []string
 }
 
 type htmlRanked struct {
@@ -671,7 +671,7 @@ func rankHeadline(r *Rank) (string, []string) {
 			notes = append(notes, "Next: "+strings.Join(others, ", ")+".")
 		}
 	} else {
-		headline = "No service's optimization gains more than the noise of its estimate."
+		headline = noGainHeadline(r)
 		for _, e := range r.Entries {
 			if e.Verdict == VerdictNoGain && e.Reason != "" {
 				notes = append(notes, upperFirst(e.Reason)+".")
@@ -679,9 +679,14 @@ func rankHeadline(r *Rank) (string, []string) {
 			}
 		}
 	}
+	if failed := failedOf(r); len(failed) > 0 {
+		notes = append([]string{"Incomplete: " + strings.Join(failed, ", ") +
+			" failed and so could not be ranked; the bottleneck may be in a service that failed (see the reasons below)."}, notes...)
+	}
 	for _, v := range []struct{ verdict, words string }{
 		{VerdictNoGain, "No gain beyond the noise"},
 		{VerdictNotCalled, "Not called by the workload"},
+		{VerdictSkipped, "Skipped, using almost no CPU (see the reasons below)"},
 		{VerdictFailed, "No prediction (see the reasons below)"},
 	} {
 		var names []string
@@ -695,6 +700,30 @@ func rankHeadline(r *Rank) (string, []string) {
 		}
 	}
 	return headline, notes
+}
+
+// noGainHeadline is the headline of a ranking in which no service gains:
+// where some failed, it speaks only for those measured, if any.
+func noGainHeadline(r *Rank) string {
+	switch {
+	case len(failedOf(r)) == 0:
+		return "No service's optimization gains more than the noise of its estimate."
+	case slices.ContainsFunc(r.Entries, func(e RankEntry) bool { return e.Verdict == VerdictNoGain }):
+		return "No measured service's optimization gains more than the noise of its estimate, but the ranking is incomplete."
+	}
+	return "The ranking is incomplete: no service could be measured."
+}
+
+// failedOf lists the services of r that failed, in rank order, from its
+// entries (a ranking written before Rank.Failed existed has none there).
+func failedOf(r *Rank) []string {
+	var out []string
+	for _, e := range r.Entries {
+		if e.Verdict == VerdictFailed {
+			out = append(out, e.Service)
+		}
+	}
+	return out
 }
 
 // pointsTable lists the points of r by reduction.
@@ -957,7 +986,7 @@ func shellQuote(s string) string {
 
 func verdictClass(v string) string {
 	switch v {
-	case VerdictGain, VerdictNoGain, VerdictNotCalled, VerdictFailed:
+	case VerdictGain, VerdictNoGain, VerdictNotCalled, VerdictSkipped, VerdictFailed:
 		return v
 	}
 	return "unknown"

@@ -408,7 +408,9 @@ func TestWriteRankHTML(t *testing.T) {
 			name:     "no gain",
 			r:        noGain,
 			services: []string{"catalog", "currency"},
-			want:     []string{"No service's optimization gains more than the noise of its estimate.", "No service's optimization gains"},
+			// currency failed: the headline speaks for catalog only.
+			want: []string{"No measured service's optimization gains more than the noise of its estimate, but the ranking is incomplete.",
+				"Incomplete: currency failed", "No measured service's optimization gains (catalog)"},
 		},
 		{
 			name: "empty",
@@ -419,7 +421,7 @@ func TestWriteRankHTML(t *testing.T) {
 			name:     "all failed",
 			r:        &Rank{App: "x", Entries: []RankEntry{{Rank: 1, Service: "a", Verdict: VerdictFailed, Reason: "boom"}}},
 			services: []string{"a"},
-			want:     []string{"boom", "No service's optimization gains", "No prediction (see the reasons below): a."},
+			want:     []string{"boom", "The ranking is incomplete: no service could be measured.", "Incomplete: a failed", "No prediction (see the reasons below): a."},
 		},
 	}
 	for _, tc := range tests {

@@ -27,6 +27,10 @@ const (
 	VerdictNoGain = "no-gain"
 	// VerdictNotCalled: the workload never calls the service.
 	VerdictNotCalled = "not-called"
+	// VerdictSkipped: the service was not measured for a reason that is
+	// itself the answer (its rounds were to follow its CPU time, and it
+	// used almost none: a cheaper one would not change throughput).
+	VerdictSkipped = "skipped"
 	// VerdictFailed: no prediction could be made (see the entry's reason).
 	VerdictFailed = "failed"
 )
@@ -47,7 +51,11 @@ type Rank struct {
 	// ElapsedS is how long the whole profile took, start-up included.
 	ElapsedS float64     `json:"elapsed_s"`
 	Entries  []RankEntry `json:"entries"`
-	Warnings []string    `json:"warnings,omitempty"`
+	// Incomplete says that some services failed (Failed, in rank order):
+	// the ranking speaks only for the others. Order sets both.
+	Incomplete bool     `json:"incomplete,omitempty"`
+	Failed     []string `json:"failed,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
 }
 
 // RankEntry is one service's place in the ranking.
@@ -96,12 +104,12 @@ func LargestPoint(r *Results) *Point {
 }
 
 // Judge fills e's gain, standard error and verdict from e.Results, unless
-// the entry already failed. A gain counts where the low end of the
-// point's 90% interval is above minGainPct; in results without intervals
-// (version 1), where it is larger than twice its standard error and than
-// minGainPct.
+// the entry already failed or was skipped. A gain counts where the low
+// end of the point's 90% interval is above minGainPct; in results without
+// intervals (version 1), where it is larger than twice its standard error
+// and than minGainPct.
 func Judge(e *RankEntry, minGainPct float64) {
-	if e.Verdict == VerdictFailed {
+	if e.Verdict == VerdictFailed || e.Verdict == VerdictSkipped {
 		return
 	}
 	r := e.Results
@@ -191,42 +199,86 @@ func (e RankEntry) mayGain(minGainPct float64) bool {
 
 // Order sorts the entries into rank order and numbers them: services that
 // gain first (largest gain first), then those that gain nothing, those the
-// workload does not call, and those that failed; and it says where the
-// bottleneck is for each service that gains nothing.
+// workload does not call, those skipped, and those that failed; it marks
+// the ranking incomplete where any failed, and says where the bottleneck
+// is for each service that gains nothing, speaking only for the services
+// measured.
 func (r *Rank) Order() {
-	order := map[string]int{VerdictGain: 0, VerdictNoGain: 1, VerdictNotCalled: 2, VerdictFailed: 3}
+	order := map[string]int{VerdictGain: 0, VerdictNoGain: 1, VerdictNotCalled: 2, VerdictSkipped: 3, VerdictFailed: 4}
 	slices.SortStableFunc(r.Entries, func(a, b RankEntry) int {
 		if c := cmp.Compare(order[a.Verdict], order[b.Verdict]); c != 0 {
 			return c
 		}
 		return cmp.Compare(b.GainPct, a.GainPct)
 	})
-	var gainers []string
 	for i := range r.Entries {
 		r.Entries[i].Rank = i + 1
-		if r.Entries[i].Verdict == VerdictGain {
-			gainers = append(gainers, r.Entries[i].Service)
-		}
 	}
+	r.Failed = r.withVerdict(VerdictFailed)
+	r.Incomplete = len(r.Failed) > 0
+	reason := r.noGainReason()
 	for i := range r.Entries {
 		e := &r.Entries[i]
-		if e.Verdict != VerdictNoGain {
-			continue
-		}
 		switch {
+		case e.Verdict != VerdictNoGain:
 		case e.mayGain(r.MinGainPct):
 			e.Reason = "not shown to gain: " + e.intervalText() + ", so a gain above the minimum is not ruled out; measure it with more repetitions or validate it"
-		case len(gainers) > 0:
-			e.Reason = fmt.Sprintf("the bottleneck is elsewhere: %s limits throughput", strings.Join(gainers, ", "))
-		case r.sharedSaturated():
-			e.Reason = "no single service's optimization gains: the shared cores (the services other than the target, the load generator and the controllers) were busy through the baselines, so throughput is limited by all of them together, or by the load generator"
 		default:
-			e.Reason = "no service's optimization gains: the bottleneck is outside the services' CPU time (the load generator, the connections, or a resource they share)"
+			e.Reason = reason
 		}
 	}
 	if w := r.placementWarning(); w != "" && !slices.Contains(r.Warnings, w) {
 		r.Warnings = append(r.Warnings, w)
 	}
+}
+
+// withVerdict lists the services with verdict v, in entry order.
+func (r *Rank) withVerdict(v string) []string {
+	var out []string
+	for _, e := range r.Entries {
+		if e.Verdict == v {
+			out = append(out, e.Service)
+		}
+	}
+	return out
+}
+
+// noGainReason says where the bottleneck is for the services that gain
+// nothing: at the services that gain, or, where none does, why none of the
+// services measured does. With services that failed, it claims nothing
+// for them: any of them may be the bottleneck.
+func (r *Rank) noGainReason() string {
+	if gainers := r.withVerdict(VerdictGain); len(gainers) > 0 {
+		return fmt.Sprintf("the bottleneck is elsewhere: %s limits throughput", strings.Join(gainers, ", "))
+	}
+	if r.Incomplete {
+		why := "no measured service's optimization gains (" + strings.Join(r.withVerdict(VerdictNoGain), ", ") + "), but the ranking is incomplete: " +
+			strings.Join(r.Failed, ", ") + " failed, and the bottleneck may be in a service that failed"
+		if r.sharedSaturated() {
+			why += "; the shared cores were busy through the baselines measured, so throughput may also be limited by the services on them together, or by the load generator"
+		}
+		return why
+	}
+	if r.sharedSaturated() {
+		return "no single service's optimization gains: the shared cores (the services other than the target, the load generator and the controllers) were busy through the baselines, so throughput is limited by all of them together, or by the load generator"
+	}
+	return "no service's optimization gains: the bottleneck is outside the services' CPU time (the load generator, the connections, or a resource they share)"
+}
+
+// IncompleteText says, where some services failed, that the ranking is
+// incomplete and which failed; "" where none did.
+func (r *Rank) IncompleteText() string {
+	if len(r.Failed) == 0 {
+		return ""
+	}
+	measured := 0
+	for _, e := range r.Entries {
+		if e.Verdict == VerdictGain || e.Verdict == VerdictNoGain {
+			measured++
+		}
+	}
+	return fmt.Sprintf("the ranking is incomplete: %d of %d services failed (%s), so it speaks only for the %d measured",
+		len(r.Failed), len(r.Entries), strings.Join(r.Failed, ", "), measured)
 }
 
 // sharedSaturated reports whether the shared cores were idle less than 5%
@@ -287,6 +339,9 @@ func WriteRankTable(w io.Writer, r *Rank) error {
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(ew, "warning: %s\n", warn)
 	}
+	if text := r.IncompleteText(); text != "" {
+		fmt.Fprintf(ew, "INCOMPLETE: %s\n", text)
+	}
 	fmt.Fprintln(ew)
 	tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', tabwriter.AlignRight)
 	cols := []string{"rank", "service", "baseline req/s", "calls/req", "µs/call"}
@@ -320,7 +375,7 @@ func WriteRankTable(w io.Writer, r *Rank) error {
 		}
 		row = append(row, gain, "")
 		verdict := e.Verdict
-		if e.Verdict == VerdictFailed || e.Verdict == VerdictNotCalled {
+		if e.Verdict == VerdictFailed || e.Verdict == VerdictNotCalled || e.Verdict == VerdictSkipped {
 			verdict += ": " + e.Reason
 		}
 		if pl := entryPlateau(e); pl != nil {

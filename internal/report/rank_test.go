@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,6 +37,7 @@ func TestJudge(t *testing.T) {
 		{"infeasible", RankEntry{Service: "e", Results: rankResults("e", 1, 1000, 0, 1, FlagInfeasible)}, VerdictFailed, 0},
 		{"no results", RankEntry{Service: "f"}, VerdictFailed, 0},
 		{"failed before", RankEntry{Service: "g", Verdict: VerdictFailed, Reason: "boom"}, VerdictFailed, 0},
+		{"skipped before", RankEntry{Service: "h", Verdict: VerdictSkipped, Reason: "used almost no CPU"}, VerdictSkipped, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,5 +187,148 @@ func TestJudgeByInterval(t *testing.T) {
 				t.Fatalf("gain_high_pct %v for interval high %v", e.GainHighPct, tt.hi)
 			}
 		})
+	}
+}
+
+// A ranking in which some services failed (an error, not a verdict) is
+// marked incomplete and names them; what it says of the services that
+// gain nothing never speaks for those that failed. A service skipped for
+// using almost no CPU is named too, but leaves the ranking complete. (A
+// ranking whose every target after the first failed at retargeting said
+// "no single service's optimization gains", of services it never
+// measured.)
+func TestIncompleteRanking(t *testing.T) {
+	const configureErr = "configure catalog: wire: peer reported an error: core 0 runs the target, which is never paused"
+	const noCPU = `target "currency" used almost no CPU during pre-profiling (0.2% of a core, 9µs per request)`
+	busy := func(name string, base, pred float64) *Results {
+		res := rankResults(name, 1, base, pred, 1)
+		res.Settings.PlacementMode = "shared"
+		res.Baseline.SharedIdlePct = 1
+		return res
+	}
+	failed := func(name, why string) RankEntry { return RankEntry{Service: name, Verdict: VerdictFailed, Reason: why} }
+	skipped := RankEntry{Service: "currency", Verdict: VerdictSkipped, Reason: noCPU}
+	tests := []struct {
+		name       string
+		entries    []RankEntry
+		failed     []string // want Rank.Failed; none: complete
+		order      string
+		reason     []string // the no-gain reason contains each
+		notReason  []string // and none of these
+		table      []string // the table contains each
+		notTable   []string
+		headline   string // the HTML headline contains it
+		firstNotes string // the first HTML note starts with it ("" any)
+	}{
+		{
+			name:     "every service measured, none gains",
+			entries:  []RankEntry{{Service: "cart", Results: busy("cart", 1000, 1010)}, {Service: "catalog", Results: busy("catalog", 1000, 1000)}},
+			order:    "cart,catalog",
+			reason:   []string{"no single service's optimization gains"},
+			table:    []string{"no-gain: no single service's optimization gains"},
+			notTable: []string{"INCOMPLETE"}, headline: "No service's optimization gains",
+		},
+		{
+			name:      "the first measured, the next failed at retargeting, one skipped",
+			entries:   []RankEntry{{Service: "cart", Results: busy("cart", 1000, 1010)}, failed("catalog", configureErr), skipped, failed("frontend", "configure frontend: boom")},
+			failed:    []string{"catalog", "frontend"},
+			order:     "cart,currency,catalog,frontend",
+			reason:    []string{"no measured service's optimization gains (cart)", "the ranking is incomplete: catalog, frontend failed"},
+			notReason: []string{"no single service's optimization gains"},
+			table: []string{"INCOMPLETE: the ranking is incomplete: 2 of 4 services failed (catalog, frontend), so it speaks only for the 1 measured",
+				"failed: " + configureErr, "failed: configure frontend: boom", "skipped: " + noCPU},
+			notTable:   []string{"no single service's optimization gains"},
+			headline:   "but the ranking is incomplete",
+			firstNotes: "Incomplete: catalog, frontend failed",
+		},
+		{
+			name:       "a gain measured, another failed",
+			entries:    []RankEntry{{Service: "cart", Results: busy("cart", 1000, 1600)}, {Service: "email", Results: busy("email", 1000, 1000)}, failed("catalog", configureErr)},
+			failed:     []string{"catalog"},
+			order:      "cart,email,catalog",
+			reason:     []string{"the bottleneck is elsewhere: cart limits throughput"},
+			table:      []string{"INCOMPLETE: the ranking is incomplete: 1 of 3 services failed (catalog)", "failed: " + configureErr},
+			headline:   "cart is the most worth optimizing",
+			firstNotes: "Incomplete: catalog failed",
+		},
+		{
+			name:     "a service skipped for using no CPU: complete",
+			entries:  []RankEntry{skipped, {Service: "cart", Results: busy("cart", 1000, 1010)}},
+			order:    "cart,currency",
+			reason:   []string{"no single service's optimization gains"},
+			table:    []string{"skipped: " + noCPU},
+			notTable: []string{"INCOMPLETE"},
+			headline: "No service's optimization gains",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Rank{App: "shop", Reductions: []string{"25%", "50%"}, MinGainPct: 5}
+			for _, e := range tt.entries {
+				Judge(&e, r.MinGainPct)
+				r.Entries = append(r.Entries, e)
+			}
+			r.Order()
+			checkIncomplete(t, r, tt.failed)
+			var order []string
+			for _, e := range r.Entries {
+				order = append(order, e.Service)
+				if e.Verdict != VerdictNoGain {
+					continue
+				}
+				for _, want := range tt.reason {
+					if !strings.Contains(e.Reason, want) {
+						t.Errorf("%s's reason %q lacks %q", e.Service, e.Reason, want)
+					}
+				}
+				for _, not := range tt.notReason {
+					if strings.Contains(e.Reason, not) {
+						t.Errorf("%s's reason %q says %q", e.Service, e.Reason, not)
+					}
+				}
+			}
+			if got := strings.Join(order, ","); got != tt.order {
+				t.Errorf("order %s, want %s", got, tt.order)
+			}
+			var buf bytes.Buffer
+			if err := WriteRankTable(&buf, r); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tt.table {
+				if !strings.Contains(buf.String(), want) {
+					t.Errorf("the table lacks %q:\n%s", want, &buf)
+				}
+			}
+			for _, not := range tt.notTable {
+				if strings.Contains(buf.String(), not) {
+					t.Errorf("the table says %q:\n%s", not, &buf)
+				}
+			}
+			headline, notes := rankHeadline(r)
+			if !strings.Contains(headline, tt.headline) {
+				t.Errorf("headline %q, want %q in it", headline, tt.headline)
+			}
+			if tt.firstNotes != "" && (len(notes) == 0 || !strings.HasPrefix(notes[0], tt.firstNotes)) {
+				t.Errorf("notes %q, want the first to start %q", notes, tt.firstNotes)
+			}
+			path := filepath.Join(t.TempDir(), "results.json")
+			if err := WriteRankJSON(path, r); err != nil {
+				t.Fatal(err)
+			}
+			back, err := ReadRankJSON(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkIncomplete(t, back, tt.failed)
+		})
+	}
+}
+
+// checkIncomplete checks that r is incomplete, naming failed, where any
+// failed, and complete otherwise.
+func checkIncomplete(t *testing.T, r *Rank, failed []string) {
+	t.Helper()
+	if r.Incomplete != (len(failed) > 0) || !slices.Equal(r.Failed, failed) {
+		t.Errorf("incomplete %v, failed %q; want %v, %q", r.Incomplete, r.Failed, len(failed) > 0, failed)
 	}
 }
