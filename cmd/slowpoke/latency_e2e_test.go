@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,9 +18,9 @@ import (
 
 // latency --validate on the fan-out shape of the latency suite, in real
 // processes: every part of the output is there, the predicted p50 is
-// faster than the baseline and near the truth (generous bounds: this is
-// a noisy shared machine; bench latency measures the accuracy), and
-// nothing is left behind: no process, no delay store.
+// faster than the baseline (a direction only: bench latency measures the
+// accuracy, docs/lab.md), and nothing is left behind: no process, no
+// delay store.
 func TestLatencyFanout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an emulated application")
@@ -84,8 +83,10 @@ func TestLatencyFanout(t *testing.T) {
 	if p.MeanDelayMS < p.ReductionUS/1e3 {
 		t.Errorf("mean inserted delay %.3fms, less than the reduction %.0fus", p.MeanDelayMS, p.ReductionUS)
 	}
-	if e := (p.PredictedP50MS - p.TrueP50MS) / p.TrueP50MS; math.Abs(e) > 0.4 {
-		t.Errorf("predicted p50 %.2fms, true %.2fms: off by %.0f%%\nstdout:\n%s", p.PredictedP50MS, p.TrueP50MS, e*100, stdout.String())
+	// Direction only: the target's branch 50% cheaper makes requests
+	// faster than the baseline's.
+	if p.PredictedP50MS >= res.Baseline[0].P50MS {
+		t.Errorf("predicted p50 %.2fms, not below the baseline's %.2fms (true %.2fms)\nstdout:\n%s", p.PredictedP50MS, res.Baseline[0].P50MS, p.TrueP50MS, stdout.String())
 	}
 	// The cores' busy share of every kind of run, from /proc/stat.
 	for _, busy := range []float64{res.BaselineBusyPct, p.PredictedBusy, p.TrueBusy} {
@@ -108,8 +109,8 @@ func TestLatencyFanout(t *testing.T) {
 }
 
 // bench latency --holds predicts by holding the other services' cores, on
-// real processes: the prediction is there, near the truth, and the
-// held-time file is gone afterwards.
+// real processes: the prediction is there, faster than the baseline, and
+// the held-time file is gone afterwards.
 func TestLatencyHolds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an emulated application")
@@ -126,6 +127,9 @@ func TestLatencyHolds(t *testing.T) {
 		t.Errorf("held-time file left behind: %v", left)
 	}
 	var res struct {
+		Baseline []struct {
+			P50MS float64 `json:"p50_ms"`
+		} `json:"baseline"`
 		Points []struct {
 			TrueP50MS float64 `json:"true_p50_ms"`
 			Holds     *struct {
@@ -143,27 +147,26 @@ func TestLatencyHolds(t *testing.T) {
 		} `json:"points"`
 	}
 	b := run.results(t, &res)
-	if len(res.Points) != 1 || res.Points[0].Holds == nil {
+	if len(res.Baseline) != 1 || len(res.Points) != 1 || res.Points[0].Holds == nil {
 		t.Fatalf("no prediction by holds in results.json: %s", b)
 	}
 	p := res.Points[0]
 	if p.Holds.N < 200 || p.Holds.P50MS <= 0 || p.HoldsBusyPct <= 0 || p.HoldsBusyPct > 100 {
 		t.Errorf("prediction by holds: %+v, busy %v%%", *p.Holds, p.HoldsBusyPct)
 	}
-	// Bounds for behaviour, not accuracy (that is bench latency's, in
-	// docs/notes/latency.md): a prediction of the right order, within a
-	// factor of 3 either way. On the 2-core host, alone under go test
-	// -p=1, the batched holds' p50 has come out +53% and the holds' +30%;
-	// within the full suite, once +98%.
-	if !withinFactor(p.HoldsErrP50Pct, 3) {
-		t.Errorf("predicted p50 by holds %.2fms, true %.2fms: off by %+.0f%%\nstdout:\n%s", p.Holds.P50MS, p.TrueP50MS, p.HoldsErrP50Pct, stdout.String())
+	// Direction only, not accuracy (that is bench latency's, in
+	// docs/notes/latency.md): the target 50% cheaper, the predicted p50
+	// is below the baseline's.
+	base := res.Baseline[0].P50MS
+	if p.Holds.P50MS >= base {
+		t.Errorf("predicted p50 by holds %.2fms, not below the baseline's %.2fms (true %.2fms, off by %+.0f%%)\nstdout:\n%s", p.Holds.P50MS, base, p.TrueP50MS, p.HoldsErrP50Pct, stdout.String())
 	}
 	if !strings.Contains(stdout.String(), "holds: ") {
 		t.Errorf("no summary of the holds on stdout:\n%s", stdout.String())
 	}
 	// The batched holds, measured beside.
-	if p.HoldsBatch != 4 || p.HoldsBatched == nil || p.HoldsBatched.N < 200 || !withinFactor(p.HoldsBatchedErrP50Pct, 3) {
-		t.Errorf("batched holds: batch %d, %+v, p50 off by %+.0f%%\nstdout:\n%s", p.HoldsBatch, p.HoldsBatched, p.HoldsBatchedErrP50Pct, stdout.String())
+	if p.HoldsBatch != 4 || p.HoldsBatched == nil || p.HoldsBatched.N < 200 || p.HoldsBatched.P50MS >= base {
+		t.Errorf("batched holds: batch %d, %+v, p50 off by %+.0f%%, baseline p50 %.2fms\nstdout:\n%s", p.HoldsBatch, p.HoldsBatched, p.HoldsBatchedErrP50Pct, base, stdout.String())
 	}
 	if !strings.Contains(stdout.String(), "holds of 4 times the reduction every 4 calls: ") {
 		t.Errorf("no summary of the batched holds on stdout:\n%s", stdout.String())
@@ -243,8 +246,8 @@ func latencyCase(t *testing.T, name string) (bin, work, spec string) {
 
 // bench latency --stretch predicts again with the delay per call
 // stretched by the target's wait for a core, on real processes: the
-// stretch is measured (at least 1), and the prediction is there and near
-// the truth.
+// stretch is measured (at least 1), and the prediction is there and
+// faster than the baseline.
 func TestLatencyStretch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an emulated application")
@@ -255,6 +258,9 @@ func TestLatencyStretch(t *testing.T) {
 		t.Fatalf("bench latency --stretch: %v\nstdout:\n%s\nstderr:\n%s", run.err, run.stdout.String(), run.stderr.String())
 	}
 	var res struct {
+		Baseline []struct {
+			P50MS float64 `json:"p50_ms"`
+		} `json:"baseline"`
 		Points []struct {
 			Stretch   float64 `json:"stretch"`
 			Stretched *struct {
@@ -265,24 +271,17 @@ func TestLatencyStretch(t *testing.T) {
 		} `json:"points"`
 	}
 	b := run.results(t, &res)
-	if len(res.Points) != 1 || res.Points[0].Stretched == nil {
+	if len(res.Baseline) != 1 || len(res.Points) != 1 || res.Points[0].Stretched == nil {
 		t.Fatalf("no stretched prediction in results.json: %s", b)
 	}
 	p := res.Points[0]
-	// A bound for behaviour, not accuracy (bench latency's, in
-	// docs/notes/latency.md): under go test ./... at default parallelism
-	// the stretched p50 has come out −41%.
-	if p.Stretch < 1 || p.Stretch > 10 || p.Stretched.N < 200 || !withinFactor(p.StretchedErrP50Pct, 3) {
-		t.Errorf("stretched prediction: stretch %.2f, %+v, p50 off by %+.0f%%\nstdout:\n%s", p.Stretch, *p.Stretched, p.StretchedErrP50Pct, stdout.String())
+	// Direction only, not accuracy (bench latency's, in
+	// docs/notes/latency.md): the stretched prediction is below the
+	// baseline's p50.
+	if base := res.Baseline[0].P50MS; p.Stretch < 1 || p.Stretch > 10 || p.Stretched.N < 200 || p.Stretched.P50MS >= base {
+		t.Errorf("stretched prediction: stretch %.2f, %+v, p50 off by %+.0f%%, baseline p50 %.2fms\nstdout:\n%s", p.Stretch, *p.Stretched, p.StretchedErrP50Pct, base, stdout.String())
 	}
 	if !strings.Contains(stdout.String(), "stretched: ") {
 		t.Errorf("no summary of the stretched prediction on stdout:\n%s", stdout.String())
 	}
-}
-
-// withinFactor says whether a prediction off by errPct percent is within
-// a factor f of the truth either way.
-func withinFactor(errPct, f float64) bool {
-	r := 1 + errPct/100
-	return r >= 1/f && r <= f
 }
