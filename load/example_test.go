@@ -119,9 +119,9 @@ func ExampleWithProgress() {
 	phases := map[string]bool{}
 	_, err := load.RunClosed(context.Background(), []load.Request{{Name: "r", URL: srv.URL, Weight: 1}},
 		load.WithConnections(2),
-		load.WithWarmup(200*time.Millisecond),
-		load.WithDuration(200*time.Millisecond),
-		load.WithProgress(50*time.Millisecond, func(p load.Progress) {
+		load.WithWarmup(500*time.Millisecond),
+		load.WithDuration(500*time.Millisecond),
+		load.WithProgress(20*time.Millisecond, func(p load.Progress) {
 			// e.g. log.Printf("%v %s completed=%d errors=%d", p.Elapsed, p.Phase, p.Completed, p.Errors)
 			mu.Lock()
 			phases[p.Phase] = true

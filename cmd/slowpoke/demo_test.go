@@ -1,3 +1,5 @@
+//go:build e2e
+
 package main
 
 import (
@@ -12,30 +14,6 @@ import (
 	"testing"
 	"time"
 )
-
-// buildSlowpoke builds this command into a temporary directory.
-func buildSlowpoke(t *testing.T) string {
-	t.Helper()
-	return goBuild(t, "slowpoke")
-}
-
-// buildLab builds the lab's build of this command (lab.go), the one with
-// the research benchmarks, into a temporary directory.
-func buildLab(t *testing.T) string {
-	t.Helper()
-	return goBuild(t, labProgram, "-tags", "lab")
-}
-
-func goBuild(t *testing.T, name string, flags ...string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), name)
-	args := append(append([]string{"build"}, flags...), "-o", bin, ".")
-	out, err := exec.Command("go", args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return bin
-}
 
 func checkNoLeftovers(t *testing.T, marker string) {
 	t.Helper()

@@ -173,3 +173,50 @@ func tableFlags(sec string) []string {
 	}
 	return out
 }
+
+// TestTierCommands: README.md's test command is plain go test ./..., and
+// its "Tests" section names each tier's command; .ci/run runs the unit and
+// end-to-end tiers' commands as the README gives them, with no GOFLAGS of
+// its own, and test/kube/e2e.sh runs the TestKube tests with the build tag
+// they are behind. No command there is given with sudo: they are meant
+// for root.
+func TestTierCommands(t *testing.T) {
+	sec := section(readDoc(t, "README.md"), "## Tests")
+	if sec == "" {
+		t.Fatal(`README.md has no "## Tests" section`)
+	}
+	if !strings.HasPrefix(strings.TrimPrefix(sec, "## Tests\n\n"), "```sh\ngo test ./...\n```\n") {
+		t.Errorf("README.md's test command is not plain `go test ./...`:\n%s", sec)
+	}
+	tiers := map[string]string{}
+	for _, m := range regexp.MustCompile("(?m)^\\| ([A-Za-z-]+) \\| `([^`]+)`").FindAllStringSubmatch(sec, -1) {
+		tiers[m[1]] = m[2]
+	}
+	for _, tier := range []string{"unit", "end-to-end", "Kubernetes", "accuracy"} {
+		if tiers[tier] == "" {
+			t.Errorf("README.md's tests table has no row for the %s tier with its command", tier)
+		}
+	}
+	if tiers["unit"] != "go test ./..." || !strings.Contains(tiers["end-to-end"], "-tags e2e") {
+		t.Errorf("README.md's tiers: unit %q, end-to-end %q", tiers["unit"], tiers["end-to-end"])
+	}
+	if strings.Contains(sec, "sudo ") {
+		t.Error("README.md's tests section gives a command with sudo")
+	}
+	ci := readDoc(t, ".ci/run")
+	lines := map[string]bool{}
+	for _, l := range strings.Split(ci, "\n") {
+		lines[strings.TrimSpace(l)] = true
+	}
+	for _, cmd := range []string{"go test ./...", tiers["end-to-end"], "test/kube/e2e.sh"} {
+		if !lines[cmd] {
+			t.Errorf(".ci/run has no line %q", cmd)
+		}
+	}
+	if strings.Contains(ci, "export GOFLAGS") {
+		t.Error(".ci/run sets GOFLAGS: it must run the README's command as a reader would")
+	}
+	if e2e := readDoc(t, "test/kube/e2e.sh"); !regexp.MustCompile(`go test -tags e2e .*-run 'TestKube'`).MatchString(e2e) {
+		t.Error("test/kube/e2e.sh does not run go test -tags e2e -run 'TestKube'")
+	}
+}

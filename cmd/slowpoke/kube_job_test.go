@@ -1,3 +1,5 @@
+//go:build e2e
+
 package main
 
 import (
@@ -6,10 +8,6 @@ import (
 	"encoding/json"
 	"net/url"
 	"os"
-	"path/filepath"
-	"reflect"
-	"regexp"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,117 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/kube"
-	"github.com/slowpoke-dev/slowpoke/internal/spec"
 )
-
-// demoJob runs the orchestrator in the cluster (docs/kubernetes.md).
-const demoJob = "../../examples/demo/kubernetes/job.yaml"
-
-// jobManifests are job.yaml's objects.
-type jobManifests struct {
-	sa      *corev1.ServiceAccount
-	binding *rbacv1.RoleBinding
-	job     *batchv1.Job
-}
-
-func loadJobManifests(t *testing.T) jobManifests {
-	t.Helper()
-	var m jobManifests
-	for _, obj := range decodeManifests(t, demoJob) {
-		switch o := obj.(type) {
-		case *corev1.ServiceAccount:
-			m.sa = o
-		case *rbacv1.RoleBinding:
-			m.binding = o
-		case *batchv1.Job:
-			m.job = o
-		default:
-			t.Fatalf("%s: unexpected %T", demoJob, obj)
-		}
-	}
-	if m.sa == nil || m.binding == nil || m.job == nil {
-		t.Fatalf("%s: want a ServiceAccount, a RoleBinding and a Job", demoJob)
-	}
-	return m
-}
-
-// TestKubeJobManifest: job.yaml runs the demo's spec, in its namespace,
-// with its image, as a ServiceAccount bound to role.yaml's Role and to
-// nothing else, and prints results.json to its log.
-func TestKubeJobManifest(t *testing.T) {
-	s, err := spec.Load(demoKubeSpec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	role := decodeManifests(t, demoRole)[0].(*rbacv1.Role)
-	m := loadJobManifests(t)
-	ns := s.Kubernetes.Namespace
-	for _, meta := range []metav1.ObjectMeta{m.sa.ObjectMeta, m.binding.ObjectMeta, m.job.ObjectMeta, role.ObjectMeta} {
-		if meta.Namespace != ns {
-			t.Errorf("%s is in namespace %q, want the spec's %q", meta.Name, meta.Namespace, ns)
-		}
-	}
-	if want := (rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}); m.binding.RoleRef != want {
-		t.Errorf("the RoleBinding refers to %+v, want %+v", m.binding.RoleRef, want)
-	}
-	if want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: m.sa.Name, Namespace: ns}}; !reflect.DeepEqual(m.binding.Subjects, want) {
-		t.Errorf("the RoleBinding binds %+v, want %+v", m.binding.Subjects, want)
-	}
-	pod := m.job.Spec.Template.Spec
-	if pod.ServiceAccountName != m.sa.Name || pod.RestartPolicy != corev1.RestartPolicyNever {
-		t.Errorf("the Job's pod runs as %q with restart policy %q, want %q and Never", pod.ServiceAccountName, pod.RestartPolicy, m.sa.Name)
-	}
-	if len(pod.Containers) != 1 || pod.Containers[0].Image != s.Kubernetes.Image {
-		t.Fatalf("the Job's container: want one, with the spec's image %s", s.Kubernetes.Image)
-	}
-	c := pod.Containers[0]
-	if len(c.Command) < 2 || c.Command[0] != "/slowpoke" || c.Command[1] != "predict" || !slices.Contains(c.Command, "--print-json") {
-		t.Errorf("the Job runs %q, want /slowpoke predict ... --print-json", c.Command)
-	}
-	i := slices.Index(c.Command, "-f")
-	if i < 0 || i+1 == len(c.Command) || len(c.VolumeMounts) != 1 || filepath.Dir(c.Command[i+1]) != c.VolumeMounts[0].MountPath ||
-		len(pod.Volumes) != 1 || pod.Volumes[0].ConfigMap == nil || pod.Volumes[0].Name != c.VolumeMounts[0].Name {
-		t.Errorf("the Job's spec (-f) is not read from its ConfigMap's volume: %q, %+v, %+v", c.Command, c.VolumeMounts, pod.Volumes)
-	}
-}
-
-// TestRoleDocumented: the Role that docs/kubernetes.md shows is role.yaml's.
-func TestRoleDocumented(t *testing.T) {
-	doc := readDoc(t, "docs/kubernetes.md")
-	block := regexp.MustCompile("(?s)```yaml\n(apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n.*?)```").FindStringSubmatch(doc)
-	if block == nil {
-		t.Fatal("docs/kubernetes.md shows no Role")
-	}
-	path := filepath.Join(t.TempDir(), "role.yaml")
-	if err := os.WriteFile(path, []byte(block[1]), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	shown := decodeManifests(t, path)[0].(*rbacv1.Role)
-	role := decodeManifests(t, demoRole)[0].(*rbacv1.Role)
-	if !reflect.DeepEqual(shown.Rules, role.Rules) {
-		t.Errorf("docs/kubernetes.md's Role grants\n%+v\nrole.yaml's\n%+v", shown.Rules, role.Rules)
-	}
-}
-
-// TestPrintResultsJSON: --print-json prints the results file compacted on
-// one line after its prefix, which sed takes out again.
-func TestPrintResultsJSON(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "results.json")
-	if err := os.WriteFile(path, []byte("{\n  \"points\": [\n    {\"predicted_rps\": 1.5}\n  ]\n}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := printResultsJSON(&out, path); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := out.String(), "results.json: {\"points\":[{\"predicted_rps\":1.5}]}\n"; got != want {
-		t.Errorf("printed %q, want %q", got, want)
-	}
-	os.WriteFile(path, []byte("{"), 0o644)
-	if err := printResultsJSON(&out, path); err == nil {
-		t.Error("a broken results file was printed")
-	}
-}
 
 // checkPrintedJSON checks that stdout holds, on its --print-json line, the
 // results.json written to path.

@@ -1,14 +1,13 @@
+//go:build e2e
+
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -25,10 +24,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend/kube"
@@ -40,13 +36,9 @@ import (
 // one test/kube/e2e.sh starts: $SLOWPOKE_TEST_KUBECONFIG is its admin's
 // kubeconfig, and $SLOWPOKE_TEST_KUBECONFIG_LIMITED, if set, one of a user
 // without rights. Without them the tests skip, unless
-// $SLOWPOKE_REQUIRE_KUBE is set (in CI), when they fail.
-const (
-	demoManifests = "../../examples/demo/kubernetes/deployments.yaml"
-	demoKubeSpec  = "../../examples/demo/kubernetes/app.yaml"
-	demoRole      = "../../examples/demo/kubernetes/role.yaml"
-)
-
+// $SLOWPOKE_REQUIRE_KUBE is set (in CI), when they fail. They build on the
+// end-to-end tier (build tag e2e): test/kube/e2e.sh runs them with
+// -tags e2e -run TestKube.
 type kubeEnv struct {
 	manifests  string
 	kubeconfig string
@@ -95,34 +87,6 @@ func setupKubeApp(t *testing.T, manifests, specPath string) *kubeEnv {
 		c.CoreV1().Namespaces().Delete(ctx, s.Kubernetes.Namespace, metav1.DeleteOptions{})
 	})
 	return e
-}
-
-// decodeManifests decodes every object of a multi-document YAML file.
-func decodeManifests(t *testing.T, path string) []runtime.Object {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []runtime.Object
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		out = append(out, obj)
-	}
 }
 
 // apply creates the demo's namespace and Deployments (replacing any left
@@ -600,67 +564,5 @@ func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() boo
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s\n%s", what, log.String())
 		}
-	}
-}
-
-// TestKubeManifests: the Kubernetes form of the demo and of each benchmark
-// application loads, and its Deployments run what the local spec runs,
-// one replica each, in the spec's namespace, replaced (not rolled) because
-// they use the host's ports.
-func TestKubeManifests(t *testing.T) {
-	for _, dir := range []string{"../../examples/demo", "../../examples/pools", "../../apps/boutique", "../../apps/hotel", "../../apps/movie", "../../apps/social"} {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			local, err := spec.Load(filepath.Join(dir, "app.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ks, err := spec.Load(filepath.Join(dir, "kubernetes", "app.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ks.Kubernetes == nil || ks.Entry != local.Entry || !reflect.DeepEqual(ks.Workload, local.Workload) {
-				t.Fatalf("the Kubernetes spec's entry or workload differs from the local one's")
-			}
-			deps := map[string]*appsv1.Deployment{}
-			for _, obj := range decodeManifests(t, filepath.Join(dir, "kubernetes", "deployments.yaml")) {
-				if d, ok := obj.(*appsv1.Deployment); ok {
-					deps[d.Name] = d
-				}
-			}
-			for i, sv := range local.Services {
-				d := deps[sv.Name]
-				if d == nil {
-					t.Errorf("no Deployment for %s", sv.Name)
-					continue
-				}
-				c := d.Spec.Template.Spec.Containers[0]
-				want := append([]string{"/apps/bin/" + filepath.Base(sv.Command)}, sv.Args...)
-				if sv.Command == "slowpoke-emu" {
-					want = []string{"/slowpoke-emu", "-topology", "/apps/" + filepath.Base(dir) + "/topology.yaml", "-service", sv.Name}
-				}
-				if !reflect.DeepEqual(c.Command, want) {
-					t.Errorf("%s runs %q, want %q", sv.Name, c.Command, want)
-				}
-				for k, v := range sv.Env {
-					found := false
-					for _, e := range c.Env {
-						found = found || (e.Name == k && e.Value == v)
-					}
-					if !found {
-						t.Errorf("%s: env %s=%s missing", sv.Name, k, v)
-					}
-				}
-				if d.Namespace != ks.Kubernetes.Namespace || d.Spec.Replicas == nil || *d.Spec.Replicas != 1 ||
-					d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || !d.Spec.Template.Spec.HostNetwork {
-					t.Errorf("%s: namespace %q, replicas %v, strategy %q, host network %v", sv.Name, d.Namespace, d.Spec.Replicas, d.Spec.Strategy.Type, d.Spec.Template.Spec.HostNetwork)
-				}
-				if ksv := ks.Services[i]; ksv.Name != sv.Name || !reflect.DeepEqual(ksv.GroundTruth, sv.GroundTruth) || ksv.Protocol != sv.Protocol {
-					t.Errorf("service %d: %+v, want it as the local spec's %+v", i, ksv, sv)
-				}
-			}
-			if len(deps) != len(local.Services) {
-				t.Errorf("%d Deployments for %d services", len(deps), len(local.Services))
-			}
-		})
 	}
 }

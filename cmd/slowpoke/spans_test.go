@@ -1,3 +1,5 @@
+//go:build e2e
+
 package main
 
 import (
@@ -125,10 +127,7 @@ func TestEmulatorSpansMatchWrappers(t *testing.T) {
 		t.Skip("starts an emulated application twice")
 	}
 	bin := buildSlowpoke(t)
-	emu := filepath.Join(filepath.Dir(bin), "slowpoke-emu")
-	if out, err := exec.Command("go", "build", "-o", emu, "../slowpoke-emu").CombinedOutput(); err != nil {
-		t.Fatalf("go build slowpoke-emu: %v\n%s", err, out)
-	}
+	emu := buildEmu(t)
 	dir := t.TempDir()
 	for name, text := range map[string]string{
 		"topology.yaml": emuSpansTopology,

@@ -2,7 +2,8 @@
 # Runs slowpoke's Kubernetes end-to-end tests on a real single-node cluster
 # of its own: builds (once, then cached) and starts the cluster, runs the
 # tests, and tears everything down, whatever happens. It installs what it
-# needs from Debian's packages first.
+# needs from Debian's packages first. The tests are cmd/slowpoke's TestKube*,
+# in files behind the build tag e2e (README.md, "Tests").
 #
 # Usage: test/kube/e2e.sh [go test flags]     (as root)
 set -euo pipefail
@@ -19,4 +20,4 @@ trap '"$root/test/kube/cluster.sh" down "$dir"; rm -rf "$dir"' EXIT
 "$root/test/kube/cluster.sh" up "$dir"
 cd "$root"
 SLOWPOKE_TEST_KUBECONFIG=$dir/kubeconfig SLOWPOKE_TEST_KUBECONFIG_LIMITED=$dir/kubeconfig-limited SLOWPOKE_TEST_CONTAINERD=$dir/containerd.sock SLOWPOKE_REQUIRE_KUBE=1 \
-  go test -count=1 -run 'TestKube' -v -timeout 30m "$@" ./cmd/slowpoke/
+  go test -tags e2e -count=1 -run 'TestKube' -v -timeout 30m "$@" ./cmd/slowpoke/
