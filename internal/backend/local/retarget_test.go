@@ -9,12 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/slowpoke-dev/slowpoke/examples/demo"
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
@@ -76,44 +73,6 @@ func startDemoWith(t *testing.T, target string, edit func(*spec.Spec)) *Deployme
 		t.Errorf("address files left in the log directory: %v", left)
 	}
 	return d
-}
-
-// affinities returns the CPU set of every thread of every process of a
-// service.
-func affinities(t *testing.T, d *Deployment, name string) map[int][]int {
-	t.Helper()
-	pids, err := d.processesOf(d.proc(name))
-	if err != nil || len(pids) == 0 {
-		t.Fatalf("processes of %s: %v %v", name, pids, err)
-	}
-	out := map[int][]int{}
-	for _, pid := range pids {
-		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
-		for _, task := range tasks {
-			tid, _ := strconv.Atoi(task.Name())
-			var set unix.CPUSet
-			if unix.SchedGetaffinity(tid, &set) != nil {
-				continue
-			}
-			var cpus []int
-			for c := 0; c < 1024; c++ {
-				if set.IsSet(c) {
-					cpus = append(cpus, c)
-				}
-			}
-			out[tid] = cpus
-		}
-	}
-	return out
-}
-
-func checkOn(t *testing.T, d *Deployment, name string, want []int) {
-	t.Helper()
-	for tid, cpus := range affinities(t, d, name) {
-		if !slices.Equal(cpus, want) {
-			t.Errorf("%s: thread %d on CPUs %v, want %v", name, tid, cpus, want)
-		}
-	}
 }
 
 // Retargeting a running deployment moves the old target's threads to the
