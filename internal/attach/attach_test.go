@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/slowpoke-dev/slowpoke/internal/testroot"
 	"io"
 	"net"
 	"os"
@@ -39,6 +40,7 @@ func TestMain(m *testing.M) {
 	case "sleep":
 		select {}
 	}
+	testroot.Serialize() // one timing package at a time (testroot.Serialize)
 	os.Exit(m.Run())
 }
 

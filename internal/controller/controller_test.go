@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 	}
 	switch os.Getenv(roleEnv) {
 	case "":
-		testroot.Mark()
+		testroot.Serialize() // one timing package at a time (testroot.Serialize)
 		os.Exit(m.Run())
 	case "spin": // burn CPU until SIGTERM, then exit 3
 		term := make(chan os.Signal, 1)

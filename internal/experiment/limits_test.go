@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 	}
 	switch os.Getenv(roleEnv) {
 	case "":
-		testroot.Mark()
+		testroot.Serialize() // one timing package at a time (testroot.Serialize)
 		os.Exit(m.Run())
 	case "spin1", "spin2":
 		if os.Getenv(roleEnv) == "spin2" {

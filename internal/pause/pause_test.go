@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 	}
 	switch os.Getenv(roleEnv) {
 	case "":
-		testroot.Mark()
+		testroot.Serialize() // one timing package at a time (testroot.Serialize)
 		os.Exit(m.Run())
 	case "spin": // burn CPU until killed
 		for {

@@ -10,4 +10,9 @@
 // fraction of a second of the test binary's end. A helper still outlives
 // whatever else dies during a test (its controller, an orchestrator): the
 // tests that check what ends such orphans still see them.
+//
+// Serialize, called in TestMain instead of Mark, also makes the packages
+// whose tests time real processes run one at a time under plain
+// `go test ./...`, which runs packages in parallel: two of them on the
+// same two cores failed each other's timing.
 package testroot

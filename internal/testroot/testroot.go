@@ -3,9 +3,12 @@ package testroot
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
 )
@@ -64,4 +67,38 @@ func startTime(pid int) string {
 		return s.Start
 	}
 	return "?"
+}
+
+// lockFile stays open for the life of a test binary that took the lock
+// (Serialize); the kernel releases the lock when the process ends, however
+// it ends.
+var lockFile *os.File
+
+// LockPath is the file whose lock Serialize takes.
+var LockPath = filepath.Join(os.TempDir(), "slowpoke-serial-tests.lock")
+
+// Serialize makes the test binaries that call it run one at a time on
+// this machine, whatever go test runs beside them: it marks this process
+// as the test binary (Mark) and waits for an exclusive lock on LockPath,
+// held until the process ends. The packages whose tests time real
+// processes (pausing, controllers, the experiment flow) call it in
+// TestMain, so that plain `go test ./...`, which runs packages in
+// parallel, does not run two of them on the same cores at once. A helper
+// process (one that inherited another test binary's mark) returns at
+// once: it must not wait for the lock its test binary holds. Where the
+// lock cannot be taken, the tests run unserialized.
+func Serialize() {
+	Mark()
+	if pid, _, ok := parse(os.Getenv(Env)); !ok || pid != os.Getpid() || lockFile != nil {
+		return
+	}
+	f, err := os.OpenFile(LockPath, os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return
+	}
+	lockFile = f
 }

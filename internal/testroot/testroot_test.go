@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
 )
 
@@ -102,5 +104,41 @@ func TestParse(t *testing.T) {
 	}
 	if alive(os.Getpid(), "1") {
 		t.Error("a wrong start time is alive")
+	}
+}
+
+// Serialize holds an exclusive lock on LockPath for the test binary's
+// life, so that a second test binary waits; a helper takes none.
+func TestSerialize(t *testing.T) {
+	old := LockPath
+	LockPath = t.TempDir() + "/lock"
+	defer func() { LockPath = old }()
+	if lockFile != nil {
+		t.Skip("this test binary already holds the lock")
+	}
+	tryLock := func() error {
+		f, err := os.OpenFile(LockPath, os.O_CREATE|os.O_RDWR, 0o666)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	}
+	// As a helper of another test binary: no lock.
+	t.Setenv(Env, "1:123")
+	Serialize()
+	if lockFile != nil || tryLock() != nil {
+		t.Fatal("a helper took the lock")
+	}
+	// As the test binary: the lock is held.
+	t.Setenv(Env, "")
+	os.Unsetenv(Env)
+	Serialize()
+	defer func() { lockFile.Close(); lockFile = nil }()
+	if lockFile == nil {
+		t.Fatal("the test binary did not take the lock")
+	}
+	if err := tryLock(); err != unix.EWOULDBLOCK {
+		t.Fatalf("a second taker got %v, want EWOULDBLOCK", err)
 	}
 }

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"github.com/slowpoke-dev/slowpoke/internal/testroot"
 	"net"
 	"os"
 	"os/exec"
@@ -28,6 +29,7 @@ func TestMain(m *testing.M) {
 		listenAndSpin(port)
 		return
 	}
+	testroot.Serialize() // one timing package at a time (testroot.Serialize)
 	os.Exit(m.Run())
 }
 
