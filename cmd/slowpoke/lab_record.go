@@ -13,6 +13,7 @@ import (
 // recordConfig is where a benchmark records its run (internal/record).
 type recordConfig struct {
 	dir, note string
+	start     record.Start
 }
 
 // recordFlags adds --record and --note to a benchmark's flags.
@@ -20,6 +21,9 @@ func recordFlags(fs *flag.FlagSet) *recordConfig {
 	c := &recordConfig{}
 	fs.StringVar(&c.dir, "record", "records", "directory the run's record is written to, for docs/accuracy.md (internal/record); empty: none")
 	fs.StringVar(&c.note, "note", "", "a sentence the record keeps: what the run was for, what ran beside it")
+	// The commit and date are those of the run's start: the work tree
+	// may move on while a benchmark runs.
+	c.start = record.Begin("")
 	return c
 }
 
@@ -30,7 +34,7 @@ func (c *recordConfig) write(r *record.Record) {
 	if c.dir == "" {
 		return
 	}
-	r.Stamp("", append([]string{labProgram}, os.Args[1:]...))
+	r.Stamp(c.start, append([]string{labProgram}, os.Args[1:]...))
 	r.Note = c.note
 	r.Summarize()
 	path, err := record.Write(c.dir, r)

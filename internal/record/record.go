@@ -155,15 +155,27 @@ func (r *Record) Summarize() {
 	}
 }
 
-// Stamp fills in what every record says of its run: the date, the
-// machine, the commit of the work tree dir (the current directory for
-// ""), and the command line args.
-func (r *Record) Stamp(dir string, args []string) {
+// Stamp fills in what every record says of its run: the date and the
+// commit (those of its start, from Begin), the machine, and the command
+// line args.
+func (r *Record) Stamp(start Start, args []string) {
 	r.Version = Version
-	r.Date = time.Now().UTC().Truncate(time.Second)
+	r.Date, r.Commit = start.Date, start.Commit
 	r.Machine = ThisMachine()
-	r.Commit = commitOf(dir)
 	r.Command = strings.Join(quoteArgs(args), " ")
+}
+
+// Start is when a benchmark run began, and the commit of the work tree it
+// began in: what its binary was built from where it was built there.
+type Start struct {
+	Date   time.Time
+	Commit string
+}
+
+// Begin notes the start of a run in the work tree dir (the current
+// directory for "").
+func Begin(dir string) Start {
+	return Start{Date: time.Now().UTC().Truncate(time.Second), Commit: commitOf(dir)}
 }
 
 // ThisMachine describes the machine this process runs on.

@@ -58,7 +58,7 @@ func renderRecord(b *strings.Builder, r *Record) {
 	if multi {
 		b.WriteString(" configuration |")
 	}
-	b.WriteString(" d (µs) | true req/s |")
+	b.WriteString(" d (µs) | true req/s (mean of runs) |")
 	for _, v := range variants {
 		fmt.Fprintf(b, " %s: predicted (error) | nominal delay's error | in 90%% |", v)
 	}
