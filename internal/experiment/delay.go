@@ -206,10 +206,9 @@ func (r *Runner) delaySummary(p *report.Point, samples []*sample, d time.Duratio
 const intervalLevel = 0.90
 
 // assumedNoisePct is the run-to-run noise (standard deviation, % of a
-// run's throughput) taken for a point measured once when the baseline was
-// measured once too, so that nothing says how noisy the machine is: the
-// spread between identical runs on the 2-core development machine was
-// about 5% (docs/notes/noise.md).
+// run's throughput) assumed before any run is measured, the prior of
+// pooledNoise: the spread between identical runs on the 2-core
+// development machine was about 5% on a calm spell (docs/notes/noise.md).
 const assumedNoisePct = 5
 
 // interval sets p's 90% interval and what kind of estimate its
@@ -262,24 +261,53 @@ func (r *Runner) interval(p *report.Point, samples []*sample, d time.Duration, f
 }
 
 // noiseHalfWidth is the half-width (req/s) of the 90% interval of p's
-// prediction from its runs' noise alone.
+// prediction from its runs' noise alone: a t interval of the mean of its
+// slowdown runs' throughput, amplified as the model amplifies it
+// (t_opt/t_vs), with the run-to-run noise pooled over the baseline's runs
+// and the point's (the same application, the same machine, minutes
+// apart) and a prior of assumedNoisePct worth noisePriorDOF runs, so that
+// a point measured once or twice is neither given no width nor the
+// extreme quantiles of a standard deviation read from two runs.
 func (r *Runner) noiseHalfWidth(p *report.Point, samples []*sample) float64 {
-	preds := slices.DeleteFunc(slices.Clone(p.PredictedRuns), func(v float64) bool { return v <= 0 })
-	if n := len(preds); n >= 2 {
-		return tQuantile(n-1) * stats.StdDev(preds) / math.Sqrt(float64(n))
+	var runs []float64
+	for _, s := range samples {
+		if s.res.Throughput > 0 {
+			runs = append(runs, s.res.Throughput)
+		}
 	}
-	// One run: the baseline's run-to-run noise, amplified as the model
-	// amplifies the run's throughput, t_opt/t_vs.
-	base := throughputs(r.base)
-	rel, dof := assumedNoisePct/100.0, 1
-	if len(base) >= 2 {
-		rel, dof = cvPct(base)/100, len(base)-1
+	if len(runs) == 0 || p.PredictedRPS <= 0 {
+		return 0
 	}
-	amp := 1.0
-	if len(samples) > 0 && samples[0].res.Throughput > 0 {
-		amp = max(1, p.PredictedRPS/samples[0].res.Throughput)
+	rel, dof := pooledNoise(runs, throughputs(r.base))
+	tvs := stats.Mean(runs)
+	amp := max(1, p.PredictedRPS/tvs)
+	return tQuantile(dof) * rel / math.Sqrt(float64(len(runs))) * amp * p.PredictedRPS
+}
+
+// noisePriorDOF is how many runs' worth of evidence the assumed noise
+// (assumedNoisePct) counts for in pooledNoise.
+const noisePriorDOF = 4
+
+// pooledNoise is the relative standard deviation of one run, pooled over
+// the groups of repeated runs given (each against its own mean) and the
+// prior, and its degrees of freedom.
+func pooledNoise(groups ...[]float64) (rel float64, dof int) {
+	ss := noisePriorDOF * math.Pow(assumedNoisePct/100.0, 2)
+	dof = noisePriorDOF
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		m := stats.Mean(g)
+		if m <= 0 {
+			continue
+		}
+		for _, x := range g {
+			ss += (x/m - 1) * (x/m - 1)
+		}
+		dof += len(g) - 1
 	}
-	return tQuantile(dof) * rel * amp * p.PredictedRPS
+	return math.Sqrt(ss / float64(dof)), dof
 }
 
 // tQuantile is the two-sided intervalLevel quantile of Student's t with

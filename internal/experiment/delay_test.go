@@ -176,14 +176,31 @@ func TestPointInterval(t *testing.T) {
 }
 
 // The interval's width grows with the runs' spread and shrinks with
-// their number.
+// their number; with nothing measured twice it rests on the prior.
 func TestNoiseHalfWidth(t *testing.T) {
-	r := &Runner{}
-	narrow := r.noiseHalfWidth(&report.Point{PredictedRPS: 100, PredictedRuns: []float64{99, 100, 101, 100}}, nil)
-	wide := r.noiseHalfWidth(&report.Point{PredictedRPS: 100, PredictedRuns: []float64{90, 100, 110, 100}}, nil)
-	few := r.noiseHalfWidth(&report.Point{PredictedRPS: 100, PredictedRuns: []float64{99, 101}}, nil)
+	half := func(runs, base []float64) float64 {
+		r := &Runner{}
+		for _, b := range base {
+			r.base = append(r.base, &sample{res: &load.Result{Throughput: b}})
+		}
+		var samples []*sample
+		for _, x := range runs {
+			samples = append(samples, &sample{res: &load.Result{Throughput: x}})
+		}
+		return r.noiseHalfWidth(&report.Point{PredictedRPS: 200}, samples)
+	}
+	base := []float64{100, 101, 99, 100}
+	narrow := half([]float64{99, 100, 101, 100}, base)
+	wide := half([]float64{90, 100, 110, 100}, base)
+	few := half([]float64{99, 101}, base)
+	prior := half([]float64{100}, []float64{100})
 	if !(narrow > 0 && wide > narrow && few > narrow) {
 		t.Fatalf("half-widths: narrow %.2f, wide %.2f, two runs %.2f", narrow, wide, few)
+	}
+	// One run, one baseline run: the prior's 5%, t with 4 degrees of
+	// freedom, amplified 2x (200 predicted from 100 measured): about 43.
+	if prior < 35 || prior > 50 {
+		t.Fatalf("half-width from the prior alone %.2f, want about 43", prior)
 	}
 }
 
