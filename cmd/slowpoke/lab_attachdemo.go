@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -144,6 +145,24 @@ func (a *attachedDemo) stop() {
 			break
 		}
 	}
+	// A process of the demo that no pid file or port named (a service's
+	// child) may still hold a port for a moment after the script's group
+	// is killed: whatever runs the demo next would find it busy.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !attachedDemoPortsFree(); time.Sleep(50 * time.Millisecond) {
+	}
+}
+
+// attachedDemoPortsFree says whether the attached demo's ports
+// (18080-18083) can be listened on.
+func attachedDemoPortsFree() bool {
+	for port := 18080; port <= 18083; port++ {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			return false
+		}
+		l.Close()
+	}
+	return true
 }
 
 // answers asks the demo's entry for its home page.

@@ -27,6 +27,9 @@ func TestRankDemo(t *testing.T) {
 		t.Skip("starts the demo application")
 	}
 	bin := buildSlowpoke(t)
+	// The demo's ports: an attached demo of the test before may still
+	// be letting them go.
+	waitDemoPortsFree(t, time.Minute)
 	work := t.TempDir()
 	if err := os.Symlink(bin, filepath.Join(filepath.Dir(bin), emuName)); err != nil {
 		t.Fatal(err)
