@@ -299,16 +299,10 @@ func methodCell(q report.Point) string {
 		delay = "mix"
 	}
 	in := "-"
-	if q.TrueRuns != nil {
-		var mean float64
-		for _, v := range q.TrueRuns {
-			mean += v
-		}
-		if ok, has := q.Covers(mean / float64(len(q.TrueRuns))); has && ok {
-			in = "yes"
-		} else if has {
-			in = "no"
-		}
+	if covered, ok := q.CoversTruth(); ok && covered {
+		in = "yes"
+	} else if ok {
+		in = "no"
 	}
 	return fmt.Sprintf("%.0f (%s) %s, %s, %s", q.PredictedRPS, pctOrNA(q.ErrorPct), delay, pctOrNA(q.ErrorNominalPct), in)
 }

@@ -97,15 +97,9 @@ func RowOf(config, target, variant string, p report.Point) Row {
 	if p.Infeasible() {
 		row.PredictedRPS = 0
 	}
-	if len(p.TrueRuns) > 0 {
-		var sum float64
-		for _, v := range p.TrueRuns {
-			sum += v
-		}
-		row.TrueRPS = sum / float64(len(p.TrueRuns))
-		if in, ok := p.Covers(row.TrueRPS); ok {
-			row.Covered = &in
-		}
+	row.TrueRPS, _ = p.TrueMean()
+	if in, ok := p.CoversTruth(); ok {
+		row.Covered = &in
 	}
 	return row
 }

@@ -347,21 +347,34 @@ func (p *Point) Covers(v float64) (covered, ok bool) {
 	return v >= p.IntervalLowRPS && (p.IntervalHighRPS <= 0 || v <= p.IntervalHighRPS), true
 }
 
+// TrueMean is the mean of p's ground-truth runs, what its interval is
+// checked against; ok is false where it has none.
+func (p *Point) TrueMean() (mean float64, ok bool) {
+	if len(p.TrueRuns) == 0 {
+		return 0, false
+	}
+	for _, v := range p.TrueRuns {
+		mean += v
+	}
+	return mean / float64(len(p.TrueRuns)), true
+}
+
+// CoversTruth reports whether p's interval holds the mean of its truth;
+// ok is false where p has no truth or no interval.
+func (p *Point) CoversTruth() (covered, ok bool) {
+	mean, ok := p.TrueMean()
+	if !ok {
+		return false, false
+	}
+	return p.Covers(mean)
+}
+
 // CoverageOf counts how many of ps's points with a truth their interval
 // covers; nil where none has both.
 func CoverageOf(ps []Point) *Coverage {
 	var c Coverage
 	for i := range ps {
-		p := &ps[i]
-		if len(p.TrueRuns) == 0 {
-			continue
-		}
-		var mean float64
-		for _, v := range p.TrueRuns {
-			mean += v
-		}
-		mean /= float64(len(p.TrueRuns))
-		if in, ok := p.Covers(mean); ok {
+		if in, ok := ps[i].CoversTruth(); ok {
 			c.Points++
 			if in {
 				c.Covered++
