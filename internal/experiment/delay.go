@@ -4,7 +4,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/aclements/go-moremath/stats"
@@ -62,41 +61,42 @@ func (r *Runner) insertedDelay(s *sample, d time.Duration) inserted {
 		return in
 	}
 	in.services = map[string]float64{}
-	var busiest string
-	var most float64
-	for _, name := range slices.Sorted(maps.Keys(s.after)) {
+	for name := range s.after {
 		if name == r.opts.Target {
 			continue
 		}
-		v, ok := perReq(name)
-		if !ok {
-			continue
-		}
-		in.services[name] = v
-		// CPU per second of running: the service nearest to saturation
-		// while it ran is the one that bound the run.
-		_, cpu := s.delta(name)
-		if run := s.window - time.Duration(v*float64(n)*1e9); run > 0 {
-			if busy := float64(cpu) / float64(run); busiest == "" || busy > most {
-				busiest, most = name, busy
-			}
+		if v, ok := perReq(name); ok {
+			in.services[name] = v
 		}
 	}
 	if len(in.services) == 0 {
 		return in
 	}
 	in.counted = true
-	if r.d.Placement().SharedCores() || busiest == "" {
-		vals := make([]float64, 0, len(in.services))
-		for _, v := range in.services {
-			vals = append(vals, v)
-		}
-		in.measured = report.Median(vals)
-		in.by = "the shared cores (median of the paused services)"
+	if busiest := r.busiest(s, in.services, n); busiest != "" && !r.d.Placement().SharedCores() {
+		in.measured, in.by = in.services[busiest], busiest
 		return in
 	}
-	in.measured, in.by = in.services[busiest], busiest
+	in.measured = report.Median(slices.Collect(maps.Values(in.services)))
+	in.by = "the shared cores (median of the paused services)"
 	return in
+}
+
+// busiest is, of the paused services (each with its pause per request),
+// the one nearest to saturation while it ran in s's window, n requests:
+// the one that bound the run under dedicated placement; "" for none.
+func (r *Runner) busiest(s *sample, paused map[string]float64, n uint64) string {
+	var busiest string
+	var most float64
+	for _, name := range slices.Sorted(maps.Keys(paused)) {
+		_, cpu := s.delta(name)
+		if run := s.window - time.Duration(paused[name]*float64(n)*1e9); run > 0 {
+			if busy := float64(cpu) / float64(run); busiest == "" || busy > most {
+				busiest, most = name, busy
+			}
+		}
+	}
+	return busiest
 }
 
 // effectivePause is the pause a controller's counters say its services
@@ -154,8 +154,8 @@ func (r *Runner) predictWith(s *sample, delay float64, raw bool) (float64, error
 
 // delaySummary sets p's nominal and measured delays, the delay its
 // predictions used, and its prediction with the nominal delay beside it,
-// from the point's slowdown runs.
-func (r *Runner) delaySummary(p *report.Point, samples []*sample, d time.Duration) {
+// from the point's slowdown runs and what each inserted (ins).
+func (r *Runner) delaySummary(p *report.Point, samples []*sample, ins []inserted, d time.Duration) {
 	if d <= 0 || len(samples) == 0 {
 		return
 	}
@@ -163,8 +163,8 @@ func (r *Runner) delaySummary(p *report.Point, samples []*sample, d time.Duratio
 	perSvc := map[string][]float64{}
 	used := map[string]int{}
 	by := ""
-	for _, s := range samples {
-		in := r.insertedDelay(s, d)
+	for i, s := range samples {
+		in := ins[i]
 		p.DelayNominalUS = in.nominal * 1e6
 		if in.counted {
 			measured = append(measured, in.measured*1e6)
@@ -188,11 +188,7 @@ func (r *Runner) delaySummary(p *report.Point, samples []*sample, d time.Duratio
 			p.PausePerRequestUS[name] = report.Median(vs)
 		}
 	}
-	keys := make([]string, 0, len(used))
-	for k := range used {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(used))
 	p.DelayUsed = keys[0]
 	if len(keys) > 1 {
 		p.DelayUsed = report.DelayMixed
@@ -218,7 +214,7 @@ const assumedNoisePct = 5
 // to take in what the corrections might have got wrong, the prediction
 // with the other delay (nominal or measured) and without the overhead
 // correction.
-func (r *Runner) interval(p *report.Point, samples []*sample, d time.Duration, flags map[string]bool) {
+func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d time.Duration, flags map[string]bool) {
 	if p.Infeasible() {
 		p.Estimate = report.EstimateUnknown
 		return
@@ -228,8 +224,8 @@ func (r *Runner) interval(p *report.Point, samples []*sample, d time.Duration, f
 	lo, hi := pred-half, pred+half
 	if d > 0 {
 		var other, raw []float64
-		for _, s := range samples {
-			in := r.insertedDelay(s, d)
+		for i, s := range samples {
+			in := ins[i]
 			used, which := r.delayUsed(s, in)
 			alt := in.measured
 			if which == report.DelayMeasured {

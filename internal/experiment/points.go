@@ -411,7 +411,11 @@ func (r *Runner) point(d time.Duration, pr *pointRuns, truthRuns []*sample) repo
 	// pauses; with a group method the target's controller pauses them all.
 	group := r.method == pause.MethodCgroup || r.method == pause.MethodCores
 	p.PredictedRuns = r.predictions(pr.samples, d)
-	r.delaySummary(&p, pr.samples, d)
+	ins := make([]inserted, len(pr.samples))
+	for i, s := range pr.samples {
+		ins[i] = r.insertedDelay(s, d)
+	}
+	r.delaySummary(&p, pr.samples, ins, d)
 	flags[report.FlagInfeasible] = slices.Contains(p.PredictedRuns, 0)
 	t := r.tallyRuns(&p, pr.samples, group, flags)
 	r.summarizeRuns(&p, pr.samples, t, group, flags[report.FlagInfeasible])
@@ -429,7 +433,7 @@ func (r *Runner) point(d time.Duration, pr *pointRuns, truthRuns []*sample) repo
 	// less per request there (docs/notes/pause-methods.md). Long pauses
 	// narrow the gap without closing it.
 	flags[report.FlagSharedBound] = bound
-	r.interval(&p, pr.samples, d, flags)
+	r.interval(&p, pr.samples, ins, d, flags)
 	if truth != nil {
 		r.addTruth(&p, truth, truthRuns)
 	}
