@@ -154,15 +154,19 @@ func (a *attachedDemo) stop() {
 
 // attachedDemoPortsFree says whether the attached demo's ports
 // (18080-18083) can be listened on.
-func attachedDemoPortsFree() bool {
+func attachedDemoPortsFree() bool { return attachedDemoPortsBusy() == "" }
+
+// attachedDemoPortsBusy says why one of the attached demo's ports cannot
+// be listened on, "" where none is busy.
+func attachedDemoPortsBusy() string {
 	for port := 18080; port <= 18083; port++ {
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
-			return false
+			return err.Error()
 		}
 		l.Close()
 	}
-	return true
+	return ""
 }
 
 // answers asks the demo's entry for its home page.

@@ -4,12 +4,10 @@ package main
 
 import (
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,18 +73,8 @@ func TestRankAttached(t *testing.T) {
 // them would answer for this one's, whose services could not listen.
 func waitDemoPortsFree(t *testing.T, d time.Duration) {
 	t.Helper()
-	busy := func() string {
-		for port := 18080; port <= 18083; port++ {
-			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-			if err != nil {
-				return err.Error()
-			}
-			l.Close()
-		}
-		return ""
-	}
 	deadline := time.Now().Add(d)
-	for why := busy(); why != ""; why = busy() {
+	for why := attachedDemoPortsBusy(); why != ""; why = attachedDemoPortsBusy() {
 		if time.Now().After(deadline) {
 			t.Skipf("the attached demo's ports stayed busy for %v (another test's demo?): %s", d, why)
 		}
