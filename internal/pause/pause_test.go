@@ -69,6 +69,11 @@ func TestMain(m *testing.M) {
 			os.Exit(4)
 		}
 		h.Pause(d)
+		// Say "holding" once the holding thread has the core (it counts
+		// the hold as it goes), not when the hold was only asked for.
+		for deadline := time.Now().Add(2 * time.Second); h.Stats().Held == 0 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 		fmt.Println("holding")
 		time.Sleep(d)
 		fmt.Println("done")
