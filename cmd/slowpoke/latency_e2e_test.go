@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,10 +84,12 @@ func TestLatencyFanout(t *testing.T) {
 	if p.MeanDelayMS < p.ReductionUS/1e3 {
 		t.Errorf("mean inserted delay %.3fms, less than the reduction %.0fus", p.MeanDelayMS, p.ReductionUS)
 	}
-	// Direction only: the target's branch 50% cheaper makes requests
-	// faster than the baseline's.
-	if p.PredictedP50MS >= res.Baseline[0].P50MS {
-		t.Errorf("predicted p50 %.2fms, not below the baseline's %.2fms (true %.2fms)\nstdout:\n%s", p.PredictedP50MS, res.Baseline[0].P50MS, p.TrueP50MS, stdout.String())
+	// Near the truth, within the generous bound this test had before the
+	// tiers: the truth itself is only a few percent below the baseline
+	// here (2.35 against 2.45 ms in one run), so "below the baseline"
+	// was a direction within the noise, and failed once in three runs.
+	if e := (p.PredictedP50MS - p.TrueP50MS) / p.TrueP50MS; math.Abs(e) > 0.4 {
+		t.Errorf("predicted p50 %.2fms, true %.2fms: off by %.0f%%\nstdout:\n%s", p.PredictedP50MS, p.TrueP50MS, e*100, stdout.String())
 	}
 	// The cores' busy share of every kind of run, from /proc/stat.
 	for _, busy := range []float64{res.BaselineBusyPct, p.PredictedBusy, p.TrueBusy} {
