@@ -54,6 +54,7 @@ type pauser struct {
 	st      pauseStats    // counters since the last reset
 	owes    time.Duration // what the stops owe: asked, less clipped and forgiven, plus extensions
 	stopped bool
+	since   time.Time // when the running stop began, if stopped
 }
 
 func newPauser(max time.Duration, s stopper) *pauser {
@@ -210,7 +211,7 @@ func (p *pauser) stopOnce(wake *alarm, due time.Time) (halted, closed bool) {
 	// Independent hard cap: whatever happens to this loop, what is paused
 	// is continued once max has passed.
 	guard := time.AfterFunc(p.max, p.s.cont)
-	co := p.markStopped()
+	co := p.markStopped(start)
 	halted, closed = p.waitStopped(wake, start, &co)
 	wake.stop()
 	// The stop lasts until the continue is issued: the stopped threads
@@ -236,9 +237,9 @@ func (p *pauser) countLate(start, due time.Time) {
 // markStopped records that a stop has begun and returns what the
 // co-located processes and the paused peers have used so far, to extend
 // the stop by what they use during it.
-func (p *pauser) markStopped() coLocated {
+func (p *pauser) markStopped(start time.Time) coLocated {
 	p.mu.Lock()
-	p.stopped = true
+	p.stopped, p.since = true, start
 	co := coLocated{others: p.others, peers: p.corePeers}
 	p.mu.Unlock()
 	if co.others != nil {
@@ -385,10 +386,18 @@ type pauseStats struct {
 	busyOver time.Duration
 }
 
+// stats are the counters, the stop in progress counted as stopped so far:
+// a snapshot taken at a measurement window's edge, during a stop of tens
+// of milliseconds, then reads the pause the window received, not the
+// pause up to the last stop that ended.
 func (p *pauser) stats() pauseStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.st
+	st := p.st
+	if p.stopped {
+		st.actual += min(time.Since(p.since), p.max)
+	}
+	return st
 }
 
 func (p *pauser) reset() {

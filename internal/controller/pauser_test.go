@@ -106,3 +106,36 @@ func TestPeerExtension(t *testing.T) {
 		})
 	}
 }
+
+// A snapshot taken during a stop counts the stop so far: a measurement
+// window's edge that falls inside a stop of tens of milliseconds reads the
+// pause received up to the edge, not up to the last stop that ended.
+func TestStatsCountStopInProgress(t *testing.T) {
+	stopped := make(chan struct{}, 1)
+	p := newPauser(time.Second, signalStopper(func(stop bool) error {
+		if stop {
+			stopped <- struct{}{}
+		}
+		return nil
+	}))
+	defer p.Close()
+	p.Pause(400 * time.Millisecond)
+	<-stopped
+	time.Sleep(100 * time.Millisecond)
+	mid := p.stats()
+	if mid.pauses != 0 {
+		t.Fatalf("the stop ended early: %d pauses counted", mid.pauses)
+	}
+	// At least the 100 ms slept; at most the 400 ms asked (the stop has
+	// not ended).
+	if mid.actual < 100*time.Millisecond || mid.actual > 400*time.Millisecond {
+		t.Fatalf("mid-stop actual = %v, want between 100 ms and 400 ms", mid.actual)
+	}
+	p.Halt()
+	for p.stats().pauses == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if end := p.stats(); end.actual < mid.actual {
+		t.Fatalf("actual went back from %v to %v when the stop ended", mid.actual, end.actual)
+	}
+}

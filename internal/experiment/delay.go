@@ -48,7 +48,7 @@ func (r *Runner) insertedDelay(s *sample, d time.Duration) inserted {
 		if a == nil || b == nil {
 			return 0, false
 		}
-		return effectivePause(r.method, b, a).Seconds() / float64(n), true
+		return inWindow(effectivePause(r.method, b, a), b, a, s.window).Seconds() / float64(n), true
 	}
 	switch r.method {
 	case pause.MethodCores, pause.MethodCgroup:
@@ -116,6 +116,23 @@ func effectivePause(method pause.Method, b, a *wire.Stats) time.Duration {
 		return actual
 	}
 	return max(0, actual-time.Duration(a.PauseExtendedNS-b.PauseExtendedNS))
+}
+
+// inWindow is pause, read between the snapshots b and a, scaled to the
+// measurement window: the snapshots are taken just outside the window's
+// edges (before it opens, after it closes), and the process that takes
+// them shares cores with the paused services, so a hold or a stop in
+// progress at an edge can put tens of milliseconds between a snapshot and
+// its edge, a few percent of a window of seconds, which the model
+// amplifies by t_opt/t_vs. The pause's rate between the snapshots times
+// the window is what the window received. Snapshots without their times,
+// or whose span is implausibly far from the window, leave pause as read.
+func inWindow(pause time.Duration, b, a *wire.Stats, window time.Duration) time.Duration {
+	span := time.Duration(a.TakenUnixNS - b.TakenUnixNS)
+	if b.TakenUnixNS == 0 || a.TakenUnixNS == 0 || window <= 0 || span < window/2 || span > 2*window {
+		return pause
+	}
+	return time.Duration(float64(pause) * float64(window) / float64(span))
 }
 
 // delayUsed is the delay per request (seconds) that s's prediction takes

@@ -232,3 +232,29 @@ func TestEffectivePause(t *testing.T) {
 		})
 	}
 }
+
+// The pause read between snapshots taken just outside the window's edges
+// is scaled to the window by its rate between them.
+func TestInWindow(t *testing.T) {
+	const s = int64(time.Second)
+	tests := []struct {
+		name         string
+		pause        time.Duration
+		from, to     int64 // the snapshots' times
+		window, want time.Duration
+	}{
+		{"snapshots at the edges", 800 * time.Millisecond, 1 * s, 3 * s, 2 * time.Second, 800 * time.Millisecond},
+		{"snapshots 100 ms outside", 840 * time.Millisecond, 1 * s, 3*s + s/10, 2 * time.Second, 800 * time.Millisecond},
+		{"no times", 840 * time.Millisecond, 0, 0, 2 * time.Second, 840 * time.Millisecond},
+		{"span far from the window", 840 * time.Millisecond, 1 * s, 9 * s, 2 * time.Second, 840 * time.Millisecond},
+		{"no window", 840 * time.Millisecond, 1 * s, 3 * s, 0, 840 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := inWindow(tt.pause, &wire.Stats{TakenUnixNS: tt.from}, &wire.Stats{TakenUnixNS: tt.to}, tt.window)
+			if d := got - tt.want; d < -time.Microsecond || d > time.Microsecond {
+				t.Fatalf("inWindow = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
