@@ -275,3 +275,29 @@ func formatValue(k Kind, v float64) string {
 	}
 	return time.Duration(v * float64(time.Second)).String()
 }
+
+// DeployedBound is the most throughput a placement could reach with the
+// target's CPU per request cut by cut seconds, from what it measured:
+// tput requests per second, machine seconds of its cores' busy time per
+// request (everything on them), target seconds of the target's CPU per
+// request, on cores cores. It is the lesser of two limits: the cores'
+// capacity with the work that much smaller, cores/(machine-cut), and tput
+// scaled by the target's own time, tput*target/(target-cut), which no
+// resource's time per request can shrink by more than (where the target
+// binds, its time per request is at least its CPU). +Inf where neither
+// limits (the cut takes all of the target's CPU and the cores' capacity
+// is not known); 0 for inputs that say nothing.
+func DeployedBound(tput, machine, target, cut float64, cores int) float64 {
+	if !(tput > 0) || !(target > 0) || !(cut >= 0) || math.IsInf(tput, 0) {
+		return 0
+	}
+	cut = min(cut, target)
+	bound := math.Inf(1)
+	if cut < target {
+		bound = tput * target / (target - cut)
+	}
+	if cores > 0 && machine > cut {
+		bound = min(bound, float64(cores)/(machine-cut))
+	}
+	return max(bound, tput)
+}

@@ -233,3 +233,40 @@ func TestWithoutOverhead(t *testing.T) {
 		})
 	}
 }
+
+func TestDeployedBound(t *testing.T) {
+	const us = 1e-6
+	tests := []struct {
+		name               string
+		tput, machine, tgt float64
+		cut                float64
+		cores              int
+		want               float64
+	}{
+		// 1000 req/s on 2 cores spending 2000 µs per request: saturated.
+		// The target's 800 µs cut by 400: the cores allow 2/1600 µs.
+		{"cores bind", 1000, 2000 * us, 800 * us, 400 * us, 2, 1250},
+		// Half busy (1000 µs of 2 cores at 1000 req/s): the cores allow
+		// 2/600 µs, the target's own time 1000*800/400.
+		{"target's time binds", 1000, 1000 * us, 800 * us, 400 * us, 2, 2000},
+		{"no cut", 1000, 2000 * us, 800 * us, 0, 2, 1000},
+		{"cut takes all of the target, cores unknown", 1000, 0, 800 * us, 900 * us, 0, math.Inf(1)},
+		{"cut takes all of the target, cores known", 1000, 2000 * us, 800 * us, 900 * us, 2, 2 / (1200 * us)},
+		{"no throughput", 0, 2000 * us, 800 * us, 400 * us, 2, 0},
+		{"no target CPU", 1000, 2000 * us, 0, 400 * us, 2, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := DeployedBound(tt.tput, tt.machine, tt.tgt, tt.cut, tt.cores)
+			if math.IsInf(tt.want, 1) {
+				if !math.IsInf(got, 1) {
+					t.Fatalf("DeployedBound = %v, want +Inf", got)
+				}
+				return
+			}
+			if math.Abs(got-tt.want) > 1e-6*max(1, tt.want) {
+				t.Fatalf("DeployedBound = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

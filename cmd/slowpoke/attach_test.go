@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,9 +66,17 @@ func TestAttachPredict(t *testing.T) {
 	}
 	var res struct {
 		Baseline struct{ RPS float64 } `json:"baseline"`
-		Points   []struct {
+		Deployed struct {
+			RPS float64 `json:"rps"`
+			CPU *struct {
+				ServicesUS map[string]float64 `json:"services_us"`
+				MachineUS  float64            `json:"machine_us"`
+			} `json:"cpu"`
+		} `json:"deployed_baseline"`
+		Points []struct {
 			ReductionPct float64 `json:"reduction_pct"`
 			PredictedRPS float64 `json:"predicted_rps"`
+			BoundRPS     float64 `json:"deployed_bound_rps"`
 		} `json:"points"`
 	}
 	if b, err := os.ReadFile(filepath.Join(out, "results.json")); err != nil {
@@ -82,6 +91,22 @@ func TestAttachPredict(t *testing.T) {
 	// bottleneck's cost must predict clearly more than the baseline.
 	if p := res.Points[1]; p.PredictedRPS < 1.2*res.Baseline.RPS {
 		t.Errorf("50%%: predicted %.0f req/s, baseline %.0f: no speedup seen", p.PredictedRPS, res.Baseline.RPS)
+	}
+	// As deployed, before slowpoke pinned anything: every service's CPU
+	// per request read, cart's the largest (it is the demo's
+	// bottleneck), and the 50% point's bound above the deployed
+	// throughput, the 0% point's at it.
+	if c := res.Deployed.CPU; c == nil || len(c.ServicesUS) != 4 || c.MachineUS <= 0 {
+		t.Errorf("deployed CPU use: %+v", c)
+	} else {
+		for name, us := range c.ServicesUS {
+			if us <= 0 || name != "cart" && us >= c.ServicesUS["cart"] {
+				t.Errorf("deployed CPU per request %v: %s's is not below cart's", c.ServicesUS, name)
+			}
+		}
+	}
+	if p0, p50 := res.Points[0], res.Points[1]; p50.BoundRPS <= res.Deployed.RPS || math.Abs(p0.BoundRPS/res.Deployed.RPS-1) > 1e-9 {
+		t.Errorf("deployed %.0f req/s, bounds at 0%% and 50%%: %.0f, %.0f", res.Deployed.RPS, p0.BoundRPS, p50.BoundRPS)
 	}
 	a.checkAsBefore(t, "after predict")
 	checkNoFrozenCgroups(t, cmd.Process.Pid)

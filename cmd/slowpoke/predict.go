@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/attach"
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
@@ -192,12 +193,35 @@ func measureAsDeployed(s *spec.Spec, c predictConfig) (*report.Baseline, error) 
 	fmt.Fprintf(os.Stderr, "measuring %q as it runs, before slowpoke places anything (%d runs)\n", s.Name, deployedRuns)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	b, err := experiment.MeasureAsDeployed(ctx, s, c.conns, c.warmup, c.duration, deployedRuns)
+	b, err := experiment.MeasureAsDeployed(ctx, s, c.conns, c.warmup, c.duration, deployedRuns, attachedCPU(s))
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(os.Stderr, "as deployed: %.0f req/s (runs %.0f)\n", b.RPS, b.Runs)
+	fmt.Fprintf(os.Stderr, "as deployed: %.0f req/s (runs %.0f)", b.RPS, b.Runs)
+	if u := b.CPU; u != nil {
+		fmt.Fprintf(os.Stderr, ", its %d cores %.0f%% busy, %s %.0f µs of CPU per request", u.Cores, u.BusyPct, c.target, u.ServicesUS[c.target])
+	}
+	fmt.Fprintln(os.Stderr)
 	return b, nil
+}
+
+// attachedCPU reads the CPU time so far of each attached service of s,
+// its processes' and their children's; a service whose processes cannot
+// be found is left out.
+func attachedCPU(s *spec.Spec) func() map[string]time.Duration {
+	counters := map[string]*attach.CPUCounter{}
+	for _, svc := range s.Services {
+		counters[svc.Name] = &attach.CPUCounter{}
+	}
+	return func() map[string]time.Duration {
+		out := map[string]time.Duration{}
+		for _, svc := range s.Services {
+			if t, err := counters[svc.Name].ReadAttached(svc.Attach); err == nil {
+				out[svc.Name] = t
+			}
+		}
+		return out
+	}
 }
 
 // writeOutputs writes a prediction's results.json, plots and report.html,

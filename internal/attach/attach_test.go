@@ -556,3 +556,32 @@ func TestMembersRelist(t *testing.T) {
 		t.Errorf("members %v after %v: want the child born since, %d", got, relistEvery, born)
 	}
 }
+
+// An attached service's CPU time counts its children's and grows as they
+// work.
+func TestReadAttached(t *testing.T) {
+	h := startHelper(t)
+	h.fork(t)
+	var c CPUCounter
+	a := &spec.Attach{Port: h.port}
+	first, err := c.ReadAttached(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := Tree([]int{h.pid()})
+	if len(pids) < 2 {
+		t.Fatalf("the helper's tree %v has no child", pids)
+	}
+	var sum time.Duration
+	for _, pid := range pids {
+		if ct, err := proc.CPUClock(pid); err == nil {
+			sum += ct
+		}
+	}
+	if first <= 0 || first > sum {
+		t.Fatalf("first read %v, want positive and at most the tree's %v read after it", first, sum)
+	}
+	if _, err := c.ReadAttached(&spec.Attach{Port: freePort(t)}); err == nil {
+		t.Fatal("a port nobody listens on: no error")
+	}
+}

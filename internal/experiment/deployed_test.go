@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 )
@@ -38,15 +40,29 @@ workload:
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := MeasureAsDeployed(context.Background(), s, 0, 0, 0, 2)
+	// The service is this process: its CPU clock.
+	cpu := func() map[string]time.Duration {
+		c, err := proc.CPUClock(os.Getpid())
+		if err != nil {
+			t.Error(err)
+		}
+		return map[string]time.Duration{"front": c}
+	}
+	b, err := MeasureAsDeployed(context.Background(), s, 0, 0, 0, 2, cpu)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(b.Runs) != 2 || b.RPS <= 0 || served.Load() == 0 {
 		t.Fatalf("baseline %+v after %d requests served", b, served.Load())
 	}
+	if c := b.CPU; c == nil || c.ServicesUS["front"] <= 0 || c.MachineUS <= 0 || c.BusyPct <= 0 || c.BusyPct > 100 || c.Cores < 1 {
+		t.Fatalf("CPU use %+v", b.CPU)
+	}
+	if b2, err := MeasureAsDeployed(context.Background(), s, 0, 0, 0, 1, nil); err != nil || b2.CPU != nil {
+		t.Fatalf("without a CPU reader: %+v, %v", b2, err)
+	}
 	srv.Close()
-	if _, err := MeasureAsDeployed(context.Background(), s, 0, 10*time.Millisecond, 50*time.Millisecond, 1); err == nil || !strings.Contains(err.Error(), "as it runs") {
+	if _, err := MeasureAsDeployed(context.Background(), s, 0, 10*time.Millisecond, 50*time.Millisecond, 1, nil); err == nil || !strings.Contains(err.Error(), "as it runs") {
 		t.Fatalf("a stopped application: %v", err)
 	}
 }

@@ -551,6 +551,7 @@ func (r *Runner) summarize(out *report.Results, points []*measuredPoint) {
 	out.Coverage = report.CoverageOf(out.Points)
 	if d := r.opts.AsDeployed; d != nil {
 		out.DeployedBaseline = d
+		r.deployedBounds(out)
 		if w, changed := placementChanged(*d, out.Baseline); changed {
 			r.progress("warning: %s", w)
 			out.Warnings = append(out.Warnings, w)

@@ -41,6 +41,25 @@ func CoresIdle(cpus []int) time.Duration {
 	return time.Duration(ticks) * time.Second / clockTick
 }
 
+// OnlineCPUs is every CPU /proc/stat counts (the online ones), whether or
+// not this process may run on it; nil when it cannot be read.
+func OnlineCPUs() []int {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var cpus []int
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, _, _ := strings.Cut(sc.Text(), " ")
+		if n, err := strconv.Atoi(strings.TrimPrefix(name, "cpu")); err == nil && strings.HasPrefix(name, "cpu") {
+			cpus = append(cpus, n)
+		}
+	}
+	return cpus
+}
+
 // CPUClock reads the CPU time process pid has used so far, all its
 // threads, from its CPU clock (clock_gettime), which is exact where
 // /proc/PID/stat counts in ticks.

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -50,5 +51,16 @@ func TestCPUClock(t *testing.T) {
 	}
 	if _, err := CPUClock(0); err == nil {
 		t.Fatal("a clock for no process")
+	}
+}
+
+func TestOnlineCPUs(t *testing.T) {
+	cpus := OnlineCPUs()
+	if len(cpus) == 0 {
+		t.Fatal("no CPU found in /proc/stat")
+	}
+	// This process runs on some of them.
+	if len(cpus) < runtime.NumCPU() {
+		t.Fatalf("OnlineCPUs = %v, fewer than the %d this process may use", cpus, runtime.NumCPU())
 	}
 }

@@ -546,6 +546,9 @@ func resultsHeadline(r *Results) (string, []string) {
 	} else {
 		headline = gainHeadline(r, target, p)
 	}
+	if note := DeployedNote(r); note != "" {
+		notes = append(notes, note)
+	}
 	if len(p.Flags) > 0 {
 		notes = append(notes, fmt.Sprintf("That point is flagged (%s): read the flags below before trusting it.", strings.Join(p.Flags, ", ")))
 	}

@@ -18,8 +18,10 @@ import (
 
 // Version is the results schema version written by this package. 2 added
 // each point's inserted delays (delay_*), its prediction with the nominal
-// delay, its 90% interval and estimate (docs/results.md, "Changes").
-const Version = 2
+// delay, its 90% interval and estimate; 3 the deployed baseline's CPU
+// use and each point's bound for the deployed placement (docs/results.md,
+// "Changes").
+const Version = 3
 
 // Kinds of experiment.
 const (
@@ -182,6 +184,23 @@ type Baseline struct {
 	// SharedIdlePct is the share of time the cores of the non-target
 	// services were idle during the window (median over runs).
 	SharedIdlePct float64 `json:"shared_idle_pct"`
+	// CPU is where the CPU went per request over the runs' windows; set
+	// on the deployed baseline, absent elsewhere. Version 3.
+	CPU *CPUUse `json:"cpu,omitempty"`
+}
+
+// CPUUse is where a baseline's CPU went, per completed request, over its
+// runs' measurement windows.
+type CPUUse struct {
+	// ServicesUS is each service's CPU time (its processes, their
+	// children included), µs per request.
+	ServicesUS map[string]float64 `json:"services_us"`
+	// MachineUS is the busy time of all the machine's cores, µs per
+	// request: the services', the load generator's and anything else's.
+	MachineUS float64 `json:"machine_us"`
+	// BusyPct is how busy the machine's Cores were, % of their time.
+	BusyPct float64 `json:"busy_pct"`
+	Cores   int     `json:"cores"`
 }
 
 // Point is the prediction (and, for validate, the truth) for one reduction
@@ -321,6 +340,14 @@ type Point struct {
 	// optimized system does at least this) or EstimateUnknown
 	// (infeasible).
 	Estimate string `json:"estimate,omitempty"`
+	// DeployedBoundRPS is, where the application was measured as it ran
+	// (deployed_baseline with its cpu), the most throughput that
+	// placement could reach with the target this much cheaper: its
+	// cores' capacity with the work that much smaller, or its throughput
+	// scaled by the target's own CPU, whichever is less
+	// (model.DeployedBound). Absent otherwise, and where neither limits.
+	// Version 3.
+	DeployedBoundRPS float64 `json:"deployed_bound_rps,omitempty"`
 }
 
 // Coverage is how often the points' 90% intervals held the truth: the
@@ -523,6 +550,11 @@ func (r *Results) clone() *Results {
 	if r.DeployedBaseline != nil {
 		db := *r.DeployedBaseline
 		db.Runs = cloneList(db.Runs)
+		if db.CPU != nil {
+			u := *db.CPU
+			u.ServicesUS = maps.Clone(u.ServicesUS)
+			db.CPU = &u
+		}
 		c.DeployedBaseline = &db
 	}
 	if r.Coverage != nil {

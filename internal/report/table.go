@@ -161,6 +161,9 @@ func writeTableFooter(w io.Writer, r *Results, levelled []string) {
 	if r.Plateau != nil {
 		fmt.Fprintf(w, "\n%s.\n", upperFirst(r.Plateau.Describe()))
 	}
+	if note := DeployedNote(r); note != "" {
+		fmt.Fprintf(w, "\n%s\n", note)
+	}
 	if hasDelays(r) {
 		fmt.Fprintln(w, "\ndelay asked/got: pause per request the model asks of the other services (d·c1/q1) and what the pauses inserted, in brackets the one the prediction took off; corr.: what the pauses' own cost was corrected by, per request (docs/results.md)")
 	}

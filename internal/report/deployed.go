@@ -1,0 +1,61 @@
+package report
+
+import "fmt"
+
+// deployedGainWorthPct is the gain (%) in the user's placement that a
+// prediction of little or no gain must not hide: where the bound allows
+// more, DeployedNote says so.
+const deployedGainWorthPct = 10
+
+// DeployedNote says, for results with a deployed baseline whose CPU use
+// was measured, what the user's own placement allows at the largest
+// reduction with a bound: how busy its cores were, the target's share of
+// the CPU spent per request, the most throughput that reduction could
+// reach there, and, where slowpoke's prediction shows a small gain that
+// the bound does not rule out as large, that the answer is for slowpoke's
+// placement and must be checked in the user's. "" where there is nothing
+// to say.
+func DeployedNote(r *Results) string {
+	d := r.DeployedBaseline
+	if d == nil || d.CPU == nil || d.RPS <= 0 {
+		return ""
+	}
+	ps := sortedPoints(r)
+	var p *Point
+	for j := len(ps) - 1; j >= 0; j-- {
+		if ps[j].DeployedBoundRPS > 0 {
+			p = &ps[j]
+			break
+		}
+	}
+	if p == nil {
+		return ""
+	}
+	c := d.CPU
+	var total float64
+	for _, v := range c.ServicesUS {
+		total += v
+	}
+	target := c.ServicesUS[r.Target]
+	if total <= 0 || target <= 0 {
+		return ""
+	}
+	boundGain := (p.DeployedBoundRPS/d.RPS - 1) * 100
+	note := fmt.Sprintf("As deployed (before slowpoke placed anything), the application ran at %s req/s with its %d cores %.0f%% busy, and %s took %.0f%% of the CPU its services spent per request (%.0f of %.0f µs): "+
+		"%s%% less CPU per call could raise that to at most %s req/s (%+.0f%%), reached where the cores bind.",
+		rps(d.RPS), c.Cores, c.BusyPct, r.Target, 100*target/total, target, total,
+		trimFloat(p.ReductionPct), rps(p.DeployedBoundRPS), boundGain)
+	if r.Baseline.RPS <= 0 || p.Infeasible() {
+		return note
+	}
+	high := p.PredictedRPS
+	if p.IntervalHighRPS > 0 {
+		high = p.IntervalHighRPS
+	}
+	predGain := (high/r.Baseline.RPS - 1) * 100
+	if boundGain > deployedGainWorthPct && predGain < deployedGainWorthPct {
+		note += fmt.Sprintf(" slowpoke's prediction (at most %+.0f%% at that point) is for its own placement, where another resource may bind: it does not rule out a gain of up to %+.0f%% in yours. Check it there before deciding against the optimization.",
+			predGain, boundGain)
+	}
+	return note
+}
