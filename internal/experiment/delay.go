@@ -162,7 +162,11 @@ func (r *Runner) delayUsed(s *sample, in inserted) (float64, string) {
 // request taken off its throughput, its rounds' own overhead removed
 // first unless raw.
 func (r *Runner) predictWith(s *sample, delay float64, raw bool) (float64, error) {
-	tvs := s.res.Throughput
+	return r.predictFrom(s, s.res.Throughput, delay, raw)
+}
+
+// predictFrom is predictWith with tvs in place of s's throughput.
+func (r *Runner) predictFrom(s *sample, tvs, delay float64, raw bool) (float64, error) {
 	if !raw {
 		tvs = model.WithoutOverhead(tvs, r.roundOverhead(s), r.targetDemand(s))
 	}
@@ -230,7 +234,8 @@ const assumedNoisePct = 5
 // a single run the baseline's run-to-run noise amplified by it), widened
 // to take in what the corrections might have got wrong, the prediction
 // with the other delay (nominal or measured) and without the overhead
-// correction.
+// correction, and where the paused services bound the runs, what their
+// cores lost to idling outside the pauses (idleFree).
 func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d time.Duration, flags map[string]bool) {
 	if p.Infeasible() {
 		p.Estimate = report.EstimateUnknown
@@ -240,10 +245,15 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 	half := r.noiseHalfWidth(p, samples)
 	lo, hi := pred-half, pred+half
 	if d > 0 {
-		var other, raw []float64
+		var other, raw, busy []float64
 		for i, s := range samples {
 			in := ins[i]
 			used, which := r.delayUsed(s, in)
+			if which == report.DelayMeasured {
+				if v, err := r.predictFrom(s, r.idleFree(s), used, false); err == nil {
+					busy = append(busy, v)
+				}
+			}
 			alt := in.measured
 			if which == report.DelayMeasured {
 				alt = in.nominal
@@ -257,7 +267,7 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 				raw = append(raw, v)
 			}
 		}
-		for _, xs := range [][]float64{other, raw} {
+		for _, xs := range [][]float64{other, raw, busy} {
 			if len(xs) > 0 {
 				v := report.Median(xs)
 				lo, hi = min(lo, v), max(hi, v)
@@ -271,6 +281,29 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 		// optimized system does at least this, and possibly much more.
 		p.Estimate, p.IntervalHighRPS = report.EstimateLowerBound, 0
 	}
+}
+
+// idleFree is the throughput s would have measured had the paused
+// services' cores never idled outside the holds: where they bound the run
+// (the paused services set its pace), an idle moment outside a hold is
+// capacity that the stopping and starting lost (a hold ends, and the
+// requests it held back are still on their way), which the optimized
+// system does not lose. It is an upper end for the run, not a
+// correction: where the target set part of the pace, the cores idled
+// waiting for it, as they would in the optimized system. Read with the
+// cores method under shared placement only (the holds are busy time
+// there, so idle time is outside them); s's throughput otherwise.
+func (r *Runner) idleFree(s *sample) float64 {
+	tvs := s.res.Throughput
+	pl := r.d.Placement()
+	if r.method != pause.MethodCores || !pl.SharedCores() || s.window <= 0 || s.idle <= 0 {
+		return tvs
+	}
+	avail := s.window*time.Duration(len(pl.PausedCPUs())) - r.held(s)
+	if avail <= 0 || s.idle >= avail {
+		return tvs
+	}
+	return tvs * float64(avail) / float64(avail-s.idle)
 }
 
 // noiseHalfWidth is the half-width (req/s) of the 90% interval of p's

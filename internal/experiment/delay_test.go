@@ -258,3 +258,50 @@ func TestInWindow(t *testing.T) {
 		})
 	}
 }
+
+// Where the paused services bound the runs, the interval's high end takes
+// in the prediction had their cores never idled outside the holds; where
+// the target bound them, idle cores were waiting for it, and it does not.
+func TestIntervalIdleFree(t *testing.T) {
+	const d = 400 * time.Microsecond
+	for _, tt := range []struct {
+		name       string
+		targetBusy float64
+		idle       time.Duration
+		want       bool // the high end is the idle-free prediction
+	}{
+		{"others bound, idle", 0.6, 100 * time.Millisecond, true},
+		{"target bound, idle", 0.97, 100 * time.Millisecond, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Runner{
+				prof:   &profile{c1: 1, q1: 1, u1: time.Millisecond},
+				d:      placed{pl: backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}}},
+				method: pause.MethodCores,
+				opts:   Options{Target: "t"},
+			}
+			for range 4 {
+				r.base = append(r.base, &sample{res: &load.Result{Throughput: 500, Completed: 500}, window: time.Second})
+			}
+			// 240 ms held of the 1 s window, 100 ms idle of the 760 ms
+			// left: the run had 660 ms of its core, and could have had 760.
+			s := delaySample(tt.targetBusy, map[string]time.Duration{"t": 240 * time.Millisecond}, nil)
+			s.after["t"].PauseHeldCPUNS = int64(240 * time.Millisecond)
+			s.after["t"].Service, s.before["t"].Service = "t", "t"
+			s.idle = tt.idle
+			free := r.idleFree(s)
+			if want := 500 * 760.0 / 660; math.Abs(free-want) > 1e-6*want {
+				t.Fatalf("idleFree = %.2f, want %.2f", free, want)
+			}
+			p := r.point(d, &pointRuns{sd: *s.slowdown, samples: []*sample{s}}, nil)
+			upper, err := r.predictFrom(s, free, 480e-6, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := math.Abs(p.IntervalHighRPS-upper) < 1e-6*upper; got != tt.want {
+				t.Errorf("interval [%.1f, %.1f], prediction %.1f, idle-free %.1f: high end is the idle-free one %v, want %v",
+					p.IntervalLowRPS, p.IntervalHighRPS, p.PredictedRPS, upper, got, tt.want)
+			}
+		})
+	}
+}
