@@ -287,6 +287,12 @@ func formatValue(k Kind, v float64) string {
 // binds, its time per request is at least its CPU). +Inf where neither
 // limits (the cut takes all of the target's CPU and the cores' capacity
 // is not known); 0 for inputs that say nothing.
+//
+// It assumes that every busy moment of the cores competes with the
+// application (work on them that does not makes machine too large and the
+// bound too low), and that the target binds, if it does, as a whole: a
+// single thread of it binding on less than its total CPU can gain more
+// from the same cut.
 func DeployedBound(tput, machine, target, cut float64, cores int) float64 {
 	if !(tput > 0) || !(target > 0) || !(cut >= 0) || math.IsInf(tput, 0) {
 		return 0

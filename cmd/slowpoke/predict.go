@@ -199,7 +199,10 @@ func measureAsDeployed(s *spec.Spec, c predictConfig) (*report.Baseline, error) 
 	}
 	fmt.Fprintf(os.Stderr, "as deployed: %.0f req/s (runs %.0f)", b.RPS, b.Runs)
 	if u := b.CPU; u != nil {
-		fmt.Fprintf(os.Stderr, ", its %d cores %.0f%% busy, %s %.0f µs of CPU per request", u.Cores, u.BusyPct, c.target, u.ServicesUS[c.target])
+		fmt.Fprintf(os.Stderr, ", the machine's %d cores %.0f%% busy", u.Cores, u.BusyPct)
+		if us, ok := u.ServicesUS[c.target]; ok {
+			fmt.Fprintf(os.Stderr, ", %s %.0f µs of CPU per request", c.target, us)
+		}
 	}
 	fmt.Fprintln(os.Stderr)
 	return b, nil

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
@@ -291,19 +290,4 @@ func Tree(roots []int) []int {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// ReadAttached reads into c the CPU time of the processes a spec's attach
-// section names and of every live process descending from them, and
-// returns c's sum (CPUCounter.Read: what a process that has ended used
-// stays counted).
-func (c *CPUCounter) ReadAttached(a *spec.Attach) (time.Duration, error) {
-	roots, err := Find(a)
-	if err != nil {
-		return 0, err
-	}
-	return c.Read(Tree(roots), func(pid int) time.Duration {
-		t, _ := proc.CPUClock(pid)
-		return t
-	}), nil
 }

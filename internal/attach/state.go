@@ -16,6 +16,7 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/internal/threads"
 )
 
@@ -579,4 +580,19 @@ func (c *CPUCounter) Read(pids []int, clock func(pid int) time.Duration) time.Du
 	}
 	c.last, c.next = now, c.last
 	return c.total
+}
+
+// ReadAttached reads into c the CPU time of the processes a spec's attach
+// section names and of every live process descending from them, and
+// returns c's sum (CPUCounter.Read: what a process that has ended used
+// stays counted).
+func (c *CPUCounter) ReadAttached(a *spec.Attach) (time.Duration, error) {
+	roots, err := Find(a)
+	if err != nil {
+		return 0, err
+	}
+	return c.Read(Tree(roots), func(pid int) time.Duration {
+		t, _ := proc.CPUClock(pid)
+		return t
+	}), nil
 }

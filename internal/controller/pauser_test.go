@@ -121,6 +121,13 @@ func TestStatsCountStopInProgress(t *testing.T) {
 	defer p.Close()
 	p.Pause(400 * time.Millisecond)
 	<-stopped
+	// The stop counts as begun once the pauser has marked it.
+	for deadline := time.Now().Add(time.Second); p.stats().actual == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("a stop in progress is not counted")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	time.Sleep(100 * time.Millisecond)
 	mid := p.stats()
 	if mid.pauses != 0 {

@@ -784,14 +784,16 @@ func (c *Controller) Stats() *wire.Stats {
 	st.AgentConnected = connected
 	st.CPUNS = c.serviceCPU()
 	st.ControllerCPUNS = int64(selfCPU())
-	st.TakenUnixNS = time.Now().UnixNano()
 	ps := c.pauser.stats()
+	// When the pause counters were read (see wire.Stats.TakenUnixNS).
+	st.TakenUnixNS = time.Now().UnixNano()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// The target never pauses itself: with a group method, its pause
 	// counters are those of the loop that pauses the others.
 	if c.grp != nil {
 		ps = c.grp.stats()
+		st.TakenUnixNS = time.Now().UnixNano()
 	} else if c.grpLast != nil {
 		ps = *c.grpLast
 	}

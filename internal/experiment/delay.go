@@ -126,10 +126,11 @@ func effectivePause(method pause.Method, b, a *wire.Stats) time.Duration {
 // its edge, a few percent of a window of seconds, which the model
 // amplifies by t_opt/t_vs. The pause's rate between the snapshots times
 // the window is what the window received. Snapshots without their times,
-// or whose span is implausibly far from the window, leave pause as read.
+// or whose span is shorter than the window or more than twice it (a clock
+// that stepped), leave pause as read.
 func inWindow(pause time.Duration, b, a *wire.Stats, window time.Duration) time.Duration {
 	span := time.Duration(a.TakenUnixNS - b.TakenUnixNS)
-	if b.TakenUnixNS == 0 || a.TakenUnixNS == 0 || window <= 0 || span < window/2 || span > 2*window {
+	if b.TakenUnixNS == 0 || a.TakenUnixNS == 0 || window <= 0 || span < window || span > 2*window {
 		return pause
 	}
 	return time.Duration(float64(pause) * float64(window) / float64(span))
@@ -288,7 +289,10 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 // (the paused services set its pace), an idle moment outside a hold is
 // capacity that the stopping and starting lost (a hold ends, and the
 // requests it held back are still on their way), which the optimized
-// system does not lose. It is an upper end for the run, not a
+// system does not lose. Their time per request, k cores over the window,
+// is their work, the holds and the idle time; without the idle time it
+// is shorter by idle/n, so the throughput is larger by
+// k·window/(k·window - idle). It is an upper end for the run, not a
 // correction: where the target set part of the pace, the cores idled
 // waiting for it, as they would in the optimized system. Read with the
 // cores method under shared placement only (the holds are busy time
@@ -299,11 +303,11 @@ func (r *Runner) idleFree(s *sample) float64 {
 	if r.method != pause.MethodCores || !pl.SharedCores() || s.window <= 0 || s.idle <= 0 {
 		return tvs
 	}
-	avail := s.window*time.Duration(len(pl.PausedCPUs())) - r.held(s)
-	if avail <= 0 || s.idle >= avail {
+	all := s.window * time.Duration(len(pl.PausedCPUs()))
+	if s.idle >= all {
 		return tvs
 	}
-	return tvs * float64(avail) / float64(avail-s.idle)
+	return tvs * float64(all) / float64(all-s.idle)
 }
 
 // noiseHalfWidth is the half-width (req/s) of the 90% interval of p's

@@ -245,6 +245,7 @@ func TestInWindow(t *testing.T) {
 	}{
 		{"snapshots at the edges", 800 * time.Millisecond, 1 * s, 3 * s, 2 * time.Second, 800 * time.Millisecond},
 		{"snapshots 100 ms outside", 840 * time.Millisecond, 1 * s, 3*s + s/10, 2 * time.Second, 800 * time.Millisecond},
+		{"span shorter than the window", 840 * time.Millisecond, 1 * s, 2 * s, 2 * time.Second, 840 * time.Millisecond},
 		{"no times", 840 * time.Millisecond, 0, 0, 2 * time.Second, 840 * time.Millisecond},
 		{"span far from the window", 840 * time.Millisecond, 1 * s, 9 * s, 2 * time.Second, 840 * time.Millisecond},
 		{"no window", 840 * time.Millisecond, 1 * s, 3 * s, 0, 840 * time.Millisecond},
@@ -283,14 +284,14 @@ func TestIntervalIdleFree(t *testing.T) {
 			for range 4 {
 				r.base = append(r.base, &sample{res: &load.Result{Throughput: 500, Completed: 500}, window: time.Second})
 			}
-			// 240 ms held of the 1 s window, 100 ms idle of the 760 ms
-			// left: the run had 660 ms of its core, and could have had 760.
+			// 240 ms held of the 1 s window, 100 ms idle: without the
+			// idle time, the core's 1 s per 500 requests shrinks by 100 ms.
 			s := delaySample(tt.targetBusy, map[string]time.Duration{"t": 240 * time.Millisecond}, nil)
 			s.after["t"].PauseHeldCPUNS = int64(240 * time.Millisecond)
 			s.after["t"].Service, s.before["t"].Service = "t", "t"
 			s.idle = tt.idle
 			free := r.idleFree(s)
-			if want := 500 * 760.0 / 660; math.Abs(free-want) > 1e-6*want {
+			if want := 500 * 1000.0 / 900; math.Abs(free-want) > 1e-6*want {
 				t.Fatalf("idleFree = %.2f, want %.2f", free, want)
 			}
 			p := r.point(d, &pointRuns{sd: *s.slowdown, samples: []*sample{s}}, nil)

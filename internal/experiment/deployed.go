@@ -36,7 +36,7 @@ func MeasureAsDeployed(ctx context.Context, s *spec.Spec, connections int, warmu
 	for range max(1, runs) {
 		opts := []load.Option{load.WithConnections(connections), load.WithWarmup(warmup), load.WithDuration(duration)}
 		if cpu != nil {
-			opts = append(opts, load.WithWindowHooks(func() { use.start(cpu) }, func() { use.end(cpu) }))
+			opts = append(opts, load.WithWindowHooks(func() { use.start(cpu) }, func() { use.ended(cpu) }))
 		}
 		res, err := load.RunClosed(ctx, mix, opts...)
 		if err != nil {
@@ -45,7 +45,7 @@ func MeasureAsDeployed(ctx context.Context, s *spec.Spec, connections int, warmu
 		if res.Completed == 0 {
 			return nil, fmt.Errorf("measure %q as it runs: no request completed (%d errors, %d non-2xx): is it running at %s?", s.Name, res.Errors, res.Non2xx, s.Entry)
 		}
-		use.completed += res.Completed
+		use.add(res.Completed + res.Non2xx)
 		b.Runs = append(b.Runs, res.Throughput)
 		b.Errors += res.Errors
 		b.Non2xx += res.Non2xx
@@ -61,16 +61,20 @@ func MeasureAsDeployed(ctx context.Context, s *spec.Spec, connections int, warmu
 	return &b, nil
 }
 
-// cpuUse adds up, over measurement windows, the services' CPU time, the
-// machine's idle time and the windows' length.
+// cpuUse adds up, over measurement windows, each service's CPU time per
+// request and the machine's idle time.
 type cpuUse struct {
-	services  map[string]time.Duration
-	idle      time.Duration
-	window    time.Duration
-	completed uint64
+	services map[string]float64 // CPU seconds, scaled to the windows
+	served   map[string]uint64  // requests of the windows each service was read over
+	idle     time.Duration
+	window   time.Duration
+	requests uint64
+
+	pending window // the window that ended last, until add
 
 	// at the open window's start
 	services0 map[string]time.Duration
+	read0     time.Time // when services0 was read
 	idle0     time.Duration
 	t0        time.Time
 }
@@ -88,38 +92,79 @@ func allCPUs() []int {
 	return cpus
 }
 
+// start reads, as a window opens, the services' CPU clocks (cpu) and the
+// machine's idle time.
 func (u *cpuUse) start(cpu func() map[string]time.Duration) {
-	u.services0, u.idle0 = cpu(), proc.CoresIdle(allCPUs())
+	u.services0 = cpu()
+	u.read0 = time.Now()
+	u.idle0 = proc.CoresIdle(allCPUs())
 	u.t0 = time.Now()
 }
 
-func (u *cpuUse) end(cpu func() map[string]time.Duration) {
-	u.window += time.Since(u.t0)
-	u.idle += proc.CoresIdle(allCPUs()) - u.idle0
-	if u.services == nil {
-		u.services = map[string]time.Duration{}
+// ended reads them again as the window closes. Finding a service's
+// processes takes time before its clocks are read, so what the services
+// used between the reads is scaled to the window by the reads' times, as
+// the pauses are (inWindow).
+func (u *cpuUse) ended(cpu func() map[string]time.Duration) {
+	u.pending = window{length: time.Since(u.t0)}
+	u.pending.idle = proc.CoresIdle(allCPUs()) - u.idle0
+	now := cpu()
+	span := time.Since(u.read0)
+	if u.pending.length <= 0 || span <= 0 {
+		u.pending = window{}
+		return
 	}
-	for name, t := range cpu() {
+	scale := min(1, u.pending.length.Seconds()/span.Seconds())
+	u.pending.services = map[string]float64{}
+	for name, t := range now {
 		if t0, ok := u.services0[name]; ok && t >= t0 {
-			u.services[name] += t - t0
+			u.pending.services[name] = (t - t0).Seconds() * scale
 		}
 	}
 }
 
-// perRequest is what u added up, per completed request; nil where no
-// window ended or nothing completed.
+// add adds up the window that ended last, which served requests. A
+// service not read at both its edges is left out of it.
+func (u *cpuUse) add(requests uint64) {
+	w := u.pending
+	u.pending = window{}
+	if w.length <= 0 || requests == 0 {
+		return
+	}
+	u.window += w.length
+	u.idle += w.idle
+	u.requests += requests
+	if u.services == nil {
+		u.services, u.served = map[string]float64{}, map[string]uint64{}
+	}
+	for name, t := range w.services {
+		u.services[name] += t
+		u.served[name] += requests
+	}
+}
+
+// window is one measurement window's reads, until its requests are known.
+type window struct {
+	length   time.Duration
+	idle     time.Duration
+	services map[string]float64 // CPU seconds, scaled to the window
+}
+
+// perRequest is what u added up, per request; nil where no window ended
+// or nothing was served.
 func (u *cpuUse) perRequest() *report.CPUUse {
-	if u.completed == 0 || u.window <= 0 {
+	if u.requests == 0 || u.window <= 0 {
 		return nil
 	}
-	n := float64(u.completed)
 	cores := len(allCPUs())
 	busy := max(0, time.Duration(cores)*u.window-u.idle)
 	c := &report.CPUUse{ServicesUS: map[string]float64{}, Cores: cores,
-		MachineUS: busy.Seconds() * 1e6 / n,
+		MachineUS: busy.Seconds() * 1e6 / float64(u.requests),
 		BusyPct:   100 * float64(busy) / float64(time.Duration(cores)*u.window)}
 	for name, t := range u.services {
-		c.ServicesUS[name] = t.Seconds() * 1e6 / n
+		if n := u.served[name]; n > 0 {
+			c.ServicesUS[name] = t * 1e6 / float64(n)
+		}
 	}
 	return c
 }

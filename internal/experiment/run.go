@@ -275,24 +275,28 @@ func (r *Runner) runLoad(ctx context.Context, s *sample, warmup time.Duration, i
 	paused := r.d.Placement().PausedCPUs()
 	var par *parallelism
 	opts := []load.Option{load.WithWarmup(warmup), load.WithDuration(r.opts.Duration),
+		// The controllers' snapshots are the last thing before the
+		// window opens and the first after it closes: what they count
+		// between them and the window's edges is scaled away (inWindow),
+		// so the less there is, the better.
 		load.WithWindowHooks(func() {
-			s.before = r.snapshot()
 			idle0 = r.d.IdleTime(paused)
 			s.loadCPU = -processCPUTime()
 			if idle {
 				par = r.sampleTarget()
 			}
+			s.before = r.snapshot()
 			t0 = time.Now()
 			s.from = t0
 		}, func() {
 			s.window = time.Since(t0)
+			s.after = r.snapshot()
 			s.loadCPU += processCPUTime()
 			if par != nil {
 				s.parallel = par.end()
 				par = nil
 			}
 			s.idle = r.d.IdleTime(paused) - idle0
-			s.after = r.snapshot()
 		})}
 	defer func() {
 		if par != nil { // the run failed before its window ended

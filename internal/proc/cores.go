@@ -53,8 +53,10 @@ func OnlineCPUs() []int {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		name, _, _ := strings.Cut(sc.Text(), " ")
-		if n, err := strconv.Atoi(strings.TrimPrefix(name, "cpu")); err == nil && strings.HasPrefix(name, "cpu") {
-			cpus = append(cpus, n)
+		if num, ok := strings.CutPrefix(name, "cpu"); ok {
+			if n, err := strconv.Atoi(num); err == nil {
+				cpus = append(cpus, n)
+			}
 		}
 	}
 	return cpus

@@ -1,6 +1,9 @@
 package report
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // deployedGainWorthPct is the gain (%) in the user's placement that a
 // prediction of little or no gain must not hide: where the bound allows
@@ -41,11 +44,22 @@ func DeployedNote(r *Results) string {
 		return ""
 	}
 	boundGain := (p.DeployedBoundRPS/d.RPS - 1) * 100
-	note := fmt.Sprintf("As deployed (before slowpoke placed anything), the application ran at %s req/s with its %d cores %.0f%% busy, and %s took %.0f%% of the CPU its services spent per request (%.0f of %.0f µs): "+
-		"%s%% less CPU per call could raise that to at most %s req/s (%+.0f%%), reached where the cores bind.",
+	// Which limit the bound is (model.DeployedBound): the cores'
+	// capacity with the work cut, or the target's own time.
+	c1 := r.C1
+	if c1 <= 0 {
+		c1 = 1
+	}
+	cut := p.ReductionUS * c1
+	where := "where " + r.Target + "'s own time binds"
+	if c.MachineUS > cut && math.Abs(float64(c.Cores)*1e6/(c.MachineUS-cut)/p.DeployedBoundRPS-1) < 1e-9 {
+		where = "where the cores bind"
+	}
+	note := fmt.Sprintf("As deployed (before slowpoke placed anything), the application ran at %s req/s with the machine's %d cores %.0f%% busy, and %s took %.0f%% of the CPU its services spent per request (%.0f of %.0f µs): "+
+		"%.0f µs less of its CPU per request (the %s%% point) could raise that to at most %s req/s (%+.0f%%), %s.",
 		rps(d.RPS), c.Cores, c.BusyPct, r.Target, 100*target/total, target, total,
-		trimFloat(p.ReductionPct), rps(p.DeployedBoundRPS), boundGain)
-	if r.Baseline.RPS <= 0 || p.Infeasible() {
+		cut, trimFloat(p.ReductionPct), rps(p.DeployedBoundRPS), boundGain, where)
+	if r.Baseline.RPS <= 0 || p.Infeasible() || p.Estimate == EstimateLowerBound {
 		return note
 	}
 	high := p.PredictedRPS
@@ -54,7 +68,7 @@ func DeployedNote(r *Results) string {
 	}
 	predGain := (high/r.Baseline.RPS - 1) * 100
 	if boundGain > deployedGainWorthPct && predGain < deployedGainWorthPct {
-		note += fmt.Sprintf(" slowpoke's prediction (at most %+.0f%% at that point) is for its own placement, where another resource may bind: it does not rule out a gain of up to %+.0f%% in yours. Check it there before deciding against the optimization.",
+		note += fmt.Sprintf(" slowpoke's prediction (at most %+.0f%% at that point, the high end of its interval) is for its own placement, where another resource may bind: it does not rule out a gain of up to %+.0f%% in yours. Check it there before deciding against the optimization.",
 			predGain, boundGain)
 	}
 	return note

@@ -22,6 +22,10 @@ func TestDeployedNote(t *testing.T) {
 			},
 		}
 	}
+	lowerBound := func(r *Results) *Results {
+		r.Points[1].Estimate = EstimateLowerBound
+		return r
+	}
 	tests := []struct {
 		name    string
 		r       *Results
@@ -30,10 +34,11 @@ func TestDeployedNote(t *testing.T) {
 	}{
 		{"no CPU measured", results(nil, 1020, 1050, 2000), nil, nil},
 		{"small gain, large bound", results(cpu, 1020, 1050, 1950),
-			[]string{"its 2 cores 97% busy", "cart took 75% of the CPU", "40% less CPU per call", "at most 1950 req/s (+50%)", "does not rule out a gain of up to +50%"}, nil},
+			[]string{"2 cores 97% busy", "cart took 75% of the CPU", "(the 40% point)", "at most 1950 req/s (+50%)", "does not rule out a gain of up to +50%"}, nil},
 		{"large gain predicted", results(cpu, 1400, 1500, 1950), []string{"at most 1950 req/s"}, []string{"does not rule out"}},
 		{"small bound", results(cpu, 1020, 1050, 1350), []string{"(+4%)"}, []string{"does not rule out"}},
-		{"no bound at the last point", results(cpu, 1020, 1050, 0), []string{"20% less CPU per call", "at most 1400 req/s"}, nil},
+		{"no bound at the last point", results(cpu, 1020, 1050, 0), []string{"(the 20% point)", "at most 1400 req/s"}, nil},
+		{"a lower bound", lowerBound(results(cpu, 1020, 0, 1950)), []string{"at most 1950 req/s"}, []string{"does not rule out"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,5 +69,22 @@ func TestDeployedNote(t *testing.T) {
 	}
 	if _, notes := resultsHeadline(r); !strings.Contains(strings.Join(notes, " "), "does not rule out") {
 		t.Errorf("headline notes without it: %q", notes)
+	}
+}
+
+// The note says which limit its bound is.
+func TestDeployedNoteLimit(t *testing.T) {
+	// 1000 req/s, 2 cores, 2000 µs busy per request: cutting 400 µs of
+	// the target's 800 the cores allow 1250, the target's time 2000.
+	r := &Results{Target: "cart", C1: 1, Baseline: Baseline{RPS: 1000},
+		DeployedBaseline: &Baseline{RPS: 1000, CPU: &CPUUse{ServicesUS: map[string]float64{"cart": 800, "front": 700}, MachineUS: 2000, BusyPct: 100, Cores: 2}},
+		Points:           []Point{{ReductionPct: 50, ReductionUS: 400, PredictedRPS: 1300, DeployedBoundRPS: 1250}}}
+	if got := DeployedNote(r); !strings.Contains(got, "where the cores bind") || !strings.Contains(got, "400 µs less") {
+		t.Errorf("cores' limit: %q", got)
+	}
+	r.DeployedBaseline.CPU.MachineUS = 1000
+	r.Points[0].DeployedBoundRPS = 2000
+	if got := DeployedNote(r); !strings.Contains(got, "where cart's own time binds") {
+		t.Errorf("the target's limit: %q", got)
 	}
 }

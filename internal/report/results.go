@@ -193,7 +193,7 @@ type Baseline struct {
 // runs' measurement windows.
 type CPUUse struct {
 	// ServicesUS is each service's CPU time (its processes, their
-	// children included), µs per request.
+	// live descendants included), µs per request.
 	ServicesUS map[string]float64 `json:"services_us"`
 	// MachineUS is the busy time of all the machine's cores, µs per
 	// request: the services', the load generator's and anything else's.

@@ -110,7 +110,9 @@ type Stats struct {
 	// cores the controller shares with services.
 	ControllerCPUNS        int64 `json:"controller_cpu_ns"`
 	ControllerCPUStoppedNS int64 `json:"controller_cpu_stopped_ns"`
-	TakenUnixNS            int64 `json:"taken_unix_ns"`
+	// TakenUnixNS is when the pause counters were read: what they count
+	// between two snapshots is scaled to a measurement window by it.
+	TakenUnixNS int64 `json:"taken_unix_ns"`
 
 	Active          bool   `json:"active"`
 	Target          bool   `json:"target"`
