@@ -8,8 +8,11 @@ package main
 //
 //	go build -tags lab -o slowpoke-lab ./cmd/slowpoke
 //
-// In slowpoke, built without the tag, nothing refers to them and the
-// linker leaves them out.
+// Every lab_*.go file carries the tag, so slowpoke, built without it,
+// does not compile them; attachdemo.go and faulttrial.go, which the
+// end-to-end tests share with the lab's benchmarks, are built with either
+// tag (lab or e2e), and lab_test.go and lab_bench_test.go test the lab
+// (go test -tags lab).
 func init() {
 	program = labProgram
 	benches = append(benches, labBenches()...)

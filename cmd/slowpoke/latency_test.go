@@ -24,12 +24,4 @@ func TestLatencyBadInput(t *testing.T) {
 			t.Errorf("latency %v: exit %d, want %d", tc.args, got, tc.want)
 		}
 	}
-	for _, args := range [][]string{
-		{"--holds-batch", "0", "--holds"},
-		{"--holds-batch", "4"}, // without --holds
-	} {
-		if got := benchLatency(args); got != 2 {
-			t.Errorf("bench latency %v: exit %d, want 2", args, got)
-		}
-	}
 }

@@ -1,3 +1,5 @@
+//go:build lab || e2e
+
 package main
 
 import (
