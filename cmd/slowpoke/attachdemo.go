@@ -87,6 +87,49 @@ func launchAttachedDemo(dir, emu string) (*attachedDemo, error) {
 	if err != nil {
 		return nil, err
 	}
+	return launchAttachedTopology(dir, emu, topo)
+}
+
+// crowdedTopology is the demo with a frontend about as costly as its cart:
+// run as deployed, unpinned, the two need both cores of a 2-core machine
+// together, and a cheaper cart frees CPU the frontend uses; pinned apart
+// as slowpoke places them (cart on a core of its own), the frontend's
+// core binds, and a cheaper cart gains nothing there. Same services and
+// ports as the demo.
+const crowdedTopology = `entry: frontend
+services:
+  frontend:
+    port: 18080
+    protocol: http
+    endpoints:
+      /home:
+        work_us: 700
+        calls:
+          - {service: cart, endpoint: Get}
+          - {service: catalog, endpoint: /list}
+  cart:
+    port: 18081
+    protocol: grpc
+    endpoints:
+      Get: {work_us: 900}
+  catalog:
+    port: 18082
+    protocol: http
+    endpoints:
+      /list:
+        work_us: 40
+        calls:
+          - {service: currency, endpoint: /convert}
+  currency:
+    port: 18083
+    protocol: http
+    endpoints:
+      /convert: {work_us: 30}
+`
+
+// launchAttachedTopology is launchAttachedDemo with the emulator's
+// topology topo (the demo's services and ports).
+func launchAttachedTopology(dir, emu string, topo []byte) (*attachedDemo, error) {
 	if err := os.WriteFile(filepath.Join(dir, "topology.yaml"), topo, 0o644); err != nil {
 		return nil, err
 	}
