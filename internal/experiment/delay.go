@@ -251,7 +251,7 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 			in := ins[i]
 			used, which := r.delayUsed(s, in)
 			if which == report.DelayMeasured {
-				if v, err := r.predictFrom(s, r.idleFree(s), used, false); err == nil {
+				if v, err := r.predictFrom(s, r.idleFree(s, in), used, false); err == nil {
 					busy = append(busy, v)
 				}
 			}
@@ -285,29 +285,60 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 }
 
 // idleFree is the throughput s would have measured had the paused
-// services' cores never idled outside the holds: where they bound the run
-// (the paused services set its pace), an idle moment outside a hold is
-// capacity that the stopping and starting lost (a hold ends, and the
-// requests it held back are still on their way), which the optimized
-// system does not lose. Their time per request, k cores over the window,
-// is their work, the holds and the idle time; without the idle time it
-// is shorter by idle/n, so the throughput is larger by
-// k·window/(k·window - idle). It is an upper end for the run, not a
-// correction: where the target set part of the pace, the cores idled
-// waiting for it, as they would in the optimized system. Read with the
-// cores method under shared placement only (the holds are busy time
-// there, so idle time is outside them); s's throughput otherwise.
-func (r *Runner) idleFree(s *sample) float64 {
+// resource that bound it never idled outside the pauses: where the paused
+// services bound the run (they set its pace), an idle moment outside a
+// pause is capacity that the stopping and starting lost (a pause ends,
+// and the requests it held back are still on their way), which the
+// optimized system does not lose. The resource's time per request, k
+// cores over the window, is its work, the pauses and the idle time, and
+// the pauses grow with the requests; without the idle time the
+// throughput is larger by k·window/(k·window - idle). It is an upper end
+// for the run, not a correction: where the target, or a downstream
+// service, set part of the pace, the resource idled waiting for it, as it
+// would in the optimized system.
+//
+// The resource is, under shared placement, the shared cores, read with
+// the cores method only (the holds are busy time there, so idle time is
+// outside them); under dedicated placement, the busiest paused service's
+// own cores (idle: their time less its pauses and its CPU). in is what
+// s's pauses inserted. s's throughput where it cannot be read.
+func (r *Runner) idleFree(s *sample, in inserted) float64 {
 	tvs := s.res.Throughput
 	pl := r.d.Placement()
-	if r.method != pause.MethodCores || !pl.SharedCores() || s.window <= 0 || s.idle <= 0 {
+	if s.window <= 0 {
 		return tvs
 	}
-	all := s.window * time.Duration(len(pl.PausedCPUs()))
-	if s.idle >= all {
+	var all, idle float64 // core-seconds in the window
+	if pl.SharedCores() {
+		if r.method != pause.MethodCores {
+			return tvs
+		}
+		all, idle = (s.window * time.Duration(len(pl.PausedCPUs()))).Seconds(), s.idle.Seconds()
+	} else {
+		n := s.responses()
+		paused := in.services
+		if len(paused) == 0 && in.counted {
+			// A group method: every paused service got the group's.
+			paused = map[string]float64{}
+			for name := range s.after {
+				if name != r.opts.Target {
+					paused[name] = in.measured
+				}
+			}
+		}
+		b := r.busiest(s, paused, n)
+		k := pl.CoreCount(b)
+		if b == "" || !(k > 0) || math.IsInf(k, 0) {
+			return tvs
+		}
+		_, cpu := s.delta(b)
+		all = k * s.window.Seconds()
+		idle = all - k*paused[b]*float64(n) - cpu.Seconds()
+	}
+	if !(idle > 0) || idle >= all {
 		return tvs
 	}
-	return tvs * float64(all) / float64(all-s.idle)
+	return tvs * all / (all - idle)
 }
 
 // noiseHalfWidth is the half-width (req/s) of the 90% interval of p's

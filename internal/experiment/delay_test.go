@@ -290,7 +290,7 @@ func TestIntervalIdleFree(t *testing.T) {
 			s.after["t"].PauseHeldCPUNS = int64(240 * time.Millisecond)
 			s.after["t"].Service, s.before["t"].Service = "t", "t"
 			s.idle = tt.idle
-			free := r.idleFree(s)
+			free := r.idleFree(s, r.insertedDelay(s, d))
 			if want := 500 * 1000.0 / 900; math.Abs(free-want) > 1e-6*want {
 				t.Fatalf("idleFree = %.2f, want %.2f", free, want)
 			}
@@ -304,5 +304,24 @@ func TestIntervalIdleFree(t *testing.T) {
 					p.IntervalLowRPS, p.IntervalHighRPS, p.PredictedRPS, upper, got, tt.want)
 			}
 		})
+	}
+}
+
+// Under dedicated placement the idle time is the busiest paused service's
+// own cores': their time less its pauses and its CPU.
+func TestIdleFreeDedicated(t *testing.T) {
+	r := &Runner{
+		prof:   &profile{c1: 1, q1: 1, u1: time.Millisecond},
+		d:      placed{pl: backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}, Services: map[string][]int{"a": {2}, "b": {3}}}},
+		method: pause.MethodSignal,
+		opts:   Options{Target: "t"},
+	}
+	// a: stopped 240 ms, busy 500 ms of the 1 s window, idle 260 ms; b:
+	// further from saturation.
+	s := delaySample(0.6, map[string]time.Duration{"a": 240 * time.Millisecond, "b": 100 * time.Millisecond},
+		map[string]time.Duration{"a": 500 * time.Millisecond, "b": 300 * time.Millisecond})
+	got := r.idleFree(s, r.insertedDelay(s, 400*time.Microsecond))
+	if want := 500 / (1 - 0.26); math.Abs(got-want) > 1e-6*want {
+		t.Fatalf("idleFree = %.2f, want %.2f (a's idle time taken out)", got, want)
 	}
 }
