@@ -43,6 +43,9 @@ type predictConfig struct {
 	extraPath []string
 	validate  bool
 	method    methodConfig
+	// pinnedOnly skips the unpinned baseline of an application slowpoke
+	// starts (--unpinned-baseline=false).
+	pinnedOnly bool
 }
 
 func predictFlags(fs *flag.FlagSet, c *predictConfig) {
@@ -68,6 +71,11 @@ func predictFlags(fs *flag.FlagSet, c *predictConfig) {
 	fs.DurationVar(&c.maxPause, "max-pause", controller.DefaultMaxPause, "hard cap on any single pause of a service")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-<target>-<time>)")
 	printJSONFlag(fs, &c.printJSON)
+	fs.BoolFunc("unpinned-baseline", "also measure an application slowpoke starts unpinned, every service on every core, before its placement (default true; =false skips it)", func(v string) error {
+		on, err := strconv.ParseBool(v)
+		c.pinnedOnly = !on
+		return err
+	})
 	methodFlags(fs, &c.method)
 	kubeModeFlag(fs, &c.method)
 }
@@ -147,6 +155,11 @@ func predict(c predictConfig) error {
 	}
 	defer app.close()
 	ctx, d, logf := app.ctx, app.d, app.logf
+	if deployed == nil && !c.pinnedOnly {
+		if deployed, err = measureUnpinned(app, s, c); err != nil {
+			return app.explain(err)
+		}
+	}
 	logf("placement: %s", describePlacement(d.Placement()))
 
 	var texts []string
@@ -205,6 +218,47 @@ func measureAsDeployed(s *spec.Spec, c predictConfig) (*report.Baseline, error) 
 		}
 	}
 	fmt.Fprintln(os.Stderr)
+	return b, nil
+}
+
+// unpinner is a backend that can let the application it started run
+// unpinned for a while (local.Deployment).
+type unpinner interface {
+	Unpinned(fn func() error) error
+}
+
+// measureUnpinned measures an application slowpoke started, before its
+// placement's pinning counts: every service, and the load, allowed on
+// every core, as an application runs that nobody pinned (the user's own
+// placement, as far as slowpoke can tell). nil where the backend cannot
+// unpin (Kubernetes).
+func measureUnpinned(app *session, s *spec.Spec, c predictConfig) (*report.Baseline, error) {
+	u, ok := app.d.(unpinner)
+	if !ok {
+		return nil, nil
+	}
+	app.logf("measuring %q unpinned, every service on every core, before slowpoke's placement (%d runs)", s.Name, deployedRuns)
+	cpu := func() map[string]time.Duration {
+		out := map[string]time.Duration{}
+		for _, svc := range s.Services {
+			if t, err := app.d.CPUTime(svc.Name); err == nil {
+				out[svc.Name] = t
+			}
+		}
+		return out
+	}
+	var b *report.Baseline
+	err := u.Unpinned(func() (err error) {
+		b, err = experiment.MeasureAsDeployed(app.ctx, s, c.conns, c.warmup, c.duration, deployedRuns, cpu)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.Unpinned = true
+	if b.CPU != nil {
+		app.logf("unpinned: %.0f req/s (runs %.0f), the machine's %d cores %.0f%% busy", b.RPS, b.Runs, b.CPU.Cores, b.CPU.BusyPct)
+	}
 	return b, nil
 }
 

@@ -186,9 +186,9 @@ func placementChanged(deployed, base report.Baseline) (string, bool) {
 	if diff < 0 {
 		more = "less"
 	}
-	return fmt.Sprintf("the application as it runs, before slowpoke placed anything, measured %.0f req/s; under slowpoke's placement (the target on cores of its own, the others sharing the rest) its baseline is %.0f req/s, %.0f%% %s: "+
+	return fmt.Sprintf("the application %s measured %.0f req/s; under slowpoke's placement (the target on cores of its own, the others sharing the rest) its baseline is %.0f req/s, %.0f%% %s: "+
 		"the predictions are for slowpoke's placement, where a different resource may bind than in yours, so the gain they show may not be the gain in your deployment",
-		deployed.RPS, base.RPS, math.Abs(diff), more), true
+		deployed.DeployedWords(), deployed.RPS, base.RPS, math.Abs(diff), more), true
 }
 
 // placementChangePct is the smallest difference (%) between the baseline

@@ -55,9 +55,9 @@ func DeployedNote(r *Results) string {
 	if c.MachineUS > cut && math.Abs(float64(c.Cores)*1e6/(c.MachineUS-cut)/p.DeployedBoundRPS-1) < 1e-9 {
 		where = "where the cores bind"
 	}
-	note := fmt.Sprintf("As deployed (before slowpoke placed anything), the application ran at %s req/s with the machine's %d cores %.0f%% busy, and %s took %.0f%% of the CPU its services spent per request (%.0f of %.0f µs): "+
+	note := fmt.Sprintf("%s, the application ran at %s req/s with the machine's %d cores %.0f%% busy, and %s took %.0f%% of the CPU its services spent per request (%.0f of %.0f µs): "+
 		"%.0f µs less of its CPU per request (the %s%% point) could raise that to at most %s req/s (%+.0f%%), %s.",
-		rps(d.RPS), c.Cores, c.BusyPct, r.Target, 100*target/total, target, total,
+		upperFirst(d.DeployedWords()), rps(d.RPS), c.Cores, c.BusyPct, r.Target, 100*target/total, target, total,
 		cut, trimFloat(p.ReductionPct), rps(p.DeployedBoundRPS), boundGain, where)
 	if r.Baseline.RPS <= 0 || p.Infeasible() || p.Estimate == EstimateLowerBound {
 		return note

@@ -257,7 +257,7 @@ func newResultsPage(r *Results) (*htmlPage, error) {
 	page.Baselines = []htmlBaseline{baselineRow("", r.Baseline)}
 	if d := r.DeployedBaseline; d != nil {
 		page.BaselineByRow, page.BaselineLabel = true, "Placement"
-		page.Baselines = []htmlBaseline{baselineRow("slowpoke's", r.Baseline), baselineRow("as deployed, before slowpoke", *d)}
+		page.Baselines = []htmlBaseline{baselineRow("slowpoke's", r.Baseline), baselineRow(map[bool]string{false: "as deployed, before slowpoke", true: "unpinned, before slowpoke's placement"}[d.Unpinned], *d)}
 	}
 	page.Model = resultsModel(r, target)
 	page.Flags = explainFlags(&r.Settings, func(yield func(service string, p Point)) {

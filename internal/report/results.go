@@ -187,6 +187,20 @@ type Baseline struct {
 	// CPU is where the CPU went per request over the runs' windows; set
 	// on the deployed baseline, absent elsewhere. Version 3.
 	CPU *CPUUse `json:"cpu,omitempty"`
+	// Unpinned says, on the deployed baseline, that slowpoke measured an
+	// application it started with every service and the load on every
+	// core, rather than one it attached to as it ran. Version 3.
+	Unpinned bool `json:"unpinned,omitempty"`
+}
+
+// DeployedWords says in a few words how the deployed baseline b was
+// measured: as the application ran before slowpoke placed anything, or
+// (an application slowpoke started) unpinned.
+func (b *Baseline) DeployedWords() string {
+	if b.Unpinned {
+		return "unpinned (every service on every core, before slowpoke's placement)"
+	}
+	return "as deployed (before slowpoke placed anything)"
 }
 
 // CPUUse is where a baseline's CPU went, per completed request, over its

@@ -34,7 +34,11 @@ func writeTableHeader(w io.Writer, r *Results) {
 		fmt.Fprintf(hw, "\t%d errors, %d non-2xx responses\n", b.Errors, b.Non2xx)
 	}
 	if d := r.DeployedBaseline; d != nil {
-		fmt.Fprintf(hw, "as deployed\t%.1f req/s ± %.1f%% over %s, before slowpoke placed anything\n", d.RPS, d.SpreadPct, plural(len(d.Runs), "run"))
+		label, how := "as deployed", "before slowpoke placed anything"
+		if d.Unpinned {
+			label, how = "unpinned", "every service on every core, before slowpoke's placement"
+		}
+		fmt.Fprintf(hw, "%s\t%.1f req/s ± %.1f%% over %s, %s\n", label, d.RPS, d.SpreadPct, plural(len(d.Runs), "run"), how)
 	}
 	if !r.PerRequest() {
 		fmt.Fprintf(hw, "c1\t%.3g calls to %s per request\n", r.C1, r.Target)

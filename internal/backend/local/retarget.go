@@ -38,21 +38,30 @@ func (d *Deployment) Retarget(target string) error {
 	if err != nil {
 		return err
 	}
-	// Every process is checked, not only those whose cores the old
-	// placement says changed: a retarget that failed part-way may have
-	// moved some already. Threads already in place cost one read each.
-	// The shared cores first (this process, the load generator's, the
-	// controllers'), so that nothing is left on the new target's cores.
-	if err := PinProcess(pl.OtherCPUs); err != nil {
+	if err := d.pinAll(pl.OtherCPUs, pl.CPUs); err != nil {
+		return err
+	}
+	d.placement = pl
+	return nil
+}
+
+// pinAll moves this process (the load generator's), every controller and
+// every service to the cores given, every thread of each: others for this
+// process and the controllers, cpus(service) for each service. Every
+// process is checked, not only those whose cores changed: a move that
+// failed part-way may have moved some already. Threads already in place
+// cost one read each. The shared cores first, so that nothing is left on
+// a service's new cores of its own.
+func (d *Deployment) pinAll(others []int, cpus func(service string) []int) error {
+	if err := PinProcess(others); err != nil {
 		return err
 	}
 	for _, s := range d.procs() {
-		if err := pinTree([]int{s.cmd.Process.Pid}, pl.OtherCPUs); err != nil {
-			return fmt.Errorf("move the controller of %q to CPUs %v: %w", s.Name, pl.OtherCPUs, err)
+		if err := pinTree([]int{s.cmd.Process.Pid}, others); err != nil {
+			return fmt.Errorf("move the controller of %q to CPUs %v: %w", s.Name, others, err)
 		}
 	}
 	for _, s := range d.procs() {
-		cpus := pl.CPUs(s.Name)
 		if d.opts.NoController {
 			continue
 		}
@@ -60,12 +69,39 @@ func (d *Deployment) Retarget(target string) error {
 		if err != nil {
 			return fmt.Errorf("service %q: %w", s.Name, err)
 		}
-		if err := pinTree(pids, cpus); err != nil {
-			return fmt.Errorf("move service %q to CPUs %v: %w", s.Name, cpus, err)
+		if err := pinTree(pids, cpus(s.Name)); err != nil {
+			return fmt.Errorf("move service %q to CPUs %v: %w", s.Name, cpus(s.Name), err)
 		}
 	}
-	d.placement = pl
 	return nil
+}
+
+// Unpinned runs fn with this process, every controller and every service
+// allowed on every core slowpoke may use, as an application runs that
+// nobody pinned, and puts them back on the placement's cores afterwards,
+// whatever fn returned: what a baseline measured in fn is the
+// application's throughput placed as the kernel places it. No slowdown
+// may run meanwhile. Attached applications are measured before
+// slowpoke places anything instead; with one, Unpinned refuses.
+func (d *Deployment) Unpinned(fn func() error) error {
+	for _, s := range d.procs() {
+		if s.attached != nil {
+			return fmt.Errorf("service %q is attached: it was measured as it runs before slowpoke placed it", s.Name)
+		}
+	}
+	avail, err := AvailableCPUs()
+	if err != nil {
+		return err
+	}
+	all := func(string) []int { return avail }
+	err = d.pinAll(avail, all)
+	if err == nil {
+		err = fn()
+	}
+	if perr := d.pinAll(d.placement.OtherCPUs, d.placement.CPUs); perr != nil {
+		return errors.Join(err, fmt.Errorf("back to slowpoke's placement: %w", perr))
+	}
+	return err
 }
 
 // processesOf lists every process of a service: its cgroup's where it has

@@ -4,6 +4,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -116,6 +117,31 @@ func TestRetarget(t *testing.T) {
 	}
 	checkOn(t, d, "cart", p0.TargetCPUs)
 	checkOn(t, d, "catalog", p0.CPUs("catalog"))
+}
+
+// Unpinned lets every service run on every core while its function runs,
+// and puts each back on its placement's cores afterwards, also when the
+// function fails.
+func TestUnpinned(t *testing.T) {
+	avail, err := AvailableCPUs()
+	if err != nil || len(avail) < 2 {
+		t.Skipf("needs 2 CPUs (have %v, %v)", avail, err)
+	}
+	d := startDemo(t, "cart")
+	p0 := d.Placement()
+	failed := errors.New("the measurement failed")
+	for _, ret := range []error{nil, failed} {
+		err := d.Unpinned(func() error {
+			checkOn(t, d, "cart", avail)
+			checkOn(t, d, "catalog", avail)
+			return ret
+		})
+		if !errors.Is(err, ret) || (ret == nil) != (err == nil) {
+			t.Fatalf("Unpinned = %v, want %v", err, ret)
+		}
+		checkOn(t, d, "cart", p0.TargetCPUs)
+		checkOn(t, d, "catalog", p0.CPUs("catalog"))
+	}
 }
 
 // TestSpecPoolApplied: a pool in the spec reaches the service's
