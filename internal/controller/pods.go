@@ -27,6 +27,25 @@ type PodService interface {
 	Freezers(uids []string) ([]pause.Cgroup, error)
 }
 
+// SpanningPods is a PodService whose run spans nodes: some of the pods it
+// is asked to freeze may run on other nodes, whose agents freeze them
+// (internal/nodeagent). It freezes them itself, wherever they run.
+type SpanningPods interface {
+	PodService
+	// PodFreezer returns what freezes (Set(true)) and thaws the pods
+	// given by UID, on this node and on the others; every freeze on
+	// another node is capped at max there, by that node's agent, so that
+	// a thaw lost on the way leaves nothing frozen for longer.
+	PodFreezer(uids []string, max time.Duration) (PodFreezer, error)
+}
+
+// PodFreezer freezes and thaws a set of pods (pause.Freezer is one, for
+// cgroups on this node).
+type PodFreezer interface {
+	Set(frozen bool) error
+	Close() error
+}
+
 // errNoGroup refuses the methods that need the service's process group.
 var errNoGroup = errors.New("this controller serves pods it did not start (the node agent): it has no process group to signal or cores to keep; use the cgroup method")
 

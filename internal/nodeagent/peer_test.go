@@ -1,0 +1,189 @@
+package nodeagent
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/podcgroup"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+)
+
+// Two "nodes" on this host: each a directory of the hierarchies that its
+// agent's pods are under (Config.PodsUnder), as two kubelets with their
+// own cgroup roots lay them out, each agent touching only its own; the
+// rounds travel between them over TCP, as between nodes.
+
+// nodeDir makes a node's kubelet root in each hierarchy, removed when the
+// test ends (after its pods', which makePodUnder removes).
+func nodeDir(t *testing.T, n podcgroup.Node, name string) string {
+	t.Helper()
+	dir := fmt.Sprintf("slowpoke-agenttest-%d-%s", os.Getpid(), name)
+	t.Cleanup(func() {
+		for _, tree := range []string{n.Freezer, n.CPU} {
+			os.Remove(filepath.Join(tree, dir))
+		}
+	})
+	return dir
+}
+
+// TestAgentFreezesAcrossNodes: the target's controller on node A freezes
+// the other service's pods on A itself and, through B's agent, on B, at
+// every round; each node's freezes are recorded, and the skew between them
+// is small. B's agent thaws at its own cap when no thaw comes, and as soon
+// as the connection ends; it refuses pods of no service of the run, and
+// frames without the secret.
+func TestAgentFreezesAcrossNodes(t *testing.T) {
+	n := node(t)
+	dirA, dirB := nodeDir(t, n, "node-a"), nodeDir(t, n, "node-b")
+	tgt, oA, oB := makePodUnder(t, n, dirA), makePodUnder(t, n, dirA), makePodUnder(t, n, dirB)
+	sec := secret()
+	services := func(pt, po int) []Service {
+		return []Service{{Name: "t", Port: pt, Pods: []string{tgt.uid}}, {Name: "o", Port: po, Pods: []string{oA.uid, oB.uid}}}
+	}
+	const maxPause = 100 * time.Millisecond
+	b, err := Start(Config{Services: services(freePort(t), freePort(t)), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
+		Lease: time.Second, MaxPause: maxPause, Logger: quiet(), Node: "b", PeerListen: "127.0.0.1:0", PodsUnder: dirB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	a, err := Start(Config{Services: services(freePort(t), freePort(t)), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
+		Lease: time.Second, MaxPause: maxPause, Logger: quiet(), Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "b", Addr: b.PeerAddr()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	// Each agent sees only its node's pods.
+	if _, err := a.find(oB.uid); err == nil || !strings.Contains(err.Error(), "not on this node") {
+		t.Errorf("agent a finds b's pod: %v", err)
+	}
+	c := controller.NewClient(a.Addr("t"), sec)
+	defer c.Close()
+
+	// A pod on no node: refused.
+	err = c.Configure(wire.Configure{Epoch: 1, Target: true, Batch: 1, CPUPerCallNS: 1000, PausePerRoundNS: int64(time.Millisecond),
+		Pause: wire.Pause{Cgroup: &wire.CgroupPause{Pods: []string{oA.uid, newUID()}}}})
+	if err == nil {
+		err = c.Start()
+		c.Stop()
+	}
+	if err == nil || !strings.Contains(err.Error(), "none of this run's") {
+		t.Errorf("a pod of no service of the run: %v", err)
+	}
+
+	// Rounds every 10 ms of the target's CPU, 5 ms each, for 600 ms.
+	freezeOthers(t, c, 10, 5*time.Millisecond, oA.uid, oB.uid)
+	sawB := false
+	for end := time.Now().Add(600 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		sawB = sawB || frozen(t, n, oB)
+	}
+	st, err := c.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Stop()
+	if !sawB || st.Pauses == 0 {
+		t.Fatalf("b's pod frozen: %v; %d pauses", sawB, st.Pauses)
+	}
+	waitFor(t, "the run's records", 2*time.Second, func() bool { return len(a.Skews()) == 1 })
+	if frozen(t, n, oA) || frozen(t, n, oB) {
+		t.Error("a pod is frozen after Stop")
+	}
+	sk := a.Skews()[0]
+	recs := a.Rounds()
+	t.Logf("%d rounds, %d pauses; node b: %+v", len(recs), st.Pauses, sk)
+	if sk.Node != "b" || sk.Rounds < len(recs)*9/10 || sk.Rounds == 0 {
+		t.Errorf("node b's records: %+v of %d rounds", sk, len(recs))
+	}
+	if sk.StartP50 > 5*time.Millisecond || sk.EndP50 > 5*time.Millisecond {
+		t.Errorf("skew across nodes (loopback): start p50 %v, end p50 %v", sk.StartP50, sk.EndP50)
+	}
+	for _, r := range recs {
+		if np := r.Nodes["b"]; !np.Frozen.IsZero() && !np.Thawed.IsZero() && np.Thawed.Sub(np.Frozen) > maxPause+50*time.Millisecond {
+			t.Errorf("round %d: b frozen for %v, over its cap", r.Seq, np.Thawed.Sub(np.Frozen))
+		}
+	}
+
+	// An initiator that freezes and falls silent: b thaws at its cap, then
+	// ends the connection after the lease.
+	w, err := wire.Dial(b.PeerAddr(), sec, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var prep peerPrepared
+	if err := w.Call(wire.TConfigure, peerPrepare{Node: "test", Pods: []string{oA.uid, oB.uid}, MaxPauseNS: int64(time.Hour)}, &prep); err != nil {
+		t.Fatal(err)
+	}
+	if len(prep.Pods) != 1 || prep.Pods[0] != oB.uid || prep.Node != "b" {
+		t.Fatalf("b prepared %+v, want its own pod only", prep)
+	}
+	start := time.Now()
+	if err := w.Send(wire.TRound, peerSet{Seq: 1, Frozen: true}); err != nil {
+		t.Fatal(err)
+	}
+	acks := make(chan peerAck, 4)
+	go func() {
+		for {
+			_, p, err := w.Recv(-1)
+			if err != nil {
+				close(acks)
+				return
+			}
+			var ack peerAck
+			json.Unmarshal(p, &ack)
+			acks <- ack
+		}
+	}()
+	if ack := <-acks; !ack.Frozen || ack.Err != "" {
+		t.Fatalf("freeze ack %+v", ack)
+	}
+	ack := <-acks
+	if ack.Frozen || !ack.Capped || frozen(t, n, oB) {
+		t.Fatalf("after the cap: ack %+v, frozen %v", ack, frozen(t, n, oB))
+	}
+	if d := time.Since(start); d < maxPause || d > maxPause+100*time.Millisecond {
+		t.Errorf("thawed at its cap after %v, want about %v (the smaller of the initiator's hour and its own)", d, maxPause)
+	}
+	select {
+	case _, ok := <-acks:
+		if ok {
+			t.Error("an ack after the cap's")
+		}
+	case <-time.After(3 * time.Second):
+		t.Error("b kept the connection of an initiator silent past the lease")
+	}
+
+	// An initiator that ends mid-freeze: thawed at once.
+	w2, err := wire.Dial(b.PeerAddr(), sec, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w2.Call(wire.TConfigure, peerPrepare{Node: "test", Pods: []string{oB.uid}}, &prep); err != nil {
+		t.Fatal(err)
+	}
+	w2.Send(wire.TRound, peerSet{Seq: 1, Frozen: true})
+	waitFor(t, "b's freeze", time.Second, func() bool { return frozen(t, n, oB) })
+	w2.Close()
+	waitFor(t, "b's thaw once the initiator is gone", 50*time.Millisecond, func() bool { return !frozen(t, n, oB) })
+
+	// Pods of no service of the run, and a wrong secret: refused.
+	w3, err := wire.Dial(b.PeerAddr(), sec, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w3.Close()
+	if err := w3.Call(wire.TConfigure, peerPrepare{Pods: []string{newUID()}}, nil); err == nil || !strings.Contains(err.Error(), "none of this run's") {
+		t.Errorf("a pod of no service of the run: %v", err)
+	}
+	if w4, err := wire.Dial(b.PeerAddr(), secret(), time.Second); err == nil {
+		w4.Close()
+		t.Error("a peer without the secret was greeted")
+	}
+}
