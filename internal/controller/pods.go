@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
 // A controller may serve a service that runs in pods of this node
@@ -37,6 +38,12 @@ type SpanningPods interface {
 	// another node is capped at max there, by that node's agent, so that
 	// a thaw lost on the way leaves nothing frozen for longer.
 	PodFreezer(uids []string, max time.Duration) (PodFreezer, error)
+}
+
+// NodeSkewer is a SpanningPods that reports the skew of its rounds
+// across nodes (wire.Stats.NodeSkews).
+type NodeSkewer interface {
+	NodeSkews() []wire.NodeSkew
 }
 
 // PodFreezer freezes and thaws a set of pods (pause.Freezer is one, for

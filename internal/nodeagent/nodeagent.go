@@ -109,6 +109,7 @@ type Agent struct {
 	peerConns map[net.Conn]struct{}
 	rounds    []RoundRecord // the last run's, as the initiator
 	skews     []Skew
+	all       []RoundRecord // every run's, the last keepAll
 }
 
 // Start thaws what agents that are gone left frozen on this node, then

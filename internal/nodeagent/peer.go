@@ -93,8 +93,10 @@ const (
 	maxPeerConns = 16
 	// peerDialTimeout bounds connecting to a peer and its handshake.
 	peerDialTimeout = 3 * time.Second
-	// keepRounds is how many rounds' records a freezer keeps.
+	// keepRounds is how many rounds' records a freezer keeps, keepAll
+	// how many an agent keeps over its runs (NodeSkews).
 	keepRounds = 4096
+	keepAll    = 1 << 16
 )
 
 // servePeers accepts other nodes' agents on ln until it is closed.
@@ -340,6 +342,22 @@ func (s spanningService) PodFreezer(uids []string, max time.Duration) (controlle
 	return f, nil
 }
 
+// NodeSkews is the skew across nodes over the rounds of every run this
+// agent's controllers froze pods of other nodes in (the last 65536
+// rounds), for the target controller's Stats.
+func (s spanningService) NodeSkews() []wire.NodeSkew {
+	s.a.mu.Lock()
+	recs := slices.Clone(s.a.all)
+	s.a.mu.Unlock()
+	var out []wire.NodeSkew
+	for _, k := range Skews(recs) {
+		out = append(out, wire.NodeSkew{Node: k.Node, Rounds: k.Rounds, Missing: k.Missing, Capped: k.Capped,
+			StartP50NS: int64(k.StartP50), StartP99NS: int64(k.StartP99), StartMaxNS: int64(k.StartMax),
+			EndP50NS: int64(k.EndP50), EndP99NS: int64(k.EndP99), EndMaxNS: int64(k.EndMax)})
+	}
+	return out
+}
+
 // peerLink is a connection to another node's agent.
 type peerLink struct {
 	node string
@@ -540,6 +558,10 @@ func (f *spanFreezer) Close() error {
 		f.a.mu.Lock()
 		f.a.rounds = recs
 		f.a.skews = sk
+		f.a.all = append(f.a.all, recs...)
+		if len(f.a.all) > keepAll {
+			f.a.all = f.a.all[len(f.a.all)-keepAll:]
+		}
 		f.a.mu.Unlock()
 		for _, s := range sk {
 			f.a.log.Info("round skew across nodes", "node", s.Node, "rounds", s.Rounds, "missing", s.Missing, "capped", s.Capped,
