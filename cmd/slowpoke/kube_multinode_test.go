@@ -283,16 +283,73 @@ func TestKubeMultiNode(t *testing.T) {
 // two nodes (testdata/kube-multinode) through the node agents: the
 // target's (cart, on slowpoke-n2) freezes catalog on its node and has
 // slowpoke-n1's agent freeze frontend, at every round; the run reports the
-// skew between the nodes' freezes, predicts a gain for the bottleneck,
-// and leaves the application as it was.
+// skew between the nodes' freezes and leaves the application as it was.
+// Then the same application with every service on slowpoke-n1: one agent,
+// no rounds across nodes, as on a single-node cluster.
 func TestKubeMultiNodeAgent(t *testing.T) {
 	m := setupMultiNode(t)
 	t.Setenv("SLOWPOKE_TEST_KUBECONFIG", filepath.Join(m.dir, "kubeconfig"))
+	var spread, one []float64
+	t.Run("spread", func(t *testing.T) {
+		stderr, pts := m.agentPredict(t, false)
+		spread = pts
+		if !strings.Contains(stderr, "run on 2 nodes (slowpoke-n1, slowpoke-n2)") {
+			t.Errorf("the run does not say it spans both nodes")
+		}
+		// Every round froze frontend on slowpoke-n1 through its agent,
+		// which reported when: the skew is logged.
+		sk := regexp.MustCompile(`round skew across nodes, cart as the target, node slowpoke-n1: (\d+) rounds \((\d+) unreported, (\d+) ended by the node's cap\); freeze start p50 (\S+), p99 (\S+), max (\S+);`).FindStringSubmatch(stderr)
+		if sk == nil {
+			t.Fatalf("no skew across nodes reported for slowpoke-n1")
+		}
+		rounds, _ := strconv.Atoi(sk[1])
+		unreported, _ := strconv.Atoi(sk[2])
+		if rounds < 10 || unreported > rounds/10 {
+			t.Errorf("slowpoke-n1 reported %d rounds, %d not: want at least 10, and at most a tenth unreported", rounds, unreported)
+		}
+		p50, _ := time.ParseDuration(sk[4])
+		t.Logf("skew across nodes: %d rounds, freeze start p50 %s, p99 %s, max %s", rounds, sk[4], sk[5], sk[6])
+		if p50 > 5*time.Millisecond {
+			t.Errorf("freeze start skew p50 %v: above 5 ms", p50)
+		}
+	})
+	t.Run("one node", func(t *testing.T) {
+		stderr, pts := m.agentPredict(t, true)
+		one = pts
+		if !strings.Contains(stderr, "DaemonSet slowpoke-multinode-app/slowpoke-agent-") || strings.Contains(stderr, "nodes (") || strings.Contains(stderr, "round skew") {
+			t.Errorf("the run on one node went otherwise than through one agent")
+		}
+	})
+	// How far the two placements' predictions are apart is step 3's
+	// question (issue 44); logged here.
+	t.Logf("predicted req/s at 0%% and 50%%: spread over two nodes %.0f; on one node %.0f", spread, one)
+}
+
+// agentPredict applies testdata/kube-multinode (every service moved to
+// slowpoke-n1 if oneNode), predicts cart's 0 and 50% through the node
+// agents, checks the application is left as it was, and returns predict's
+// stderr and its two predictions.
+func (m *mnEnv) agentPredict(t *testing.T, oneNode bool) (string, []float64) {
+	t.Helper()
 	const dir = "testdata/kube-multinode"
-	e := setupKubeApp(t, filepath.Join(dir, "deployments.yaml"), filepath.Join(dir, "app.yaml"))
+	tmp := t.TempDir()
+	for _, f := range []string{"app.yaml", "deployments.yaml"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if oneNode {
+			b = []byte(strings.NewReplacer("slowpoke-n2", "slowpoke-n1", "10.255.0.12", "10.255.0.11").Replace(string(b)))
+		}
+		if err := os.WriteFile(filepath.Join(tmp, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := filepath.Join(tmp, "app.yaml")
+	e := setupKubeApp(t, filepath.Join(tmp, "deployments.yaml"), spec)
 	before := e.podState(t)
 	out := t.TempDir()
-	cmd := e.command("predict", "-f", filepath.Join(dir, "app.yaml"), "--target", "cart", "--kube-mode", "agent", "--reduce", "0,50%",
+	cmd := e.command("predict", "-f", spec, "--target", "cart", "--kube-mode", "agent", "--reduce", "0,50%",
 		"--reps", "1", "--max-reps", "1", "--duration", "3s", "--warmup", "500ms", "--out", out)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -300,32 +357,8 @@ func TestKubeMultiNodeAgent(t *testing.T) {
 	if err := runWithTimeout(cmd, 6*time.Minute); err != nil {
 		t.Fatalf("predict: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
-	t.Logf("predict of 2 points across 2 nodes took %v\n%s\n%s", time.Since(start).Round(time.Second), stdout.String(), stderr.String())
-	if !strings.Contains(stderr.String(), "run on 2 nodes (slowpoke-n1, slowpoke-n2)") {
-		t.Errorf("the run does not say it spans both nodes")
-	}
-	// Every round froze frontend on slowpoke-n1 through its agent, which
-	// reported when: the skew is logged.
-	sk := regexp.MustCompile(`round skew across nodes, cart as the target, node slowpoke-n1: (\d+) rounds \((\d+) unreported, (\d+) ended by the node's cap\); freeze start p50 (\S+), p99 (\S+), max (\S+);`).FindStringSubmatch(stderr.String())
-	if sk == nil {
-		t.Fatalf("no skew across nodes reported for slowpoke-n1")
-	}
-	rounds, _ := strconv.Atoi(sk[1])
-	unreported, _ := strconv.Atoi(sk[2])
-	if rounds < 10 || unreported > rounds/10 {
-		t.Errorf("slowpoke-n1 reported %d rounds, %d not: want at least 10, and at most a tenth unreported", rounds, unreported)
-	}
-	p50, _ := time.ParseDuration(sk[4])
-	t.Logf("skew across nodes: %d rounds, freeze start p50 %s, p99 %s, max %s", rounds, sk[4], sk[5], sk[6])
-	if p50 > 5*time.Millisecond {
-		t.Errorf("freeze start skew p50 %v: above 5 ms", p50)
-	}
-	// The pauses slowed the application (the 50% point's pauses are
-	// 3.45 ms every 5 calls of cart's); whether the prediction itself is
-	// right across nodes is another test's.
+	t.Logf("predict of 2 points took %v\n%s\n%s", time.Since(start).Round(time.Second), stdout.String(), stderr.String())
 	pts := predictedPoints(t, out, 2)
-	if pts[0] <= 0 || pts[1] <= 0 {
-		t.Errorf("predictions %v", pts)
-	}
 	e.checkUntouched(t, before)
+	return stderr.String(), pts
 }
