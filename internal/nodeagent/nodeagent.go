@@ -110,6 +110,7 @@ type Agent struct {
 	rounds    []RoundRecord // the last run's, as the initiator
 	skews     []Skew
 	all       []RoundRecord // every run's, the last keepAll
+	cpuLinks  map[string]*cpuLink
 }
 
 // Start thaws what agents that are gone left frozen on this node, then
@@ -132,7 +133,7 @@ func Start(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, node: node, pods: map[string]podcgroup.Pod{}, tried: map[string]time.Time{},
-		ctls: map[string]*controller.Controller{}, peerConns: map[net.Conn]struct{}{}}
+		ctls: map[string]*controller.Controller{}, peerConns: map[net.Conn]struct{}{}, cpuLinks: map[string]*cpuLink{}}
 	a.self = ownPod()
 	if a.cfg.PodsUnder == "" {
 		a.cfg.PodsUnder = ownPodsUnder()
@@ -280,6 +281,7 @@ func (a *Agent) Close() error {
 	}
 	a.mu.Unlock()
 	a.peerWG.Wait()
+	a.closeCPULinks()
 	if a.ledger == nil {
 		return nil
 	}

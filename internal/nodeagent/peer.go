@@ -135,6 +135,10 @@ func (a *Agent) servePeer(c net.Conn) {
 		return
 	}
 	t, p, err := w.RecvLimit(wire.DefaultTimeout, maxPeerFrame)
+	if err == nil && t == wire.TStats {
+		a.serveCPU(w, p)
+		return
+	}
 	if err != nil || t != wire.TConfigure {
 		log.Warn("a peer connection sent no valid prepare", "err", err, "type", t)
 		return
@@ -223,6 +227,120 @@ func (a *Agent) servePeer(c net.Conn) {
 	}
 }
 
+// peerCPU asks a peer for the CPU time its node's pods of a service have
+// used (TStats); peerCPUReply answers (TStatsReply).
+type peerCPU struct {
+	Pods []string `json:"pods"`
+}
+
+type peerCPUReply struct {
+	CPUNS int64 `json:"cpu_ns"`
+	Pods  int   `json:"pods"` // how many of them are on its node
+}
+
+// cpuIdle is how long a CPU connection may stay silent.
+const cpuIdle = 10 * time.Minute
+
+// serveCPU answers another agent's CPU questions, the first in p, until
+// the connection ends or is idle for cpuIdle.
+func (a *Agent) serveCPU(w *wire.Conn, p []byte) {
+	for {
+		var q peerCPU
+		if json.Unmarshal(p, &q) != nil || len(q.Pods) > wire.MaxPods {
+			w.Send(wire.TError, wire.ErrorMsg{Error: "malformed CPU question"})
+			return
+		}
+		var r peerCPUReply
+		for _, uid := range q.Pods {
+			if !podcgroup.ValidUID(uid) || !a.known(uid) {
+				w.Send(wire.TError, wire.ErrorMsg{Error: fmt.Sprintf("pod %.60q is none of this run's services'", uid)})
+				return
+			}
+			if pod, err := a.find(uid); err == nil {
+				r.Pods++
+				if d, err := pod.CPU(); err == nil {
+					r.CPUNS += int64(d)
+				}
+			}
+		}
+		if w.Send(wire.TStatsReply, r) != nil {
+			return
+		}
+		t, next, err := w.RecvLimit(cpuIdle, maxPeerFrame)
+		if err != nil || t != wire.TStats {
+			return
+		}
+		p = next
+	}
+}
+
+// remoteCPU is the CPU time the pods given by UID have used on the other
+// nodes, asked of their agents on a connection kept for it. A node whose
+// agent does not answer counts with what it last said, and is asked
+// again on a new connection next time.
+func (a *Agent) remoteCPU(uids []string) time.Duration {
+	key := strings.Join(uids, ",")
+	var sum time.Duration
+	for _, peer := range a.cfg.Peers {
+		sum += a.peerCPU(peer, uids, key)
+	}
+	return sum
+}
+
+// cpuLink is a connection to a peer for CPU questions, and its last
+// answers by question.
+type cpuLink struct {
+	mu   sync.Mutex
+	w    *wire.Conn
+	last map[string]time.Duration
+}
+
+func (a *Agent) peerCPU(peer Peer, uids []string, key string) time.Duration {
+	a.mu.Lock()
+	l := a.cpuLinks[peer.Node]
+	if l == nil {
+		l = &cpuLink{last: map[string]time.Duration{}}
+		a.cpuLinks[peer.Node] = l
+	}
+	a.mu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.w == nil {
+		w, err := wire.Dial(peer.Addr, a.cfg.Secret, peerDialTimeout)
+		if err != nil {
+			return l.last[key]
+		}
+		w.Timeout = time.Second
+		l.w = w
+	}
+	var r peerCPUReply
+	if err := l.w.Call(wire.TStats, peerCPU{Pods: uids}, &r); err != nil {
+		a.log.Warn("could not ask another node's agent for its pods' CPU time; counting what it last said", "node", peer.Node, "err", err)
+		l.w.Close()
+		l.w = nil
+		return l.last[key]
+	}
+	d := time.Duration(r.CPUNS)
+	l.last[key] = d
+	return d
+}
+
+// closeCPULinks ends the CPU connections.
+func (a *Agent) closeCPULinks() {
+	a.mu.Lock()
+	links := a.cpuLinks
+	a.cpuLinks = map[string]*cpuLink{}
+	a.mu.Unlock()
+	for _, l := range links {
+		l.mu.Lock()
+		if l.w != nil {
+			l.w.Close()
+			l.w = nil
+		}
+		l.mu.Unlock()
+	}
+}
+
 // preparePeer checks an initiator's pods: each of the run's, not this
 // agent's own; those on this node are recorded in the ledger and opened.
 // It returns their freezer, their UIDs and the cap on one freeze.
@@ -289,6 +407,28 @@ func (a *Agent) trackConn(c net.Conn, open bool) {
 // (controller.SpanningPods): its controller, as the target's, freezes the
 // other services' pods on this node and, through their agents, on others.
 type spanningService struct{ podService }
+
+// CPU is the CPU time the service's pods have used, on this node and on
+// the others (their agents say): a service with replicas on several
+// nodes, as the target, follows all of them.
+func (s spanningService) CPU() time.Duration {
+	var sum time.Duration
+	var away []string
+	for _, uid := range s.uids {
+		p, err := s.a.find(uid)
+		if err != nil {
+			away = append(away, uid)
+			continue
+		}
+		if d, err := p.CPU(); err == nil {
+			sum += d
+		}
+	}
+	if len(away) > 0 {
+		sum += s.a.remoteCPU(away)
+	}
+	return sum
+}
 
 // PodFreezer freezes the pods given by UID: those on this node itself,
 // the others through the agents of the nodes they are on.

@@ -187,3 +187,74 @@ func TestAgentFreezesAcrossNodes(t *testing.T) {
 		t.Error("a peer without the secret was greeted")
 	}
 }
+
+// TestAgentTargetAcrossNodes: a target with a pod on each node; its
+// controller, in node A's agent, counts the CPU time of both (B's agent
+// says B's), and still freezes only the other service's pods.
+func TestAgentTargetAcrossNodes(t *testing.T) {
+	n := node(t)
+	dirA, dirB := nodeDir(t, n, "node-a"), nodeDir(t, n, "node-b")
+	tA, tB, oB := makePodUnder(t, n, dirA), makePodUnder(t, n, dirB), makePodUnder(t, n, dirB)
+	sec := secret()
+	services := []Service{{Name: "t", Port: 0, Pods: []string{tA.uid, tB.uid}}, {Name: "o", Port: 0, Pods: []string{oB.uid}}}
+	withPorts := func() []Service {
+		s := append([]Service(nil), services...)
+		for i := range s {
+			s[i].Port = freePort(t)
+		}
+		return s
+	}
+	b, err := Start(Config{Services: withPorts(), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
+		Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(), Node: "b", PeerListen: "127.0.0.1:0", PodsUnder: dirB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	a, err := Start(Config{Services: withPorts(), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
+		Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(), Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "b", Addr: b.PeerAddr()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	c := controller.NewClient(a.Addr("t"), sec)
+	defer c.Close()
+	podCPU := func(p fakePod) time.Duration {
+		pod, err := n.Find(p.uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := pod.CPU()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	st0, err := c.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a0, b0 := podCPU(tA), podCPU(tB)
+	time.Sleep(300 * time.Millisecond)
+	st1, err := c.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1, b1 := podCPU(tA), podCPU(tB)
+	got, want := time.Duration(st1.CPUNS-st0.CPUNS), (a1-a0)+(b1-b0)
+	t.Logf("the target's CPU over 300 ms: %v by its controller on a, %v on a and %v on b by their cgroups", got, a1-a0, b1-b0)
+	if b1-b0 < 10*time.Millisecond || got < (a1-a0)+(b1-b0)/2 || got > want+want/4+20*time.Millisecond {
+		t.Errorf("the target's controller counted %v, want about %v (%v on a, %v on b)", got, want, a1-a0, b1-b0)
+	}
+	// Rounds follow both pods' CPU and freeze the other service's pod on b,
+	// never the target's there.
+	freezeOthers(t, c, 10, 5*time.Millisecond, oB.uid)
+	sawO, sawT := false, false
+	for end := time.Now().Add(400 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		sawO = sawO || frozen(t, n, oB)
+		sawT = sawT || frozen(t, n, tB)
+	}
+	c.Stop()
+	if !sawO || sawT {
+		t.Errorf("the other service's pod on b frozen: %v; the target's: %v", sawO, sawT)
+	}
+}

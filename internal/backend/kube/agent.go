@@ -230,21 +230,6 @@ func (d *Deployment) startAgent(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, sv := range d.spec.Services {
-		// Rounds cross nodes (the target's agent asks the others to
-		// freeze their pods), but a target's CPU is read on its node
-		// only: not yet summed over several.
-		on := map[string]bool{}
-		for _, p := range d.pods[sv.Name] {
-			on[p.node] = true
-		}
-		if len(on) > 1 {
-			return &backend.SettingError{
-				Err: fmt.Errorf("service %q has pods on %d nodes (%s): the node agent reads a service's CPU on one node for now (schedule each service's replicas on one node; services may be on different nodes)",
-					sv.Name, len(on), strings.Join(sortedKeys(on), ", ")),
-				Use: []backend.Setting{{Name: backend.SettingKubeMode, Value: string(ModeTemplate)}}}
-		}
-	}
 	for _, n := range sortedKeys(nodes) {
 		if len(nodes) > 1 && d.nodeIPs[n] == "" {
 			return fmt.Errorf("node %s: its pods' status gives no host IP, where the other nodes' agents would reach its agent", n)
@@ -264,7 +249,7 @@ func (d *Deployment) startAgent(ctx context.Context) error {
 	}
 	d.agents = agents
 	if len(nodes) > 1 {
-		d.opts.Logf("node agent: the services' pods run on %d nodes (%s): the target's agent freezes the pods of the others through theirs (port %d)",
+		d.opts.Logf("node agent: the services' pods run on %d nodes (%s): the target's agent freezes the pods of the others through theirs, and a service's CPU time is summed over its replicas' nodes (port %d)",
 			len(nodes), strings.Join(sortedKeys(nodes), ", "), d.peerPort())
 	}
 	return d.connectAgent(ctx, agents)
