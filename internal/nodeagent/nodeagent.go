@@ -111,6 +111,7 @@ type Agent struct {
 	skews     []Skew
 	all       []RoundRecord // every run's, the last keepAll
 	cpuLinks  map[string]*cpuLink
+	lost      map[string]string // node: why its agent was lost mid-slowdown
 }
 
 // Start thaws what agents that are gone left frozen on this node, then
@@ -133,7 +134,7 @@ func Start(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, node: node, pods: map[string]podcgroup.Pod{}, tried: map[string]time.Time{},
-		ctls: map[string]*controller.Controller{}, peerConns: map[net.Conn]struct{}{}, cpuLinks: map[string]*cpuLink{}}
+		ctls: map[string]*controller.Controller{}, peerConns: map[net.Conn]struct{}{}, cpuLinks: map[string]*cpuLink{}, lost: map[string]string{}}
 	a.self = ownPod()
 	if a.cfg.PodsUnder == "" {
 		a.cfg.PodsUnder = ownPodsUnder()

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
@@ -198,6 +200,9 @@ func (a *Agent) servePeer(c net.Conn) {
 		}
 		switch t {
 		case wire.TRenew:
+			// Answered, so that the initiator knows this agent is there
+			// between rounds too.
+			w.Send(wire.TOK, peerAck{})
 		case wire.TRound:
 			var m peerSet
 			if json.Unmarshal(p, &m) != nil {
@@ -466,6 +471,7 @@ func (s spanningService) PodFreezer(uids []string, max time.Duration) (controlle
 		}
 		rest = slices.DeleteFunc(rest, func(uid string) bool { return slices.Contains(found, uid) })
 		f.links = append(f.links, l)
+		a.setLost(peer.Node, "")
 	}
 	if len(rest) > 0 {
 		f.Close()
@@ -489,13 +495,32 @@ func (s spanningService) NodeSkews() []wire.NodeSkew {
 	s.a.mu.Lock()
 	recs := slices.Clone(s.a.all)
 	s.a.mu.Unlock()
+	s.a.mu.Lock()
+	lost := maps.Clone(s.a.lost)
+	s.a.mu.Unlock()
 	var out []wire.NodeSkew
 	for _, k := range Skews(recs) {
 		out = append(out, wire.NodeSkew{Node: k.Node, Rounds: k.Rounds, Missing: k.Missing, Capped: k.Capped,
 			StartP50NS: int64(k.StartP50), StartP99NS: int64(k.StartP99), StartMaxNS: int64(k.StartMax),
-			EndP50NS: int64(k.EndP50), EndP99NS: int64(k.EndP99), EndMaxNS: int64(k.EndMax)})
+			EndP50NS: int64(k.EndP50), EndP99NS: int64(k.EndP99), EndMaxNS: int64(k.EndMax), Lost: lost[k.Node]})
+		delete(lost, k.Node)
+	}
+	for _, node := range slices.Sorted(maps.Keys(lost)) {
+		out = append(out, wire.NodeSkew{Node: node, Lost: lost[node]})
 	}
 	return out
+}
+
+// setLost notes (why != "") or clears that this agent lost node's agent
+// during a slowdown.
+func (a *Agent) setLost(node, why string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if why == "" {
+		delete(a.lost, node)
+	} else {
+		a.lost[node] = why
+	}
 }
 
 // peerLink is a connection to another node's agent.
@@ -503,6 +528,7 @@ type peerLink struct {
 	node string
 	w    *wire.Conn
 	pods int
+	lost atomic.Bool // no answer for a lease: no more frames are sent
 }
 
 func dialPeer(p Peer, secret []byte, prep peerPrepare) (*peerLink, []string, error) {
@@ -589,6 +615,9 @@ func (f *spanFreezer) Set(frozen bool) error {
 func (f *spanFreezer) send(frozen bool) error {
 	var errs []error
 	for _, l := range f.links {
+		if l.lost.Load() {
+			continue // reported (NodeSkew.Lost); this node's pods still freeze
+		}
 		if err := l.w.Send(wire.TRound, peerSet{Seq: f.seq, Frozen: frozen}); err != nil {
 			errs = append(errs, fmt.Errorf("node %s: %w", l.node, err))
 		}
@@ -599,18 +628,28 @@ func (f *spanFreezer) send(frozen bool) error {
 // readAcks records a peer's freezes and thaws as it reports them.
 func (f *spanFreezer) readAcks(l *peerLink) {
 	defer f.wg.Done()
+	// The peer answers every frame, and is sent one at least every
+	// quarter lease: silent for a lease, it is lost (a cut network sends
+	// no error).
+	silence := f.a.cfg.Lease
+	if silence <= 0 {
+		silence = wire.DefaultTimeout
+	}
 	for {
-		t, p, err := l.w.RecvLimit(-1, maxPeerFrame)
+		t, p, err := l.w.RecvLimit(silence, maxPeerFrame)
 		if err != nil {
 			select {
 			case <-f.done:
 			default:
 				f.a.log.Warn("lost the agent of another node: its pods thaw within the cap", "node", l.node, "err", err)
+				f.a.setLost(l.node, fmt.Sprintf("no answer from its agent (%v); its pods thaw within their cap there", err))
+				l.lost.Store(true)
+				l.w.Close()
 			}
 			return
 		}
 		var ack peerAck
-		if t != wire.TOK || json.Unmarshal(p, &ack) != nil {
+		if t != wire.TOK || json.Unmarshal(p, &ack) != nil || ack.Seq == 0 {
 			continue
 		}
 		at := time.Unix(0, ack.AtUnixNS)

@@ -258,3 +258,57 @@ func TestAgentTargetAcrossNodes(t *testing.T) {
 		t.Errorf("the other service's pod on b frozen: %v; the target's: %v", sawO, sawT)
 	}
 }
+
+// TestAgentLosesPeer: node B's agent ends mid-slowdown (its pods thaw as
+// it ends); A's target controller reports B lost in its stats (the
+// orchestrator ends the run on it, naming the node) and keeps freezing
+// the pods of its own node.
+func TestAgentLosesPeer(t *testing.T) {
+	n := node(t)
+	dirA, dirB := nodeDir(t, n, "node-a"), nodeDir(t, n, "node-b")
+	tgt, oA, oB := makePodUnder(t, n, dirA), makePodUnder(t, n, dirA), makePodUnder(t, n, dirB)
+	sec := secret()
+	services := func() []Service {
+		return []Service{{Name: "t", Port: freePort(t), Pods: []string{tgt.uid}}, {Name: "o", Port: freePort(t), Pods: []string{oA.uid, oB.uid}}}
+	}
+	b, err := Start(Config{Services: services(), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
+		Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(), Node: "b", PeerListen: "127.0.0.1:0", PodsUnder: dirB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	a, err := Start(Config{Services: services(), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
+		Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(), Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "b", Addr: b.PeerAddr()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	c := controller.NewClient(a.Addr("t"), sec)
+	defer c.Close()
+	freezeOthers(t, c, 1, 20*time.Millisecond, oA.uid, oB.uid)
+	waitFor(t, "b's pod frozen", 2*time.Second, func() bool { return frozen(t, n, oB) })
+	b.Close()
+	if frozen(t, n, oB) {
+		t.Error("b's pod frozen after its agent ended")
+	}
+	var lost string
+	waitFor(t, "b reported lost", 2*time.Second, func() bool {
+		st, err := c.Stats()
+		if err != nil {
+			return false
+		}
+		for _, k := range st.NodeSkews {
+			if k.Node == "b" {
+				lost = k.Lost
+			}
+		}
+		return lost != ""
+	})
+	t.Logf("b lost: %s", lost)
+	st0, _ := c.Stats()
+	waitFor(t, "a's own pods still frozen at rounds", 2*time.Second, func() bool {
+		st, err := c.Stats()
+		return err == nil && st.Pauses > st0.Pauses+2
+	})
+	c.Stop()
+}

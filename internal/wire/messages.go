@@ -183,4 +183,8 @@ type NodeSkew struct {
 	EndP50NS   int64  `json:"end_p50_ns"`
 	EndP99NS   int64  `json:"end_p99_ns"`
 	EndMaxNS   int64  `json:"end_max_ns"`
+	// Lost says why the target's agent lost this node's agent during
+	// the slowdown under way ("": it did not); its pods thaw within
+	// their cap there.
+	Lost string `json:"lost,omitempty"`
 }

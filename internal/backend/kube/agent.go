@@ -508,6 +508,35 @@ func (d *Deployment) logSkews() {
 	}
 }
 
+// checkPeers returns, in a run whose pods span nodes, how the target's
+// agent lost another node's agent mid-slowdown (a cut network, an agent
+// killed), or nil.
+func (d *Deployment) checkPeers() error {
+	if len(d.agents) < 2 {
+		return nil
+	}
+	d.mu.Lock()
+	var ctls []*service
+	for _, sv := range d.spec.Services {
+		if s := d.services[sv.Name]; s != nil && s.Control != nil {
+			ctls = append(ctls, s)
+		}
+	}
+	d.mu.Unlock()
+	for _, s := range ctls {
+		st, err := s.Control.Stats()
+		if err != nil || !st.Active || !st.Target {
+			continue
+		}
+		for _, k := range st.NodeSkews {
+			if k.Lost != "" {
+				return fmt.Errorf("node %s: the target's (%s) agent lost that node's agent mid-run: %s", k.Node, s.Name, k.Lost)
+			}
+		}
+	}
+	return nil
+}
+
 // checkAgent returns how a service's pod or the agent failed during an
 // agent run, or nil: a pod deleted or restarted (its UID or restart count
 // changed), or the agent's pod gone or restarted.
@@ -527,6 +556,9 @@ func (d *Deployment) checkAgent() error {
 		case restarts(p) != restarts(&a):
 			return fmt.Errorf("the node agent in pod %s/%s restarted during the run (kubectl logs -n %s %s -c %s --previous); its watchdog thaws what it had frozen", ns, a.Name, ns, a.Name, agentContainer)
 		}
+	}
+	if err := d.checkPeers(); err != nil {
+		return err
 	}
 	for _, sv := range d.spec.Services {
 		for _, ref := range d.pods[sv.Name] {
