@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -361,4 +362,105 @@ func (m *mnEnv) agentPredict(t *testing.T, oneNode bool) (string, []float64) {
 	pts := predictedPoints(t, out, 2)
 	e.checkUntouched(t, before)
 	return stderr.String(), pts
+}
+
+// TestKubeMultiNodeAgentPartition: the network between the nodes cut
+// mid-pause (slowpoke-n1's veth to the bridge set down): frontend, frozen
+// on slowpoke-n1 by its agent for cart's rounds on slowpoke-n2, thaws
+// within the cap (its agent's own timer) and is not frozen again; the run
+// ends with an error; once the network is back, restore finds nothing to
+// change and no pod of the application restarted.
+func TestKubeMultiNodeAgentPartition(t *testing.T) {
+	m := setupMultiNode(t)
+	t.Setenv("SLOWPOKE_TEST_KUBECONFIG", filepath.Join(m.dir, "kubeconfig"))
+	const dir = "testdata/kube-multinode"
+	spec := filepath.Join(dir, "app.yaml")
+	e := setupKubeApp(t, filepath.Join(dir, "deployments.yaml"), spec)
+	before := e.podState(t)
+	list, err := e.client.CoreV1().Pods("slowpoke-multinode-app").List(context.Background(), metav1.ListOptions{LabelSelector: "app=frontend"})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("frontend's pods: %v, %v", list, err)
+	}
+	state := filepath.Join(m.podCgroup(t, &list.Items[0]), "freezer.state")
+	frozen := func() bool { b, _ := os.ReadFile(state); return strings.TrimSpace(string(b)) != "THAWED" }
+
+	const maxPause = 300 * time.Millisecond
+	cmd := e.command("predict", "-f", spec, "--target", "cart", "--kube-mode", "agent", "--reduce", "50%",
+		"--duration", "60s", "--reps", "1", "--max-reps", "1", "--max-pause", maxPause.String(), "--out", t.TempDir())
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var runErr error
+	exited := make(chan struct{})
+	go func() { runErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	waitUntil(t, "frontend frozen on slowpoke-n1 by cart's rounds", 2*time.Minute, frozen, stderr)
+	link := "spmn-v1"
+	if out, err := exec.Command("ip", "link", "set", link, "down").CombinedOutput(); err != nil {
+		t.Fatalf("ip link set %s down: %v %s", link, err, out)
+	}
+	cut := time.Now()
+	up := func() { exec.Command("ip", "link", "set", link, "up").Run() }
+	t.Cleanup(up)
+	waitUntil(t, "frontend thawed after the cut", 5*time.Second, func() bool { return !frozen() }, stderr)
+	thawed := time.Since(cut)
+	t.Logf("network cut mid-pause: frontend thawed %v after the cut (cap %v)", thawed.Round(time.Millisecond), maxPause)
+	if thawed > maxPause+200*time.Millisecond {
+		t.Errorf("frontend thawed %v after the cut: over its cap %v", thawed, maxPause)
+	}
+	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if frozen() {
+			t.Fatal("frontend frozen again with the network cut")
+		}
+	}
+	// The partition lasts past the lease (10 s), then heals: the target's
+	// agent has lost slowpoke-n1's by then, and the run ends with an
+	// error once it can tear down (slowpoke-n1's kubelet must reach the
+	// API server for its agent's pod to go).
+	time.Sleep(15 * time.Second)
+	up()
+	select {
+	case <-exited:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("predict still runs 3 minutes after the network came back\n%s", stderr.String())
+	}
+	ended := time.Since(cut)
+	if runErr == nil {
+		t.Errorf("predict succeeded with the network cut\n%s", stderr.String())
+	}
+	last := strings.TrimSpace(stderr.String())
+	if i := strings.LastIndex(last, "\n"); i >= 0 {
+		last = last[i+1:]
+	}
+	t.Logf("the run ended %v after the cut: %s", ended.Round(time.Second), last)
+	if !strings.Contains(last, "slowpoke-n1") {
+		t.Errorf("the run's error does not name the node slowpoke-n1:\n%s", stderr.String())
+	}
+	// The network back: nothing left to restore, nothing frozen, no pod
+	// restarted.
+	waitUntil(t, "slowpoke-n1 reachable again", time.Minute, func() bool {
+		c, err := net.DialTimeout("tcp", "10.255.0.11:10250", time.Second) // its kubelet
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, stderr)
+	out, err := e.command("restore", "-f", spec).CombinedOutput()
+	t.Logf("restore: %v\n%s", err, out)
+	if err != nil {
+		t.Errorf("restore after the partition: %v", err)
+	}
+	if frozen() {
+		t.Error("frontend frozen after the run")
+	}
+	e.checkUntouched(t, before)
 }

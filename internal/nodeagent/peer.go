@@ -95,6 +95,8 @@ const (
 	maxPeerConns = 16
 	// peerDialTimeout bounds connecting to a peer and its handshake.
 	peerDialTimeout = 3 * time.Second
+	// peerSendTimeout bounds writing one frame to a peer.
+	peerSendTimeout = 20 * time.Millisecond
 	// keepRounds is how many rounds' records a freezer keeps, keepAll
 	// how many an agent keeps over its runs (NodeSkews).
 	keepRounds = 4096
@@ -541,6 +543,10 @@ func dialPeer(p Peer, secret []byte, prep peerPrepare) (*peerLink, []string, err
 		w.Close()
 		return nil, nil, err
 	}
+	// A frame that cannot be written at once (the peer's window full:
+	// it reads nothing) fails fast and the peer is lost, instead of
+	// holding the round for the default timeout.
+	w.Timeout = peerSendTimeout
 	return &peerLink{node: p.Node, w: w, pods: len(ok.Pods)}, ok.Pods, nil
 }
 
@@ -593,7 +599,7 @@ func (f *spanFreezer) Set(frozen bool) error {
 			delete(f.recs, f.order[0])
 			f.order = f.order[1:]
 		}
-		errs = append(errs, f.send(true))
+		f.send(true)
 		errs = append(errs, f.local.Set(true))
 		rec.Nodes[""] = NodePause{Frozen: time.Now()}
 	} else {
@@ -607,22 +613,26 @@ func (f *spanFreezer) Set(frozen bool) error {
 			np.Thawed = time.Now()
 			rec.Nodes[""] = np
 		}
-		errs = append(errs, f.send(false))
+		f.send(false)
 	}
 	return errors.Join(errs...)
 }
 
-func (f *spanFreezer) send(frozen bool) error {
-	var errs []error
+func (f *spanFreezer) send(frozen bool) {
 	for _, l := range f.links {
 		if l.lost.Load() {
 			continue // reported (NodeSkew.Lost); this node's pods still freeze
 		}
 		if err := l.w.Send(wire.TRound, peerSet{Seq: f.seq, Frozen: frozen}); err != nil {
-			errs = append(errs, fmt.Errorf("node %s: %w", l.node, err))
+			// A frame half written leaves the connection unusable: the
+			// peer is lost (it thaws when the connection ends, or at its
+			// cap), and this node's pods go on freezing.
+			f.a.log.Warn("lost the agent of another node: a frame could not be sent", "node", l.node, "err", err)
+			f.a.setLost(l.node, fmt.Sprintf("a frame to its agent could not be sent (%v); its pods thaw within their cap there", err))
+			l.lost.Store(true)
+			l.w.Close()
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // readAcks records a peer's freezes and thaws as it reports them.

@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -309,6 +310,66 @@ func TestAgentLosesPeer(t *testing.T) {
 	waitFor(t, "a's own pods still frozen at rounds", 2*time.Second, func() bool {
 		st, err := c.Stats()
 		return err == nil && st.Pauses > st0.Pauses+2
+	})
+	c.Stop()
+}
+
+// TestAgentPeerSilent: a peer that takes the prepare and then answers
+// nothing (a cut network sends no error) is reported lost after a lease.
+func TestAgentPeerSilent(t *testing.T) {
+	n := node(t)
+	dirA := nodeDir(t, n, "node-a")
+	tgt, oA := makePodUnder(t, n, dirA), makePodUnder(t, n, dirA)
+	far := newUID() // on the silent node
+	sec := secret()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		w, err := wire.Server(c, sec)
+		if err != nil {
+			return
+		}
+		w.Recv(0)
+		w.Send(wire.TOK, peerPrepared{Node: "silent", Pods: []string{far}})
+		for {
+			if _, _, err := w.Recv(-1); err != nil {
+				return
+			}
+		}
+	}()
+	a, err := Start(Config{Services: []Service{{Name: "t", Port: freePort(t), Pods: []string{tgt.uid}}, {Name: "o", Port: freePort(t), Pods: []string{oA.uid, far}}},
+		Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec, Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(),
+		Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "silent", Addr: ln.Addr().String()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	c := controller.NewClient(a.Addr("t"), sec)
+	defer c.Close()
+	freezeOthers(t, c, 1, 5*time.Millisecond, oA.uid, far)
+	start := time.Now()
+	waitFor(t, "the silent peer reported lost", 3*time.Second, func() bool {
+		st, err := c.Stats()
+		if err != nil {
+			return false
+		}
+		// The orchestrator's lease (1 s, renewed by nothing here) may
+		// have ended the slowdown by then: the loss is still reported.
+		for _, k := range st.NodeSkews {
+			if k.Node == "silent" && k.Lost != "" {
+				t.Logf("lost after %v: %s", time.Since(start).Round(time.Millisecond), k.Lost)
+				return true
+			}
+		}
+		return false
 	})
 	c.Stop()
 }

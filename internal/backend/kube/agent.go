@@ -524,8 +524,12 @@ func (d *Deployment) checkPeers() error {
 	}
 	d.mu.Unlock()
 	for _, s := range ctls {
+		// A loss is reported until the next point connects again, even
+		// where the slowdown ended meanwhile (its lease lapsed: the
+		// orchestrator's renewals may have been held up by the same
+		// cut).
 		st, err := s.Control.Stats()
-		if err != nil || !st.Active || !st.Target {
+		if err != nil {
 			continue
 		}
 		for _, k := range st.NodeSkews {
