@@ -35,6 +35,25 @@ func (s *serviceFlags) Set(v string) error {
 	return err
 }
 
+// peerFlags collects the agent's repeated --peer.
+type peerFlags []nodeagent.Peer
+
+func (p *peerFlags) String() string {
+	var out []string
+	for _, pe := range *p {
+		out = append(out, pe.String())
+	}
+	return strings.Join(out, " ")
+}
+
+func (p *peerFlags) Set(v string) error {
+	pe, err := nodeagent.ParsePeer(v)
+	if err == nil {
+		*p = append(*p, pe)
+	}
+	return err
+}
+
 // runAgent is the Kubernetes node agent, which the run's DaemonSet runs on
 // every node that holds a service's pods.
 func runAgent(args []string) int {
@@ -59,6 +78,10 @@ func runAgent(args []string) int {
 	lease := fs.Duration("lease", kube.DefaultLease, "thaw everything and end any slowdown once the orchestrator has been silent this long")
 	maxPause := fs.Duration("max-pause", controller.DefaultMaxPause, "hard cap on one freeze")
 	thawOnly := fs.Bool("thaw-only", false, "thaw what agents that are gone left frozen, and exit")
+	nodeName := fs.String("node", "", "this node's name (a run that spans nodes: its --peer of this name is this agent)")
+	peerListen := fs.String("peer-listen", "", "address to listen on for the other nodes' agents, for a run that spans nodes")
+	var peers peerFlags
+	fs.Var(&peers, "peer", "another node's agent, NODE=HOST:PORT, which the target's agent asks to freeze the pods on its node; repeat for each (one of this node's own is left out)")
 	watch := fs.Bool("watch", false, "the watchdog (the agent pod's second container): thaw what agents that are gone left frozen, every "+nodeagent.WatchEvery.String()+", until SIGTERM")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -99,8 +122,15 @@ func runAgent(args []string) int {
 		fmt.Fprintln(os.Stderr, "slowpoke agent:", err)
 		return 2
 	}
+	var others []nodeagent.Peer
+	for _, p := range peers {
+		if p.Node != *nodeName {
+			others = append(others, p)
+		}
+	}
 	err = nodeagent.Run(context.Background(), nodeagent.Config{Services: services, CgroupRoot: *root, StateDir: *state, Host: *host,
-		RunID: *run, Secret: secret, Lease: *lease, MaxPause: *maxPause, Logger: log})
+		RunID: *run, Secret: secret, Lease: *lease, MaxPause: *maxPause, Logger: log,
+		Node: *nodeName, PeerListen: *peerListen, Peers: others})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "slowpoke agent:", err)
 		return 1

@@ -35,6 +35,31 @@ func (f freezes) check(c *Controller) error {
 }
 
 func (f freezes) start(c *Controller, _ wire.Configure) (group, error) {
+	var fr PodFreezer
+	if sp, ok := c.cfg.Pods.(SpanningPods); ok && len(f.Freeze) == 0 {
+		// The node agent of a run that spans nodes: it freezes the
+		// pods wherever they run.
+		var err error
+		if fr, err = sp.PodFreezer(f.Pods, c.cfg.MaxPause); err != nil {
+			return nil, err
+		}
+	} else {
+		var err error
+		if fr, err = f.openFreezer(c); err != nil {
+			return nil, err
+		}
+	}
+	p := newPauser(c.cfg.MaxPause, freezeStopper{fr})
+	// The never-paused processes listed share the frozen services'
+	// cores, which are this controller's own (it runs beside them).
+	var own unix.CPUSet
+	unix.SchedGetaffinity(0, &own)
+	p.setOthers(colocatedCPU(f.Colocated, own.Count()), nil)
+	return freezeGroup{p, fr}, nil
+}
+
+// openFreezer opens the cgroups to freeze, on this node.
+func (f freezes) openFreezer(c *Controller) (*pause.Freezer, error) {
 	cgs := make([]pause.Cgroup, len(f.Freeze))
 	for i, p := range f.Freeze {
 		v2, err := cgroupVersion(p)
@@ -50,21 +75,12 @@ func (f freezes) start(c *Controller, _ wire.Configure) (group, error) {
 		}
 		cgs = append(cgs, pods...)
 	}
-	fr, err := pause.OpenFreezer(cgs)
-	if err != nil {
-		return nil, err
-	}
-	p := newPauser(c.cfg.MaxPause, freezeStopper{fr})
-	// The never-paused processes listed share the frozen services'
-	// cores, which are this controller's own (it runs beside them).
-	var own unix.CPUSet
-	unix.SchedGetaffinity(0, &own)
-	p.setOthers(colocatedCPU(f.Colocated, own.Count()), nil)
-	return freezeGroup{p, fr}, nil
+	return pause.OpenFreezer(cgs)
 }
 
-// freezeStopper freezes a set of cgroups, one write each.
-type freezeStopper struct{ f *pause.Freezer }
+// freezeStopper freezes a set of cgroups, one write each (or pods
+// wherever they run: SpanningPods).
+type freezeStopper struct{ f PodFreezer }
 
 func (s freezeStopper) stop() error { return s.f.Set(true) }
 func (s freezeStopper) cont()       { s.f.Set(false) }
@@ -73,7 +89,7 @@ func (s freezeStopper) cont()       { s.f.Set(false) }
 // cgroup stays frozen until thawed, so the loop times every freeze.
 type freezeGroup struct {
 	*pauser
-	f *pause.Freezer
+	f PodFreezer
 }
 
 func (g freezeGroup) bellPath() string { return "" }

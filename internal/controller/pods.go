@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
 // A controller may serve a service that runs in pods of this node
@@ -25,6 +26,31 @@ type PodService interface {
 	// once they are recorded where a later agent finds them (so that
 	// they are thawed should this process die before it thaws them).
 	Freezers(uids []string) ([]pause.Cgroup, error)
+}
+
+// SpanningPods is a PodService whose run spans nodes: some of the pods it
+// is asked to freeze may run on other nodes, whose agents freeze them
+// (internal/nodeagent). It freezes them itself, wherever they run.
+type SpanningPods interface {
+	PodService
+	// PodFreezer returns what freezes (Set(true)) and thaws the pods
+	// given by UID, on this node and on the others; every freeze on
+	// another node is capped at max there, by that node's agent, so that
+	// a thaw lost on the way leaves nothing frozen for longer.
+	PodFreezer(uids []string, max time.Duration) (PodFreezer, error)
+}
+
+// NodeSkewer is a SpanningPods that reports the skew of its rounds
+// across nodes (wire.Stats.NodeSkews).
+type NodeSkewer interface {
+	NodeSkews() []wire.NodeSkew
+}
+
+// PodFreezer freezes and thaws a set of pods (pause.Freezer is one, for
+// cgroups on this node).
+type PodFreezer interface {
+	Set(frozen bool) error
+	Close() error
 }
 
 // errNoGroup refuses the methods that need the service's process group.

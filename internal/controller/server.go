@@ -819,5 +819,8 @@ func (c *Controller) Stats() *wire.Stats {
 	st.DelayMaxNS, st.HopsMax = c.c.delayMax, c.c.hopsMax
 	st.PauseBusyNS, st.PauseWindowNS = c.c.pauseBusy+int64(ps.busyIn), c.c.pauseWindow+int64(ps.busyOver)
 	st.Recent = append([]wire.RoundRecord(nil), c.recent...)
+	if sk, ok := c.cfg.Pods.(NodeSkewer); ok {
+		st.NodeSkews = sk.NodeSkews()
+	}
 	return &st
 }

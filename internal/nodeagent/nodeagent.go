@@ -73,6 +73,20 @@ type Config struct {
 	Lease    time.Duration
 	MaxPause time.Duration
 	Logger   *slog.Logger
+
+	// A run whose pods span nodes (peer.go): Node is this agent's node's
+	// name; PeerListen the address it listens on for the other nodes'
+	// agents ("": it does not); Peers the other nodes' agents, which the
+	// target's controller asks to freeze the pods on their nodes.
+	Node       string
+	PeerListen string
+	Peers      []Peer
+	// PodsUnder is where this node's kubelet puts its pods, relative to
+	// each hierarchy's root ("kubepods", or "<cgroup root>/kubepods"):
+	// the agent touches no pod elsewhere, which another kubelet (another
+	// node sharing this one's cgroup file system) would own. "": that of
+	// the agent's own pod, or anywhere when it runs in none.
+	PodsUnder string
 }
 
 // Agent is a running node agent.
@@ -88,6 +102,16 @@ type Agent struct {
 	tried map[string]time.Time // when a pod not found was last looked for
 
 	ctls map[string]*controller.Controller
+
+	// Rounds across nodes (peer.go).
+	peerLn    net.Listener
+	peerWG    sync.WaitGroup
+	peerConns map[net.Conn]struct{}
+	rounds    []RoundRecord // the last run's, as the initiator
+	skews     []Skew
+	all       []RoundRecord // every run's, the last keepAll
+	cpuLinks  map[string]*cpuLink
+	lost      map[string]string // node: why its agent was lost mid-slowdown
 }
 
 // Start thaws what agents that are gone left frozen on this node, then
@@ -110,8 +134,11 @@ func Start(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, node: node, pods: map[string]podcgroup.Pod{}, tried: map[string]time.Time{},
-		ctls: map[string]*controller.Controller{}}
+		ctls: map[string]*controller.Controller{}, peerConns: map[net.Conn]struct{}{}, cpuLinks: map[string]*cpuLink{}, lost: map[string]string{}}
 	a.self = ownPod()
+	if a.cfg.PodsUnder == "" {
+		a.cfg.PodsUnder = ownPodsUnder()
+	}
 	if err := thawGone(cfg.StateDir, node, a.log); err != nil {
 		return nil, fmt.Errorf("nodeagent: thawing what earlier agents left: %w", err)
 	}
@@ -119,8 +146,12 @@ func Start(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	for _, sv := range cfg.Services {
+		var pods controller.PodService = podService{a, slices.Clone(sv.Pods)}
+		if len(cfg.Peers) > 0 {
+			pods = spanningService{podService{a, slices.Clone(sv.Pods)}}
+		}
 		c, err := controller.Start(controller.Config{
-			Name: sv.Name, Pods: podService{a, slices.Clone(sv.Pods)}, Listen: net.JoinHostPort(cfg.Host, strconv.Itoa(sv.Port)),
+			Name: sv.Name, Pods: pods, Listen: net.JoinHostPort(cfg.Host, strconv.Itoa(sv.Port)),
 			Secret: cfg.Secret, MaxPause: cfg.MaxPause, Lease: cfg.Lease, Logger: cfg.Logger,
 		})
 		if err != nil {
@@ -129,7 +160,15 @@ func Start(cfg Config) (*Agent, error) {
 		}
 		a.ctls[sv.Name] = c
 	}
-	a.log.Info("node agent started", "services", len(cfg.Services), "cgroups", cfg.CgroupRoot, "v2", node.V2, "ledger", a.ledger.Path())
+	if cfg.PeerListen != "" {
+		if a.peerLn, err = net.Listen("tcp", cfg.PeerListen); err != nil {
+			a.Close()
+			return nil, fmt.Errorf("nodeagent: listening for other nodes' agents: %w", err)
+		}
+		go a.servePeers(a.peerLn)
+	}
+	a.log.Info("node agent started", "node", cfg.Node, "services", len(cfg.Services), "cgroups", cfg.CgroupRoot, "pods_under", a.cfg.PodsUnder,
+		"v2", node.V2, "ledger", a.ledger.Path(), "peer_listen", a.PeerAddr(), "peers", len(cfg.Peers))
 	return a, nil
 }
 
@@ -201,13 +240,49 @@ func (a *Agent) Addr(service string) string {
 	return ""
 }
 
+// PeerAddr is the address other nodes' agents reach this one at, "" if
+// none.
+func (a *Agent) PeerAddr() string {
+	if a.peerLn == nil {
+		return ""
+	}
+	return a.peerLn.Addr().String()
+}
+
+// Skews is the skew across nodes of the last slowdown run this agent's
+// target controller froze pods on other nodes in, and Rounds its records
+// (up to the last 4096 rounds); nil before one ended.
+func (a *Agent) Skews() []Skew {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.skews)
+}
+
+// Rounds: see Skews.
+func (a *Agent) Rounds() []RoundRecord {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.rounds)
+}
+
 // Close ends every controller (their slowdowns stop, what they froze is
-// thawed) and thaws everything the ledger records.
+// thawed), ends the other nodes' agents' connections (what they had this
+// node freeze is thawed) and thaws everything the ledger records.
 func (a *Agent) Close() error {
 	for _, c := range a.ctls {
 		c.Release()
 		c.Wait()
 	}
+	if a.peerLn != nil {
+		a.peerLn.Close()
+	}
+	a.mu.Lock()
+	for c := range a.peerConns {
+		c.Close()
+	}
+	a.mu.Unlock()
+	a.peerWG.Wait()
+	a.closeCPULinks()
 	if a.ledger == nil {
 		return nil
 	}
@@ -226,6 +301,9 @@ func (a *Agent) find(uid string) (podcgroup.Pod, error) {
 		return podcgroup.Pod{}, fmt.Errorf("no cgroup of pod %s on this node", uid)
 	}
 	p, err := a.node.Find(uid)
+	if err == nil && !under(p.Rel, a.cfg.PodsUnder) {
+		err = fmt.Errorf("pod %s is not on this node: its cgroup %s is not under this kubelet's %s", uid, p.Rel, a.cfg.PodsUnder)
+	}
 	if err != nil {
 		a.tried[uid] = time.Now()
 		return podcgroup.Pod{}, err
@@ -274,6 +352,37 @@ func (s podService) Freezers(uids []string) ([]pause.Cgroup, error) {
 		out[i] = p.Freezer()
 	}
 	return out, nil
+}
+
+// under says whether the relative path rel is dir or below it ("" is
+// everywhere).
+func under(rel, dir string) bool {
+	return dir == "" || rel == dir || strings.HasPrefix(rel, dir+"/")
+}
+
+// ownPodsUnder is where the kubelet that runs this process's pod puts
+// pods (relative to a hierarchy's root, up to its kubepods directory),
+// from this process's cgroup, or "" where it runs in no pod.
+func ownPodsUnder() string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		// 4:freezer:/slowpoke-n1/kubepods/besteffort/pod<uid>/<id>, or
+		// 0::/kubepods.slice/... (v2): the freezer's or the unified one.
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 || (f[1] != "freezer" && !(f[0] == "0" && f[1] == "")) {
+			continue
+		}
+		parts := strings.Split(strings.Trim(f[2], "/"), "/")
+		for i, part := range parts {
+			if part == "kubepods" || strings.HasPrefix(part, "kubepods.") || strings.HasPrefix(part, "kubepods-") {
+				return strings.Join(parts[:i+1], "/")
+			}
+		}
+	}
+	return ""
 }
 
 // ownPod is the UID of the pod this process runs in, from its cgroup's

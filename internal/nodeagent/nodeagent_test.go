@@ -54,10 +54,17 @@ type fakePod struct {
 
 // makePod makes a pod's cgroups, with one container running a busy loop;
 // all of it goes when the test ends, thawed first.
-func makePod(t *testing.T, n podcgroup.Node) fakePod {
+func makePod(t *testing.T, n podcgroup.Node) fakePod { t.Helper(); return makePodUnder(t, n, "") }
+
+// makePodUnder is makePod for a pod under parent, a directory of each
+// hierarchy's root (a node's kubelet root, nodeDir), or a fresh one ("").
+func makePodUnder(t *testing.T, n podcgroup.Node, parent string) fakePod {
 	t.Helper()
 	uid := newUID()
 	top := fmt.Sprintf("slowpoke-agenttest-%d-%s", os.Getpid(), uid[:8])
+	if parent != "" {
+		top = filepath.Join(parent, uid[:8])
+	}
 	rel := filepath.Join(top, "kubepods", "besteffort", "pod"+uid)
 	ctr := filepath.Join(rel, "0123abcd")
 	trees := []string{n.Freezer}

@@ -164,4 +164,29 @@ type Stats struct {
 	PauseWindowNS int64 `json:"pause_window_ns"`
 
 	Recent []RoundRecord `json:"recent,omitempty"` // last rounds, newest last
+
+	// NodeSkews, on the target's controller in a node agent whose run
+	// spans nodes, is how far each other node's freezes started and ended
+	// from this node's, over every round since the agent started.
+	NodeSkews []NodeSkew `json:"node_skews,omitempty"`
+}
+
+// NodeSkew is one other node's skew over rounds (Stats.NodeSkews): the
+// absolute differences between when it and the target's node froze (and
+// thawed) their pods for the same round.
+type NodeSkew struct {
+	Node       string `json:"node"`
+	Rounds     int    `json:"rounds"`
+	Missing    int    `json:"missing,omitempty"` // rounds it did not report
+	Capped     int    `json:"capped,omitempty"`  // freezes its own cap ended
+	StartP50NS int64  `json:"start_p50_ns"`
+	StartP99NS int64  `json:"start_p99_ns"`
+	StartMaxNS int64  `json:"start_max_ns"`
+	EndP50NS   int64  `json:"end_p50_ns"`
+	EndP99NS   int64  `json:"end_p99_ns"`
+	EndMaxNS   int64  `json:"end_max_ns"`
+	// Lost says why the target's agent lost this node's agent during
+	// the slowdown under way ("": it did not); its pods thaw within
+	// their cap there.
+	Lost string `json:"lost,omitempty"`
 }

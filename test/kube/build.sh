@@ -6,6 +6,10 @@
 # binaries and return at once.
 #
 # Usage: test/kube/build.sh            # prints the bin directory
+#        test/kube/build.sh --kube-proxy   # also kube-proxy (the multi-node
+#                                          # cluster's); the same directory:
+#                                          # binaries already there are kept,
+#                                          # only the missing one is built
 # Environment: SLOWPOKE_KUBE_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/slowpoke)
 set -euo pipefail
 
@@ -16,6 +20,8 @@ ETCD_VERSION=v3.6.10
 cache=${SLOWPOKE_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/slowpoke}
 out=$cache/kube-$K8S_VERSION-etcd-$ETCD_VERSION/bin
 bins=(kube-apiserver kube-controller-manager kube-scheduler kubelet etcd)
+kbins=(kube-apiserver kube-controller-manager kube-scheduler kubelet)
+if [ "${1:-}" = --kube-proxy ]; then bins+=(kube-proxy); kbins+=(kube-proxy); fi
 
 have_all() {
   for b in "${bins[@]}"; do [ -x "$out/$b" ] || return 1; done
@@ -54,13 +60,14 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
 )
 GO
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36"
 (
   cd "$work/k8s"
   go mod tidy -e >/dev/null 2>&1 || true
-  for b in kube-apiserver kube-controller-manager kube-scheduler kubelet; do
+  for b in "${kbins[@]}"; do
     [ -x "$out/$b" ] && continue
     echo "building $b $K8S_VERSION (cached in $out)" >&2
     go build -tags tools -trimpath -ldflags "$ldflags" -o "$out/$b.tmp" "k8s.io/kubernetes/cmd/$b"

@@ -100,10 +100,17 @@ const (
 	agentGrace = 10
 )
 
+// envNode carries the agent's node's name into its --node.
+const envNode = "SLOWPOKE_NODE"
+
+// peerPort is where the agents of a run that spans nodes listen for each
+// other: the port after the services' controllers'.
+func (d *Deployment) peerPort() int { return d.k.ControlPort + len(d.spec.Services) }
+
 // podRef is one pod of a service, as found when the run started.
 type podRef struct {
-	name, uid, node string
-	restarts        int32
+	name, uid, node, hostIP string
+	restarts                int32
 }
 
 func (d *Deployment) daemonSetName() string { return "slowpoke-agent-" + d.run.ID }
@@ -160,9 +167,18 @@ func (d *Deployment) agentAdmitted(ctx context.Context) error {
 // and its state directory.
 func (d *Deployment) agentTemplate(services []nodeagent.Service, nodes []string) corev1.PodTemplateSpec {
 	args := []string{"/slowpoke", "agent", "--run", d.run.ID, "--cgroup-root", agentCgroup, "--state-dir", agentStateDir,
-		"--lease", d.opts.Lease.String(), "--max-pause", d.opts.MaxPause.String()}
+		"--lease", d.opts.Lease.String(), "--max-pause", d.opts.MaxPause.String(), "--node", "$(" + envNode + ")"}
 	for _, sv := range services {
 		args = append(args, "--service", sv.String())
+	}
+	if len(nodes) > 1 {
+		// Rounds cross nodes: every agent listens for the others on
+		// the port after the services', on its node's address.
+		port := strconv.Itoa(d.peerPort())
+		args = append(args, "--peer-listen", ":"+port)
+		for _, n := range nodes {
+			args = append(args, "--peer", n+"="+net.JoinHostPort(d.nodeIPs[n], port))
+		}
 	}
 	mounts := []corev1.VolumeMount{{Name: "cgroup", MountPath: agentCgroup}, {Name: "state", MountPath: agentStateDir}}
 	spec := corev1.PodSpec{
@@ -174,7 +190,8 @@ func (d *Deployment) agentTemplate(services []nodeagent.Service, nodes []string)
 		Containers: []corev1.Container{{
 			Name: agentContainer, Image: d.k.Image, Command: args,
 			Env: []corev1.EnvVar{{Name: controller.EnvSecret, ValueFrom: &corev1.EnvVarSource{
-				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: d.secretName()}, Key: secretKey}}}},
+				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: d.secretName()}, Key: secretKey}}},
+				{Name: envNode, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}},
 			SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
 			VolumeMounts:    mounts,
 		}, {
@@ -192,8 +209,13 @@ func (d *Deployment) agentTemplate(services []nodeagent.Service, nodes []string)
 		},
 	}
 	if len(nodes) > 0 {
-		spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: nodes}}}}}}}
+		// A node field selector takes one value: one term per node (the
+		// terms are ORed).
+		var terms []corev1.NodeSelectorTerm
+		for _, n := range nodes {
+			terms = append(terms, corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{n}}}})
+		}
+		spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms}}}
 	}
 	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{LabelAgent: d.run.ID},
 		// kubectl logs shows the agent's, not its watchdog's.
@@ -208,13 +230,10 @@ func (d *Deployment) startAgent(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(nodes) > 1 {
-		// Rounds would have to travel between the agents of different
-		// nodes, and the target's CPU be summed over them: not yet.
-		return &backend.SettingError{
-			Err: fmt.Errorf("the services' pods run on %d nodes (%s): the node agent pauses pods on one node for now (schedule the application on one node)",
-				len(nodes), strings.Join(sortedKeys(nodes), ", ")),
-			Use: []backend.Setting{{Name: backend.SettingKubeMode, Value: string(ModeTemplate)}}}
+	for _, n := range sortedKeys(nodes) {
+		if len(nodes) > 1 && d.nodeIPs[n] == "" {
+			return fmt.Errorf("node %s: its pods' status gives no host IP, where the other nodes' agents would reach its agent", n)
+		}
 	}
 	if err := d.makeSecret(ctx); err != nil {
 		return err
@@ -229,7 +248,11 @@ func (d *Deployment) startAgent(ctx context.Context) error {
 		return err
 	}
 	d.agents = agents
-	return d.connectAgent(ctx, &agents[0])
+	if len(nodes) > 1 {
+		d.opts.Logf("node agent: the services' pods run on %d nodes (%s): the target's agent freezes the pods of the others through theirs, and a service's CPU time is summed over its replicas' nodes (port %d)",
+			len(nodes), strings.Join(sortedKeys(nodes), ", "), d.peerPort())
+	}
+	return d.connectAgent(ctx, agents)
 }
 
 // findReplicas finds every service's Deployment and its running pods
@@ -239,6 +262,7 @@ func (d *Deployment) startAgent(ctx context.Context) error {
 func (d *Deployment) findReplicas(ctx context.Context) ([]nodeagent.Service, map[string]bool, error) {
 	ns := d.k.Namespace
 	d.pods = map[string][]podRef{}
+	d.nodeIPs = map[string]string{}
 	var services []nodeagent.Service
 	nodes := map[string]bool{}
 	for i := range d.spec.Services {
@@ -259,6 +283,9 @@ func (d *Deployment) findReplicas(ctx context.Context) ([]nodeagent.Service, map
 		for _, p := range pods {
 			agentSv.Pods = append(agentSv.Pods, p.uid)
 			nodes[p.node] = true
+			if p.hostIP != "" {
+				d.nodeIPs[p.node] = p.hostIP
+			}
 		}
 		d.pods[sv.Name] = pods
 		services = append(services, agentSv)
@@ -284,16 +311,24 @@ func (d *Deployment) makeAgents(ctx context.Context, services []nodeagent.Servic
 	return nil
 }
 
-// connectAgent connects to every service's controller in agent, the
-// running agent's pod, waiting until each answers, and records the
-// services.
-func (d *Deployment) connectAgent(ctx context.Context, agent *corev1.Pod) error {
+// connectAgent connects to every service's controller in the agent of
+// the node its pods run on (agents: the running agents' pods), waiting
+// until each answers, and records the services.
+func (d *Deployment) connectAgent(ctx context.Context, agents []corev1.Pod) error {
 	ns := d.k.Namespace
-	host := agent.Status.PodIP
-	if d.opts.ControlHost != "" {
-		host = d.opts.ControlHost
-	}
 	for i, sv := range d.spec.Services {
+		agent := &agents[0]
+		if refs := d.pods[sv.Name]; len(refs) > 0 {
+			for j := range agents {
+				if agents[j].Spec.NodeName == refs[0].node {
+					agent = &agents[j]
+				}
+			}
+		}
+		host := agent.Status.PodIP
+		if d.opts.ControlHost != "" {
+			host = d.opts.ControlHost
+		}
 		addr := net.JoinHostPort(host, strconv.Itoa(d.k.ControlPort+i))
 		ctl := controller.NewClient(addr, d.secret)
 		if err := d.awaitAgentController(ctx, ctl, &sv, addr, agent.Name); err != nil {
@@ -351,7 +386,7 @@ func runningPods(ctx context.Context, c API, dep *appsv1.Deployment) ([]podRef, 
 		if p.Status.Phase != corev1.PodRunning || !podReady(p) {
 			return nil, fmt.Errorf("pod %s/%s of Deployment %s is not running and ready (%s): wait until the application runs", p.Namespace, p.Name, dep.Name, p.Status.Phase)
 		}
-		out = append(out, podRef{name: p.Name, uid: string(p.UID), node: p.Spec.NodeName, restarts: restarts(p)})
+		out = append(out, podRef{name: p.Name, uid: string(p.UID), node: p.Spec.NodeName, hostIP: p.Status.HostIP, restarts: restarts(p)})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("Deployment %s/%s has no running pod", dep.Namespace, dep.Name)
@@ -426,6 +461,7 @@ func (d *Deployment) stopAgent() error {
 	defer cancel()
 	var errs []error
 	ns := d.k.Namespace
+	d.logSkews()
 	if d.dsMade {
 		if err := deleteAgents(ctx, d.client, ns, d.run.ID); err != nil {
 			errs = append(errs, err)
@@ -441,6 +477,68 @@ func (d *Deployment) stopAgent() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// logSkews says, for a run whose pods span nodes, how far apart each
+// other node froze and thawed its pods from the target's node, over the
+// rounds of the run (the target controllers' stats).
+func (d *Deployment) logSkews() {
+	if len(d.agents) < 2 {
+		return
+	}
+	d.mu.Lock()
+	var ctls []*service
+	for _, sv := range d.spec.Services {
+		if s := d.services[sv.Name]; s != nil && s.Control != nil {
+			ctls = append(ctls, s)
+		}
+	}
+	d.mu.Unlock()
+	for _, s := range ctls {
+		st, err := s.Control.Stats()
+		if err != nil {
+			continue
+		}
+		for _, k := range st.NodeSkews {
+			d.opts.Logf("round skew across nodes, %s as the target, node %s: %d rounds (%d unreported, %d ended by the node's cap); freeze start p50 %v, p99 %v, max %v; thaw p50 %v, p99 %v, max %v",
+				s.Name, k.Node, k.Rounds, k.Missing, k.Capped,
+				time.Duration(k.StartP50NS), time.Duration(k.StartP99NS), time.Duration(k.StartMaxNS),
+				time.Duration(k.EndP50NS), time.Duration(k.EndP99NS), time.Duration(k.EndMaxNS))
+		}
+	}
+}
+
+// checkPeers returns, in a run whose pods span nodes, how the target's
+// agent lost another node's agent mid-slowdown (a cut network, an agent
+// killed), or nil.
+func (d *Deployment) checkPeers() error {
+	if len(d.agents) < 2 {
+		return nil
+	}
+	d.mu.Lock()
+	var ctls []*service
+	for _, sv := range d.spec.Services {
+		if s := d.services[sv.Name]; s != nil && s.Control != nil {
+			ctls = append(ctls, s)
+		}
+	}
+	d.mu.Unlock()
+	for _, s := range ctls {
+		// A loss is reported until the next point connects again, even
+		// where the slowdown ended meanwhile (its lease lapsed: the
+		// orchestrator's renewals may have been held up by the same
+		// cut).
+		st, err := s.Control.Stats()
+		if err != nil {
+			continue
+		}
+		for _, k := range st.NodeSkews {
+			if k.Lost != "" {
+				return fmt.Errorf("node %s: the target's (%s) agent lost that node's agent mid-run: %s", k.Node, s.Name, k.Lost)
+			}
+		}
+	}
+	return nil
 }
 
 // checkAgent returns how a service's pod or the agent failed during an
@@ -462,6 +560,9 @@ func (d *Deployment) checkAgent() error {
 		case restarts(p) != restarts(&a):
 			return fmt.Errorf("the node agent in pod %s/%s restarted during the run (kubectl logs -n %s %s -c %s --previous); its watchdog thaws what it had frozen", ns, a.Name, ns, a.Name, agentContainer)
 		}
+	}
+	if err := d.checkPeers(); err != nil {
+		return err
 	}
 	for _, sv := range d.spec.Services {
 		for _, ref := range d.pods[sv.Name] {

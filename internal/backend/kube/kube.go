@@ -87,6 +87,9 @@ type Deployment struct {
 	pods   map[string][]podRef
 	agents []corev1.Pod
 	dsMade bool
+	// nodeIPs are the nodes' addresses that the pods' status gives, by
+	// node: where a run that spans nodes finds their agents.
+	nodeIPs map[string]string
 	// secretMade says that the run's Secret exists (Stop deletes it).
 	secretMade bool
 

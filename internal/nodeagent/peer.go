@@ -1,0 +1,828 @@
+package nodeagent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/podcgroup"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+)
+
+// Rounds across nodes. Where a run's pods span nodes, every node's agent
+// listens for the other nodes' agents (Config.PeerListen). The agent on
+// the target's node, whose controller freezes the other services' pods
+// (wire.CgroupPause.Pods), freezes those on its node itself and asks the
+// agent of every other node that holds some to freeze them, at every
+// round: one frame each way per freeze and per thaw, on a connection
+// opened when the slowdown starts, authenticated with the run's secret
+// (internal/wire's frames: HMAC, a nonce, sequence numbers).
+//
+// The messages, JSON payloads of wire frames:
+//
+//	initiator → peer  TConfigure peerPrepare   the pods it asks for, the cap
+//	peer → initiator  TOK        peerPrepared  those on the peer's node
+//	initiator → peer  TRound     peerSet       freeze (or thaw) round Seq
+//	peer → initiator  TOK        peerAck       when it froze (thawed) it
+//	initiator → peer  TRenew                   nothing else to say
+//
+// Safety on the peer: it freezes only pods of the run's services that run
+// on its own node (under its kubelet's cgroup root), never its own pod,
+// records them in its ledger before the first freeze (the watchdog thaws
+// them should it be killed), caps every freeze by its own timer at the
+// smaller of the initiator's cap and its own --max-pause, thaws at once
+// when the connection ends, and ends the connection, thawed, once the
+// initiator has been silent for the lease.
+
+// Peer is another node's agent.
+type Peer struct {
+	Node string
+	Addr string
+}
+
+// ParsePeer parses NODE=HOST:PORT (the agent's --peer).
+func ParsePeer(s string) (Peer, error) {
+	node, addr, ok := strings.Cut(s, "=")
+	if _, _, err := net.SplitHostPort(addr); !ok || node == "" || len(node) > 253 || err != nil {
+		return Peer{}, fmt.Errorf("peer %q: want NODE=HOST:PORT", s)
+	}
+	return Peer{Node: node, Addr: addr}, nil
+}
+
+// String is the form ParsePeer reads.
+func (p Peer) String() string { return p.Node + "=" + p.Addr }
+
+type peerPrepare struct {
+	Node       string   `json:"node"` // the initiator's
+	Pods       []string `json:"pods"`
+	MaxPauseNS int64    `json:"max_pause_ns"`
+}
+
+type peerPrepared struct {
+	Node string   `json:"node"`
+	Pods []string `json:"pods"` // those of peerPrepare.Pods on this node
+}
+
+type peerSet struct {
+	Seq    uint64 `json:"seq"`
+	Frozen bool   `json:"frozen"`
+}
+
+type peerAck struct {
+	Seq      uint64 `json:"seq"`
+	Frozen   bool   `json:"frozen"`
+	AtUnixNS int64  `json:"at_unix_ns"`
+	Capped   bool   `json:"capped,omitempty"` // thawed by the cap's timer, not by a thaw
+	Err      string `json:"err,omitempty"`
+}
+
+// Bounds of the peer protocol.
+const (
+	// maxPeerFrame bounds a frame from a peer: a prepare of wire.MaxPods
+	// UIDs fits.
+	maxPeerFrame = 64 << 10
+	// maxPeerConns bounds the connections a peer server serves at once.
+	maxPeerConns = 16
+	// peerDialTimeout bounds connecting to a peer and its handshake.
+	peerDialTimeout = 3 * time.Second
+	// peerSendTimeout bounds writing one frame to a peer.
+	peerSendTimeout = 20 * time.Millisecond
+	// keepRounds is how many rounds' records a freezer keeps, keepAll
+	// how many an agent keeps over its runs (NodeSkews).
+	keepRounds = 4096
+	keepAll    = 1 << 16
+)
+
+// servePeers accepts other nodes' agents on ln until it is closed.
+func (a *Agent) servePeers(ln net.Listener) {
+	sem := make(chan struct{}, maxPeerConns)
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		select {
+		case sem <- struct{}{}:
+		default:
+			c.Close()
+			continue
+		}
+		a.peerWG.Add(1)
+		go func() {
+			defer a.peerWG.Done()
+			defer func() { <-sem }()
+			a.servePeer(c)
+		}()
+	}
+}
+
+// servePeer serves one initiator: a prepare, then freezes and thaws, until
+// the connection ends or the initiator is silent for the lease. Everything
+// it froze is thawed when it returns.
+func (a *Agent) servePeer(c net.Conn) {
+	defer c.Close()
+	a.trackConn(c, true)
+	defer a.trackConn(c, false)
+	log := a.log.With("peer", c.RemoteAddr().String())
+	w, err := wire.Server(c, a.cfg.Secret)
+	if err != nil {
+		return
+	}
+	t, p, err := w.RecvLimit(wire.DefaultTimeout, maxPeerFrame)
+	if err == nil && t == wire.TStats {
+		a.serveCPU(w, p)
+		return
+	}
+	if err != nil || t != wire.TConfigure {
+		log.Warn("a peer connection sent no valid prepare", "err", err, "type", t)
+		return
+	}
+	var prep peerPrepare
+	if err := json.Unmarshal(p, &prep); err != nil {
+		w.Send(wire.TError, wire.ErrorMsg{Error: "malformed prepare"})
+		return
+	}
+	fr, found, capd, err := a.preparePeer(prep)
+	if err != nil {
+		w.Send(wire.TError, wire.ErrorMsg{Error: err.Error()})
+		log.Warn("refused a peer's pods", "from", prep.Node, "err", err)
+		return
+	}
+	if err := w.Send(wire.TOK, peerPrepared{Node: a.cfg.Node, Pods: found}); err != nil {
+		fr.Close()
+		return
+	}
+	log.Info("freezing pods of this node for another node's rounds", "from", prep.Node, "pods", len(found), "cap", capd)
+	var mu sync.Mutex
+	var seq uint64 // the round frozen now, if frozen
+	var frozen bool
+	var timer *time.Timer
+	thaw := func(s uint64, capped bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !frozen || s != seq {
+			return
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		err := fr.Set(false)
+		frozen = false
+		ack := peerAck{Seq: s, AtUnixNS: time.Now().UnixNano(), Capped: capped}
+		if err != nil {
+			ack.Err = err.Error()
+		}
+		w.Send(wire.TOK, ack)
+	}
+	defer func() {
+		mu.Lock()
+		if timer != nil {
+			timer.Stop()
+		}
+		fr.Set(false)
+		frozen = false
+		mu.Unlock()
+		fr.Close()
+		log.Info("thawed this node's pods: the initiator ended or fell silent", "from", prep.Node)
+	}()
+	for {
+		t, p, err := w.RecvLimit(a.cfg.Lease, maxPeerFrame)
+		if err != nil {
+			return // ended, cut, or silent for the lease: thawed by the defer
+		}
+		switch t {
+		case wire.TRenew:
+			// Answered, so that the initiator knows this agent is there
+			// between rounds too.
+			w.Send(wire.TOK, peerAck{})
+		case wire.TRound:
+			var m peerSet
+			if json.Unmarshal(p, &m) != nil {
+				return
+			}
+			if !m.Frozen {
+				thaw(m.Seq, false)
+				continue
+			}
+			mu.Lock()
+			if timer != nil {
+				timer.Stop()
+			}
+			err := fr.Set(true)
+			seq, frozen = m.Seq, true
+			s := m.Seq
+			timer = time.AfterFunc(capd, func() { thaw(s, true) })
+			ack := peerAck{Seq: s, Frozen: true, AtUnixNS: time.Now().UnixNano()}
+			if err != nil {
+				ack.Err = err.Error()
+			}
+			w.Send(wire.TOK, ack)
+			mu.Unlock()
+		default:
+			return
+		}
+	}
+}
+
+// peerCPU asks a peer for the CPU time its node's pods of a service have
+// used (TStats); peerCPUReply answers (TStatsReply).
+type peerCPU struct {
+	Pods []string `json:"pods"`
+}
+
+type peerCPUReply struct {
+	CPUNS int64 `json:"cpu_ns"`
+	Pods  int   `json:"pods"` // how many of them are on its node
+}
+
+// cpuIdle is how long a CPU connection may stay silent.
+const cpuIdle = 10 * time.Minute
+
+// serveCPU answers another agent's CPU questions, the first in p, until
+// the connection ends or is idle for cpuIdle.
+func (a *Agent) serveCPU(w *wire.Conn, p []byte) {
+	for {
+		var q peerCPU
+		if json.Unmarshal(p, &q) != nil || len(q.Pods) > wire.MaxPods {
+			w.Send(wire.TError, wire.ErrorMsg{Error: "malformed CPU question"})
+			return
+		}
+		var r peerCPUReply
+		for _, uid := range q.Pods {
+			if !podcgroup.ValidUID(uid) || !a.known(uid) {
+				w.Send(wire.TError, wire.ErrorMsg{Error: fmt.Sprintf("pod %.60q is none of this run's services'", uid)})
+				return
+			}
+			if pod, err := a.find(uid); err == nil {
+				r.Pods++
+				if d, err := pod.CPU(); err == nil {
+					r.CPUNS += int64(d)
+				}
+			}
+		}
+		if w.Send(wire.TStatsReply, r) != nil {
+			return
+		}
+		t, next, err := w.RecvLimit(cpuIdle, maxPeerFrame)
+		if err != nil || t != wire.TStats {
+			return
+		}
+		p = next
+	}
+}
+
+// remoteCPU is the CPU time the pods given by UID have used on the other
+// nodes, asked of their agents on a connection kept for it. A node whose
+// agent does not answer counts with what it last said, and is asked
+// again on a new connection next time.
+func (a *Agent) remoteCPU(uids []string) time.Duration {
+	key := strings.Join(uids, ",")
+	var sum time.Duration
+	for _, peer := range a.cfg.Peers {
+		sum += a.peerCPU(peer, uids, key)
+	}
+	return sum
+}
+
+// cpuLink is a connection to a peer for CPU questions, and its last
+// answers by question.
+type cpuLink struct {
+	mu   sync.Mutex
+	w    *wire.Conn
+	last map[string]time.Duration
+}
+
+func (a *Agent) peerCPU(peer Peer, uids []string, key string) time.Duration {
+	a.mu.Lock()
+	l := a.cpuLinks[peer.Node]
+	if l == nil {
+		l = &cpuLink{last: map[string]time.Duration{}}
+		a.cpuLinks[peer.Node] = l
+	}
+	a.mu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.w == nil {
+		w, err := wire.Dial(peer.Addr, a.cfg.Secret, peerDialTimeout)
+		if err != nil {
+			return l.last[key]
+		}
+		w.Timeout = time.Second
+		l.w = w
+	}
+	var r peerCPUReply
+	if err := l.w.Call(wire.TStats, peerCPU{Pods: uids}, &r); err != nil {
+		a.log.Warn("could not ask another node's agent for its pods' CPU time; counting what it last said", "node", peer.Node, "err", err)
+		l.w.Close()
+		l.w = nil
+		return l.last[key]
+	}
+	d := time.Duration(r.CPUNS)
+	l.last[key] = d
+	return d
+}
+
+// closeCPULinks ends the CPU connections.
+func (a *Agent) closeCPULinks() {
+	a.mu.Lock()
+	links := a.cpuLinks
+	a.cpuLinks = map[string]*cpuLink{}
+	a.mu.Unlock()
+	for _, l := range links {
+		l.mu.Lock()
+		if l.w != nil {
+			l.w.Close()
+			l.w = nil
+		}
+		l.mu.Unlock()
+	}
+}
+
+// preparePeer checks an initiator's pods: each of the run's, not this
+// agent's own; those on this node are recorded in the ledger and opened.
+// It returns their freezer, their UIDs and the cap on one freeze.
+func (a *Agent) preparePeer(prep peerPrepare) (*pause.Freezer, []string, time.Duration, error) {
+	if len(prep.Pods) > wire.MaxPods {
+		return nil, nil, 0, fmt.Errorf("at most %d pods, got %d", wire.MaxPods, len(prep.Pods))
+	}
+	capd := a.cfg.MaxPause
+	if d := time.Duration(prep.MaxPauseNS); d > 0 && d < capd {
+		capd = d
+	}
+	var pods []podcgroup.Pod
+	var found []string
+	for _, uid := range prep.Pods {
+		if !podcgroup.ValidUID(uid) {
+			return nil, nil, 0, fmt.Errorf("%.60q is not a pod UID", uid)
+		}
+		if !a.known(uid) {
+			return nil, nil, 0, fmt.Errorf("pod %s is none of this run's services'", uid)
+		}
+		if uid == a.self {
+			return nil, nil, 0, fmt.Errorf("pod %s is the node agent's own", uid)
+		}
+		p, err := a.find(uid)
+		if err != nil {
+			continue // on another node
+		}
+		pods = append(pods, p)
+		found = append(found, uid)
+	}
+	if err := a.ledger.Add(pods...); err != nil {
+		return nil, nil, 0, err
+	}
+	cgs := make([]pause.Cgroup, len(pods))
+	for i, p := range pods {
+		cgs[i] = p.Freezer()
+	}
+	fr, err := pause.OpenFreezer(cgs)
+	return fr, found, capd, err
+}
+
+// known says whether uid is a pod of one of the run's services.
+func (a *Agent) known(uid string) bool {
+	for _, sv := range a.cfg.Services {
+		if slices.Contains(sv.Pods, uid) {
+			return true
+		}
+	}
+	return false
+}
+
+// trackConn keeps the open peer connections, which Close ends.
+func (a *Agent) trackConn(c net.Conn, open bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if open {
+		a.peerConns[c] = struct{}{}
+	} else {
+		delete(a.peerConns, c)
+	}
+}
+
+// spanningService is a service of a run that spans nodes
+// (controller.SpanningPods): its controller, as the target's, freezes the
+// other services' pods on this node and, through their agents, on others.
+type spanningService struct{ podService }
+
+// CPU is the CPU time the service's pods have used, on this node and on
+// the others (their agents say): a service with replicas on several
+// nodes, as the target, follows all of them.
+func (s spanningService) CPU() time.Duration {
+	var sum time.Duration
+	var away []string
+	for _, uid := range s.uids {
+		p, err := s.a.find(uid)
+		if err != nil {
+			away = append(away, uid)
+			continue
+		}
+		if d, err := p.CPU(); err == nil {
+			sum += d
+		}
+	}
+	if len(away) > 0 {
+		sum += s.a.remoteCPU(away)
+	}
+	return sum
+}
+
+// PodFreezer freezes the pods given by UID: those on this node itself,
+// the others through the agents of the nodes they are on.
+func (s spanningService) PodFreezer(uids []string, max time.Duration) (controller.PodFreezer, error) {
+	a := s.a
+	var local, rest []string
+	for _, uid := range uids {
+		if _, err := a.find(uid); err == nil {
+			local = append(local, uid)
+		} else {
+			rest = append(rest, uid)
+		}
+	}
+	cgs, err := s.Freezers(local)
+	if err != nil {
+		return nil, err
+	}
+	lf, err := pause.OpenFreezer(cgs)
+	if err != nil {
+		return nil, err
+	}
+	f := &spanFreezer{a: a, local: lf, max: max, recs: map[uint64]*RoundRecord{}, done: make(chan struct{})}
+	for _, peer := range a.cfg.Peers {
+		if len(rest) == 0 {
+			break
+		}
+		l, found, err := dialPeer(peer, a.cfg.Secret, peerPrepare{Node: a.cfg.Node, Pods: rest, MaxPauseNS: int64(max)})
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("node %s: its agent at %s: %w", peer.Node, peer.Addr, err)
+		}
+		if len(found) == 0 {
+			l.w.Close()
+			continue
+		}
+		rest = slices.DeleteFunc(rest, func(uid string) bool { return slices.Contains(found, uid) })
+		f.links = append(f.links, l)
+		a.setLost(peer.Node, "")
+	}
+	if len(rest) > 0 {
+		f.Close()
+		return nil, fmt.Errorf("no cgroup of pod %s on this node, nor on any other whose agent this one knows (%d peers)", rest[0], len(a.cfg.Peers))
+	}
+	for _, l := range f.links {
+		f.wg.Add(2)
+		go f.readAcks(l)
+		go f.renew(l)
+	}
+	if len(f.links) > 0 {
+		a.log.Info("freezing pods across nodes", "here", len(local), "nodes", len(f.links)+1)
+	}
+	return f, nil
+}
+
+// NodeSkews is the skew across nodes over the rounds of every run this
+// agent's controllers froze pods of other nodes in (the last 65536
+// rounds), for the target controller's Stats.
+func (s spanningService) NodeSkews() []wire.NodeSkew {
+	s.a.mu.Lock()
+	recs := slices.Clone(s.a.all)
+	s.a.mu.Unlock()
+	s.a.mu.Lock()
+	lost := maps.Clone(s.a.lost)
+	s.a.mu.Unlock()
+	var out []wire.NodeSkew
+	for _, k := range Skews(recs) {
+		out = append(out, wire.NodeSkew{Node: k.Node, Rounds: k.Rounds, Missing: k.Missing, Capped: k.Capped,
+			StartP50NS: int64(k.StartP50), StartP99NS: int64(k.StartP99), StartMaxNS: int64(k.StartMax),
+			EndP50NS: int64(k.EndP50), EndP99NS: int64(k.EndP99), EndMaxNS: int64(k.EndMax), Lost: lost[k.Node]})
+		delete(lost, k.Node)
+	}
+	for _, node := range slices.Sorted(maps.Keys(lost)) {
+		out = append(out, wire.NodeSkew{Node: node, Lost: lost[node]})
+	}
+	return out
+}
+
+// setLost notes (why != "") or clears that this agent lost node's agent
+// during a slowdown.
+func (a *Agent) setLost(node, why string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if why == "" {
+		delete(a.lost, node)
+	} else {
+		a.lost[node] = why
+	}
+}
+
+// peerLink is a connection to another node's agent.
+type peerLink struct {
+	node string
+	w    *wire.Conn
+	pods int
+	lost atomic.Bool // no answer for a lease: no more frames are sent
+}
+
+func dialPeer(p Peer, secret []byte, prep peerPrepare) (*peerLink, []string, error) {
+	w, err := wire.Dial(p.Addr, secret, peerDialTimeout)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ok peerPrepared
+	if err := w.Call(wire.TConfigure, prep, &ok); err != nil {
+		w.Close()
+		return nil, nil, err
+	}
+	// A frame that cannot be written at once (the peer's window full:
+	// it reads nothing) fails fast and the peer is lost, instead of
+	// holding the round for the default timeout.
+	w.Timeout = peerSendTimeout
+	return &peerLink{node: p.Node, w: w, pods: len(ok.Pods)}, ok.Pods, nil
+}
+
+// RoundRecord is when each node froze and thawed its pods for one freeze
+// (all on this agent's clock where the nodes share it, as the namespace
+// cluster's do; otherwise each on its own).
+type RoundRecord struct {
+	Seq   uint64
+	Nodes map[string]NodePause // by node; "" is this one
+}
+
+// NodePause is one node's freeze for one round.
+type NodePause struct {
+	Frozen, Thawed time.Time
+	Capped         bool // thawed by its cap, not by the thaw
+	Err            string
+}
+
+// spanFreezer freezes pods on this node and on others (controller.PodFreezer).
+type spanFreezer struct {
+	a     *Agent
+	local *pause.Freezer
+	max   time.Duration
+	links []*peerLink
+	wg    sync.WaitGroup
+	done  chan struct{}
+	once  sync.Once
+
+	mu    sync.Mutex
+	seq   uint64
+	thawn bool // the current round's thaw was sent
+	recs  map[uint64]*RoundRecord
+	order []uint64
+	fails map[string]string // node: the last error sending to it
+}
+
+// Set freezes (the other nodes first: their frames are on the way while
+// this node's pods freeze) or thaws (this node's first) every pod.
+func (f *spanFreezer) Set(frozen bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var errs []error
+	if frozen {
+		f.seq++
+		f.thawn = false
+		rec := &RoundRecord{Seq: f.seq, Nodes: map[string]NodePause{}}
+		f.recs[f.seq] = rec
+		f.order = append(f.order, f.seq)
+		if len(f.order) > keepRounds {
+			delete(f.recs, f.order[0])
+			f.order = f.order[1:]
+		}
+		f.send(true)
+		errs = append(errs, f.local.Set(true))
+		rec.Nodes[""] = NodePause{Frozen: time.Now()}
+	} else {
+		if f.thawn {
+			return f.local.Set(false) // a second thaw (the cap's and the pause's): nothing to tell the peers
+		}
+		f.thawn = true
+		errs = append(errs, f.local.Set(false))
+		if rec := f.recs[f.seq]; rec != nil {
+			np := rec.Nodes[""]
+			np.Thawed = time.Now()
+			rec.Nodes[""] = np
+		}
+		f.send(false)
+	}
+	return errors.Join(errs...)
+}
+
+func (f *spanFreezer) send(frozen bool) {
+	for _, l := range f.links {
+		if l.lost.Load() {
+			continue // reported (NodeSkew.Lost); this node's pods still freeze
+		}
+		if err := l.w.Send(wire.TRound, peerSet{Seq: f.seq, Frozen: frozen}); err != nil {
+			// A frame half written leaves the connection unusable: the
+			// peer is lost (it thaws when the connection ends, or at its
+			// cap), and this node's pods go on freezing.
+			f.a.log.Warn("lost the agent of another node: a frame could not be sent", "node", l.node, "err", err)
+			f.a.setLost(l.node, fmt.Sprintf("a frame to its agent could not be sent (%v); its pods thaw within their cap there", err))
+			l.lost.Store(true)
+			l.w.Close()
+		}
+	}
+}
+
+// readAcks records a peer's freezes and thaws as it reports them.
+func (f *spanFreezer) readAcks(l *peerLink) {
+	defer f.wg.Done()
+	// The peer answers every frame, and is sent one at least every
+	// quarter lease: silent for a lease, it is lost (a cut network sends
+	// no error).
+	silence := f.a.cfg.Lease
+	if silence <= 0 {
+		silence = wire.DefaultTimeout
+	}
+	for {
+		t, p, err := l.w.RecvLimit(silence, maxPeerFrame)
+		if err != nil {
+			select {
+			case <-f.done:
+			default:
+				f.a.log.Warn("lost the agent of another node: its pods thaw within the cap", "node", l.node, "err", err)
+				f.a.setLost(l.node, fmt.Sprintf("no answer from its agent (%v); its pods thaw within their cap there", err))
+				l.lost.Store(true)
+				l.w.Close()
+			}
+			return
+		}
+		var ack peerAck
+		if t != wire.TOK || json.Unmarshal(p, &ack) != nil || ack.Seq == 0 {
+			continue
+		}
+		at := time.Unix(0, ack.AtUnixNS)
+		f.mu.Lock()
+		if rec := f.recs[ack.Seq]; rec != nil {
+			np := rec.Nodes[l.node]
+			if ack.Frozen {
+				np.Frozen = at
+			} else {
+				np.Thawed, np.Capped = at, ack.Capped
+			}
+			if ack.Err != "" {
+				np.Err = ack.Err
+			}
+			rec.Nodes[l.node] = np
+		}
+		f.mu.Unlock()
+	}
+}
+
+// allThawed says whether every peer reported the last round's thaw (or
+// there was none).
+func (f *spanFreezer) allThawed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rec := f.recs[f.seq]
+	if rec == nil {
+		return true
+	}
+	for _, l := range f.links {
+		if np := rec.Nodes[l.node]; np.Thawed.IsZero() && np.Err == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// renew tells a peer, between rounds, that this agent is still there.
+func (f *spanFreezer) renew(l *peerLink) {
+	defer f.wg.Done()
+	every := f.a.cfg.Lease / 4
+	if every <= 0 {
+		every = time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-f.done:
+			return
+		case <-t.C:
+			l.w.Send(wire.TRenew, nil)
+		}
+	}
+}
+
+// Close thaws everything (the peers thaw as their connections end), and
+// records the rounds' skew across nodes in the agent.
+func (f *spanFreezer) Close() error {
+	var err error
+	f.once.Do(func() {
+		// Thaw, and wait (a little) until every peer said it thawed: when
+		// the slowdown has stopped, nothing is frozen anywhere. A peer
+		// that does not answer thaws when its connection ends, below.
+		err = f.Set(false)
+		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline) && !f.allThawed(); {
+			time.Sleep(time.Millisecond)
+		}
+		close(f.done)
+		for _, l := range f.links {
+			l.w.Close()
+		}
+		f.wg.Wait()
+		f.local.Close()
+		if len(f.links) == 0 {
+			return
+		}
+		f.mu.Lock()
+		recs := make([]RoundRecord, 0, len(f.order))
+		for _, s := range f.order {
+			recs = append(recs, *f.recs[s])
+		}
+		f.mu.Unlock()
+		sk := Skews(recs)
+		f.a.mu.Lock()
+		f.a.rounds = recs
+		f.a.skews = sk
+		f.a.all = append(f.a.all, recs...)
+		if len(f.a.all) > keepAll {
+			f.a.all = f.a.all[len(f.a.all)-keepAll:]
+		}
+		f.a.mu.Unlock()
+		for _, s := range sk {
+			f.a.log.Info("round skew across nodes", "node", s.Node, "rounds", s.Rounds, "missing", s.Missing, "capped", s.Capped,
+				"start_p50", s.StartP50, "start_p99", s.StartP99, "start_max", s.StartMax,
+				"end_p50", s.EndP50, "end_p99", s.EndP99, "end_max", s.EndMax)
+		}
+	})
+	return err
+}
+
+// Skew is how far one other node's freezes started and ended from this
+// node's, over a run's rounds: the absolute differences' percentiles.
+type Skew struct {
+	Node                         string
+	Rounds, Missing, Capped      int
+	StartP50, StartP99, StartMax time.Duration
+	EndP50, EndP99, EndMax       time.Duration
+}
+
+// Skews summarises rounds' records, for each other node.
+func Skews(recs []RoundRecord) []Skew {
+	starts, ends := map[string][]time.Duration{}, map[string][]time.Duration{}
+	out := map[string]*Skew{}
+	for _, r := range recs {
+		here, ok := r.Nodes[""]
+		if !ok {
+			continue
+		}
+		for node, np := range r.Nodes {
+			if node == "" {
+				continue
+			}
+			s := out[node]
+			if s == nil {
+				s = &Skew{Node: node}
+				out[node] = s
+			}
+			if np.Frozen.IsZero() || np.Thawed.IsZero() || here.Thawed.IsZero() {
+				s.Missing++
+				continue
+			}
+			s.Rounds++
+			if np.Capped {
+				s.Capped++
+			}
+			starts[node] = append(starts[node], absDur(np.Frozen.Sub(here.Frozen)))
+			ends[node] = append(ends[node], absDur(np.Thawed.Sub(here.Thawed)))
+		}
+	}
+	var res []Skew
+	for node, s := range out {
+		s.StartP50, s.StartP99, s.StartMax = pct(starts[node])
+		s.EndP50, s.EndP99, s.EndMax = pct(ends[node])
+		res = append(res, *s)
+	}
+	sort.Slice(res, func(i, j int) bool { return res[i].Node < res[j].Node })
+	return res
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// pct returns the median, the 99th percentile and the maximum.
+func pct(ds []time.Duration) (p50, p99, mx time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(ds)
+	at := func(q float64) time.Duration { return ds[min(len(ds)-1, int(q*float64(len(ds))))] }
+	return at(0.5), at(0.99), ds[len(ds)-1]
+}

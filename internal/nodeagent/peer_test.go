@@ -1,0 +1,375 @@
+package nodeagent
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/podcgroup"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
+)
+
+// Two "nodes" on this host: each a directory of the hierarchies that its
+// agent's pods are under (Config.PodsUnder), as two kubelets with their
+// own cgroup roots lay them out, each agent touching only its own; the
+// rounds travel between them over TCP, as between nodes.
+
+// nodeDir makes a node's kubelet root in each hierarchy, removed when the
+// test ends (after its pods', which makePodUnder removes).
+func nodeDir(t *testing.T, n podcgroup.Node, name string) string {
+	t.Helper()
+	dir := fmt.Sprintf("slowpoke-agenttest-%d-%s", os.Getpid(), name)
+	t.Cleanup(func() {
+		for _, tree := range []string{n.Freezer, n.CPU} {
+			os.Remove(filepath.Join(tree, dir))
+		}
+	})
+	return dir
+}
+
+// TestAgentFreezesAcrossNodes: the target's controller on node A freezes
+// the other service's pods on A itself and, through B's agent, on B, at
+// every round; each node's freezes are recorded, and the skew between them
+// is small. B's agent thaws at its own cap when no thaw comes, and as soon
+// as the connection ends; it refuses pods of no service of the run, and
+// frames without the secret.
+func TestAgentFreezesAcrossNodes(t *testing.T) {
+	n := node(t)
+	dirA, dirB := nodeDir(t, n, "node-a"), nodeDir(t, n, "node-b")
+	tgt, oA, oB := makePodUnder(t, n, dirA), makePodUnder(t, n, dirA), makePodUnder(t, n, dirB)
+	sec := secret()
+	services := func(pt, po int) []Service {
+		return []Service{{Name: "t", Port: pt, Pods: []string{tgt.uid}}, {Name: "o", Port: po, Pods: []string{oA.uid, oB.uid}}}
+	}
+	const maxPause = 100 * time.Millisecond
+	b, err := Start(Config{Services: services(freePort(t), freePort(t)), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
+		Lease: time.Second, MaxPause: maxPause, Logger: quiet(), Node: "b", PeerListen: "127.0.0.1:0", PodsUnder: dirB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	a, err := Start(Config{Services: services(freePort(t), freePort(t)), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
+		Lease: time.Second, MaxPause: maxPause, Logger: quiet(), Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "b", Addr: b.PeerAddr()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	// Each agent sees only its node's pods.
+	if _, err := a.find(oB.uid); err == nil || !strings.Contains(err.Error(), "not on this node") {
+		t.Errorf("agent a finds b's pod: %v", err)
+	}
+	c := controller.NewClient(a.Addr("t"), sec)
+	defer c.Close()
+
+	// A pod on no node: refused.
+	err = c.Configure(wire.Configure{Epoch: 1, Target: true, Batch: 1, CPUPerCallNS: 1000, PausePerRoundNS: int64(time.Millisecond),
+		Pause: wire.Pause{Cgroup: &wire.CgroupPause{Pods: []string{oA.uid, newUID()}}}})
+	if err == nil {
+		err = c.Start()
+		c.Stop()
+	}
+	if err == nil || !strings.Contains(err.Error(), "none of this run's") {
+		t.Errorf("a pod of no service of the run: %v", err)
+	}
+
+	// Rounds every 10 ms of the target's CPU, 5 ms each, for 600 ms.
+	freezeOthers(t, c, 10, 5*time.Millisecond, oA.uid, oB.uid)
+	sawB := false
+	for end := time.Now().Add(600 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		sawB = sawB || frozen(t, n, oB)
+	}
+	st, err := c.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Stop()
+	if !sawB || st.Pauses == 0 {
+		t.Fatalf("b's pod frozen: %v; %d pauses", sawB, st.Pauses)
+	}
+	waitFor(t, "the run's records", 2*time.Second, func() bool { return len(a.Skews()) == 1 })
+	if frozen(t, n, oA) || frozen(t, n, oB) {
+		t.Error("a pod is frozen after Stop")
+	}
+	sk := a.Skews()[0]
+	recs := a.Rounds()
+	t.Logf("%d rounds, %d pauses; node b: %+v", len(recs), st.Pauses, sk)
+	if sk.Node != "b" || sk.Rounds < len(recs)*9/10 || sk.Rounds == 0 {
+		t.Errorf("node b's records: %+v of %d rounds", sk, len(recs))
+	}
+	if sk.StartP50 > 5*time.Millisecond || sk.EndP50 > 5*time.Millisecond {
+		t.Errorf("skew across nodes (loopback): start p50 %v, end p50 %v", sk.StartP50, sk.EndP50)
+	}
+	for _, r := range recs {
+		if np := r.Nodes["b"]; !np.Frozen.IsZero() && !np.Thawed.IsZero() && np.Thawed.Sub(np.Frozen) > maxPause+50*time.Millisecond {
+			t.Errorf("round %d: b frozen for %v, over its cap", r.Seq, np.Thawed.Sub(np.Frozen))
+		}
+	}
+
+	// An initiator that freezes and falls silent: b thaws at its cap, then
+	// ends the connection after the lease.
+	w, err := wire.Dial(b.PeerAddr(), sec, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var prep peerPrepared
+	if err := w.Call(wire.TConfigure, peerPrepare{Node: "test", Pods: []string{oA.uid, oB.uid}, MaxPauseNS: int64(time.Hour)}, &prep); err != nil {
+		t.Fatal(err)
+	}
+	if len(prep.Pods) != 1 || prep.Pods[0] != oB.uid || prep.Node != "b" {
+		t.Fatalf("b prepared %+v, want its own pod only", prep)
+	}
+	start := time.Now()
+	if err := w.Send(wire.TRound, peerSet{Seq: 1, Frozen: true}); err != nil {
+		t.Fatal(err)
+	}
+	acks := make(chan peerAck, 4)
+	go func() {
+		for {
+			_, p, err := w.Recv(-1)
+			if err != nil {
+				close(acks)
+				return
+			}
+			var ack peerAck
+			json.Unmarshal(p, &ack)
+			acks <- ack
+		}
+	}()
+	if ack := <-acks; !ack.Frozen || ack.Err != "" {
+		t.Fatalf("freeze ack %+v", ack)
+	}
+	ack := <-acks
+	if ack.Frozen || !ack.Capped || frozen(t, n, oB) {
+		t.Fatalf("after the cap: ack %+v, frozen %v", ack, frozen(t, n, oB))
+	}
+	if d := time.Since(start); d < maxPause || d > maxPause+100*time.Millisecond {
+		t.Errorf("thawed at its cap after %v, want about %v (the smaller of the initiator's hour and its own)", d, maxPause)
+	}
+	select {
+	case _, ok := <-acks:
+		if ok {
+			t.Error("an ack after the cap's")
+		}
+	case <-time.After(3 * time.Second):
+		t.Error("b kept the connection of an initiator silent past the lease")
+	}
+
+	// An initiator that ends mid-freeze: thawed at once.
+	w2, err := wire.Dial(b.PeerAddr(), sec, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w2.Call(wire.TConfigure, peerPrepare{Node: "test", Pods: []string{oB.uid}}, &prep); err != nil {
+		t.Fatal(err)
+	}
+	w2.Send(wire.TRound, peerSet{Seq: 1, Frozen: true})
+	waitFor(t, "b's freeze", time.Second, func() bool { return frozen(t, n, oB) })
+	w2.Close()
+	waitFor(t, "b's thaw once the initiator is gone", 50*time.Millisecond, func() bool { return !frozen(t, n, oB) })
+
+	// Pods of no service of the run, and a wrong secret: refused.
+	w3, err := wire.Dial(b.PeerAddr(), sec, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w3.Close()
+	if err := w3.Call(wire.TConfigure, peerPrepare{Pods: []string{newUID()}}, nil); err == nil || !strings.Contains(err.Error(), "none of this run's") {
+		t.Errorf("a pod of no service of the run: %v", err)
+	}
+	if w4, err := wire.Dial(b.PeerAddr(), secret(), time.Second); err == nil {
+		w4.Close()
+		t.Error("a peer without the secret was greeted")
+	}
+}
+
+// TestAgentTargetAcrossNodes: a target with a pod on each node; its
+// controller, in node A's agent, counts the CPU time of both (B's agent
+// says B's), and still freezes only the other service's pods.
+func TestAgentTargetAcrossNodes(t *testing.T) {
+	n := node(t)
+	dirA, dirB := nodeDir(t, n, "node-a"), nodeDir(t, n, "node-b")
+	tA, tB, oB := makePodUnder(t, n, dirA), makePodUnder(t, n, dirB), makePodUnder(t, n, dirB)
+	sec := secret()
+	services := []Service{{Name: "t", Port: 0, Pods: []string{tA.uid, tB.uid}}, {Name: "o", Port: 0, Pods: []string{oB.uid}}}
+	withPorts := func() []Service {
+		s := append([]Service(nil), services...)
+		for i := range s {
+			s[i].Port = freePort(t)
+		}
+		return s
+	}
+	b, err := Start(Config{Services: withPorts(), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
+		Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(), Node: "b", PeerListen: "127.0.0.1:0", PodsUnder: dirB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	a, err := Start(Config{Services: withPorts(), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
+		Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(), Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "b", Addr: b.PeerAddr()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	c := controller.NewClient(a.Addr("t"), sec)
+	defer c.Close()
+	podCPU := func(p fakePod) time.Duration {
+		pod, err := n.Find(p.uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := pod.CPU()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	st0, err := c.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a0, b0 := podCPU(tA), podCPU(tB)
+	time.Sleep(300 * time.Millisecond)
+	st1, err := c.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1, b1 := podCPU(tA), podCPU(tB)
+	got, want := time.Duration(st1.CPUNS-st0.CPUNS), (a1-a0)+(b1-b0)
+	t.Logf("the target's CPU over 300 ms: %v by its controller on a, %v on a and %v on b by their cgroups", got, a1-a0, b1-b0)
+	if b1-b0 < 10*time.Millisecond || got < (a1-a0)+(b1-b0)/2 || got > want+want/4+20*time.Millisecond {
+		t.Errorf("the target's controller counted %v, want about %v (%v on a, %v on b)", got, want, a1-a0, b1-b0)
+	}
+	// Rounds follow both pods' CPU and freeze the other service's pod on b,
+	// never the target's there.
+	freezeOthers(t, c, 10, 5*time.Millisecond, oB.uid)
+	sawO, sawT := false, false
+	for end := time.Now().Add(400 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		sawO = sawO || frozen(t, n, oB)
+		sawT = sawT || frozen(t, n, tB)
+	}
+	c.Stop()
+	if !sawO || sawT {
+		t.Errorf("the other service's pod on b frozen: %v; the target's: %v", sawO, sawT)
+	}
+}
+
+// TestAgentLosesPeer: node B's agent ends mid-slowdown (its pods thaw as
+// it ends); A's target controller reports B lost in its stats (the
+// orchestrator ends the run on it, naming the node) and keeps freezing
+// the pods of its own node.
+func TestAgentLosesPeer(t *testing.T) {
+	n := node(t)
+	dirA, dirB := nodeDir(t, n, "node-a"), nodeDir(t, n, "node-b")
+	tgt, oA, oB := makePodUnder(t, n, dirA), makePodUnder(t, n, dirA), makePodUnder(t, n, dirB)
+	sec := secret()
+	services := func() []Service {
+		return []Service{{Name: "t", Port: freePort(t), Pods: []string{tgt.uid}}, {Name: "o", Port: freePort(t), Pods: []string{oA.uid, oB.uid}}}
+	}
+	b, err := Start(Config{Services: services(), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
+		Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(), Node: "b", PeerListen: "127.0.0.1:0", PodsUnder: dirB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	a, err := Start(Config{Services: services(), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
+		Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(), Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "b", Addr: b.PeerAddr()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	c := controller.NewClient(a.Addr("t"), sec)
+	defer c.Close()
+	freezeOthers(t, c, 1, 20*time.Millisecond, oA.uid, oB.uid)
+	waitFor(t, "b's pod frozen", 2*time.Second, func() bool { return frozen(t, n, oB) })
+	b.Close()
+	if frozen(t, n, oB) {
+		t.Error("b's pod frozen after its agent ended")
+	}
+	var lost string
+	waitFor(t, "b reported lost", 2*time.Second, func() bool {
+		st, err := c.Stats()
+		if err != nil {
+			return false
+		}
+		for _, k := range st.NodeSkews {
+			if k.Node == "b" {
+				lost = k.Lost
+			}
+		}
+		return lost != ""
+	})
+	t.Logf("b lost: %s", lost)
+	st0, _ := c.Stats()
+	waitFor(t, "a's own pods still frozen at rounds", 2*time.Second, func() bool {
+		st, err := c.Stats()
+		return err == nil && st.Pauses > st0.Pauses+2
+	})
+	c.Stop()
+}
+
+// TestAgentPeerSilent: a peer that takes the prepare and then answers
+// nothing (a cut network sends no error) is reported lost after a lease.
+func TestAgentPeerSilent(t *testing.T) {
+	n := node(t)
+	dirA := nodeDir(t, n, "node-a")
+	tgt, oA := makePodUnder(t, n, dirA), makePodUnder(t, n, dirA)
+	far := newUID() // on the silent node
+	sec := secret()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		w, err := wire.Server(c, sec)
+		if err != nil {
+			return
+		}
+		w.Recv(0)
+		w.Send(wire.TOK, peerPrepared{Node: "silent", Pods: []string{far}})
+		for {
+			if _, _, err := w.Recv(-1); err != nil {
+				return
+			}
+		}
+	}()
+	a, err := Start(Config{Services: []Service{{Name: "t", Port: freePort(t), Pods: []string{tgt.uid}}, {Name: "o", Port: freePort(t), Pods: []string{oA.uid, far}}},
+		Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec, Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(),
+		Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "silent", Addr: ln.Addr().String()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	c := controller.NewClient(a.Addr("t"), sec)
+	defer c.Close()
+	freezeOthers(t, c, 1, 5*time.Millisecond, oA.uid, far)
+	start := time.Now()
+	waitFor(t, "the silent peer reported lost", 3*time.Second, func() bool {
+		st, err := c.Stats()
+		if err != nil {
+			return false
+		}
+		// The orchestrator's lease (1 s, renewed by nothing here) may
+		// have ended the slowdown by then: the loss is still reported.
+		for _, k := range st.NodeSkews {
+			if k.Node == "silent" && k.Lost != "" {
+				t.Logf("lost after %v: %s", time.Since(start).Round(time.Millisecond), k.Lost)
+				return true
+			}
+		}
+		return false
+	})
+	c.Stop()
+}
