@@ -1,0 +1,284 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Stages of a ranked service (RankEntry.Stage): how far rank's screening
+// and confirmation got with it.
+const (
+	// StageScreened: measured by the screening pass only (a short run at
+	// one reduction): its screening interval ruled out a gain above the
+	// minimum, or it was a candidate that was not confirmed (the budget
+	// ran out, or the ranking was interrupted; the ranking is then
+	// partial).
+	StageScreened = "screened"
+	// StageConfirmed: measured in full (every reduction, repetitions
+	// until the interval is tight) after passing the screening.
+	StageConfirmed = "confirmed"
+	// StageFailed: its screening or its confirmation failed.
+	StageFailed = "failed"
+	// StageNotReached: not measured at all: the budget ran out or the
+	// ranking was interrupted before its turn.
+	StageNotReached = "not-reached"
+)
+
+// VerdictNotReached: the service was not measured (the budget ran out or
+// the ranking was interrupted first); like failed, it makes the ranking
+// incomplete.
+const VerdictNotReached = "not-reached"
+
+// RankScreening is how rank's screening pass was made (absent for a full
+// ranking, --screen=false).
+type RankScreening struct {
+	// Reduction is the one reduction every service was screened at (the
+	// largest of the ranking's); WarmupS and DurationS the screening
+	// runs' warm-up and measurement window.
+	Reduction string  `json:"reduction"`
+	WarmupS   float64 `json:"warmup_s"`
+	DurationS float64 `json:"duration_s"`
+	// Seed is the seed of the random order; Order the services in the
+	// order they were screened.
+	Seed  uint64   `json:"seed"`
+	Order []string `json:"order"`
+	// Candidates are the services whose screening interval did not rule
+	// out a gain above min_gain_pct, in the order they were (or were to
+	// be) confirmed.
+	Candidates []string `json:"candidates"`
+	// ElapsedS is how long the screening pass took.
+	ElapsedS float64 `json:"elapsed_s"`
+}
+
+// RankScreen is what the screening pass measured of a service that went
+// on to confirmation.
+type RankScreen struct {
+	GainPct     float64  `json:"gain_pct"`
+	GainLowPct  *float64 `json:"gain_low_pct,omitempty"`
+	GainHighPct *float64 `json:"gain_high_pct,omitempty"`
+	BaselineRPS float64  `json:"baseline_rps"`
+}
+
+// ScreenOf is e's screening as a confirmed entry keeps it.
+func ScreenOf(e RankEntry) *RankScreen {
+	s := &RankScreen{GainPct: e.GainPct, GainLowPct: e.GainLowPct, GainHighPct: e.GainHighPct}
+	if e.Results != nil {
+		s.BaselineRPS = e.Results.Baseline.RPS
+	}
+	return s
+}
+
+// RankDrift is what the ranking saw of the machine's speed moving: the
+// screening's baseline pairs (each service's baseline measured before and
+// after its slowdown run) and, for each confirmed service, its
+// confirmation's baseline against its screening's (the same placement,
+// minutes apart).
+type RankDrift struct {
+	// NoisePct is the run-to-run noise of one baseline run (relative
+	// standard deviation, %) pooled over the screening's pairs, and
+	// Pairs how many pairs it is read from.
+	NoisePct float64 `json:"noise_pct"`
+	Pairs    int     `json:"pairs"`
+	// MaxPairPct is the largest change between the two baselines of one
+	// service's screening, % of the first, and MaxPairService that
+	// service.
+	MaxPairPct     float64 `json:"max_pair_pct"`
+	MaxPairService string  `json:"max_pair_service,omitempty"`
+	// Shifts are the confirmed services' baselines against their
+	// screening's.
+	Shifts []RankShift `json:"shifts,omitempty"`
+}
+
+// RankShift is one confirmed service's baseline in its screening and in
+// its confirmation.
+type RankShift struct {
+	Service    string  `json:"service"`
+	ScreenRPS  float64 `json:"screen_rps"`
+	ConfirmRPS float64 `json:"confirm_rps"`
+	ShiftPct   float64 `json:"shift_pct"`
+}
+
+// PassesScreen says whether a screened entry (judged by Judge on its
+// screening results) goes on to confirmation: unless its screening
+// interval rules out a gain above minGainPct. A gain shown, an interval
+// whose high end is above the minimum, and a lower bound (no high end)
+// pass; without an interval, a gain whose twice its standard error above
+// it reaches past the minimum. Services that failed, were skipped or are
+// not called do not.
+func PassesScreen(e RankEntry, minGainPct float64) bool {
+	switch {
+	case e.Verdict != VerdictGain && e.Verdict != VerdictNoGain:
+		return false
+	case e.GainLowPct == nil:
+		return e.GainPct+2*e.GainStdErrPct > minGainPct
+	}
+	return e.GainHighPct == nil || *e.GainHighPct > minGainPct
+}
+
+// Candidates lists the services of the screened entries that pass the
+// screening, the most promising first (the largest screening gain; by
+// name where equal), so that a budget that runs out leaves the least
+// likely unconfirmed.
+func Candidates(screened []RankEntry, minGainPct float64) []string {
+	var pass []RankEntry
+	for _, e := range screened {
+		if PassesScreen(e, minGainPct) {
+			pass = append(pass, e)
+		}
+	}
+	slices.SortStableFunc(pass, func(a, b RankEntry) int {
+		if c := cmp.Compare(b.GainPct, a.GainPct); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Service, b.Service)
+	})
+	out := make([]string, len(pass))
+	for i, e := range pass {
+		out[i] = e.Service
+	}
+	return out
+}
+
+// DriftOf reads the drift from the screened entries (their results'
+// baseline runs, in the order measured) and the confirmed ones (with
+// their screening, Screen).
+func DriftOf(entries []RankEntry) *RankDrift {
+	d := &RankDrift{}
+	var ss float64
+	dof := 0
+	for _, e := range entries {
+		res := e.Results
+		runs := []float64(nil)
+		switch {
+		case e.Stage == StageScreened && res != nil:
+			runs = res.Baseline.Runs
+		case e.Stage == StageConfirmed && res != nil && e.Screen != nil && e.Screen.BaselineRPS > 0 && res.Baseline.RPS > 0:
+			d.Shifts = append(d.Shifts, RankShift{Service: e.Service, ScreenRPS: e.Screen.BaselineRPS, ConfirmRPS: res.Baseline.RPS,
+				ShiftPct: (res.Baseline.RPS/e.Screen.BaselineRPS - 1) * 100})
+		}
+		if len(runs) != 2 || runs[0] <= 0 || runs[1] <= 0 {
+			continue
+		}
+		m := (runs[0] + runs[1]) / 2
+		for _, x := range runs {
+			ss += (x/m - 1) * (x/m - 1)
+		}
+		dof++
+		if pct := (runs[1]/runs[0] - 1) * 100; math.Abs(pct) > math.Abs(d.MaxPairPct) {
+			d.MaxPairPct, d.MaxPairService = pct, e.Service
+		}
+	}
+	d.Pairs = dof
+	if dof > 0 {
+		d.NoisePct = 100 * math.Sqrt(ss/float64(dof))
+	}
+	if d.Pairs == 0 && len(d.Shifts) == 0 {
+		return nil
+	}
+	return d
+}
+
+// driftWarnPct is the baseline change (%) beyond which the drift is
+// warned about, where it is also beyond three times the noise.
+const driftWarnPct = 7
+
+// Text is the drift in words, for the table and the progress.
+func (d *RankDrift) Text() string {
+	if d == nil {
+		return ""
+	}
+	var parts []string
+	if d.Pairs > 0 {
+		parts = append(parts, fmt.Sprintf("run-to-run noise %.1f%% over %d screening baseline pairs (largest change %+.1f%%, %s)", d.NoisePct, d.Pairs, d.MaxPairPct, d.MaxPairService))
+	}
+	for _, s := range d.Shifts {
+		parts = append(parts, fmt.Sprintf("%s %+.1f%% from screening to confirmation (%.0f to %.0f req/s)", s.Service, s.ShiftPct, s.ScreenRPS, s.ConfirmRPS))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Warning says where the baselines moved beyond the noise: the machine's
+// speed drifted during the ranking; "" otherwise.
+func (d *RankDrift) Warning() string {
+	if d == nil {
+		return ""
+	}
+	limit := max(driftWarnPct, 3*d.NoisePct)
+	var moved []string
+	for _, s := range d.Shifts {
+		if math.Abs(s.ShiftPct) > limit {
+			moved = append(moved, fmt.Sprintf("%s %+.0f%%", s.Service, s.ShiftPct))
+		}
+	}
+	if math.Abs(d.MaxPairPct) > limit {
+		moved = append(moved, fmt.Sprintf("%s %+.0f%% within its screening", d.MaxPairService, d.MaxPairPct))
+	}
+	if len(moved) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("baseline drift: the baselines moved beyond %.0f%% (%s): the machine's speed changed during the ranking, so gains of that size are noise; stop other work on the machine", limit, strings.Join(moved, ", "))
+}
+
+// PartialText says, for a partial ranking, why and what it lacks; "" for
+// one that is not partial.
+func (r *Rank) PartialText() string {
+	if !r.Partial {
+		return ""
+	}
+	var unconfirmed []string
+	for _, e := range r.Entries {
+		if e.Stage == StageScreened && r.Screening != nil && slices.Contains(r.Screening.Candidates, e.Service) {
+			unconfirmed = append(unconfirmed, e.Service)
+		}
+	}
+	text := "the ranking is partial: " + r.PartialReason
+	if len(unconfirmed) > 0 {
+		text += "; candidates screened but not confirmed: " + strings.Join(unconfirmed, ", ")
+	}
+	if len(r.NotReached) > 0 {
+		text += "; not measured: " + strings.Join(r.NotReached, ", ")
+	}
+	return text
+}
+
+// PointAt is the point of e's results at the ranking's reduction i of
+// reductions (as typed), matched by the results' own reductions: nil
+// where e's experiment did not measure it (a service that was only
+// screened has the largest only).
+func (e RankEntry) PointAt(reductions []string, i int) *Point {
+	res := e.Results
+	if res == nil || i >= len(reductions) {
+		return nil
+	}
+	own := res.Settings.Reductions
+	j := i
+	if len(own) > 0 {
+		j = slices.Index(own, reductions[i])
+	}
+	if j < 0 || j >= len(res.Points) {
+		return nil
+	}
+	return &res.Points[j]
+}
+
+// withStage lists the services at stage st, in entry order.
+func (r *Rank) withStage(st string) []string {
+	var out []string
+	for _, e := range r.Entries {
+		if e.Stage == st {
+			out = append(out, e.Service)
+		}
+	}
+	return out
+}
+
+// orNone is the list joined with commas, or "none".
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
