@@ -126,12 +126,13 @@ func LargestPoint(r *Results) *Point {
 }
 
 // Judge fills e's gain, standard error and verdict from e.Results, unless
-// the entry already failed or was skipped. A gain counts where the low
+// the entry already failed, was skipped or not reached, or was found not
+// called without results. A gain counts where the low
 // end of the point's 90% interval is above minGainPct; in results without
 // intervals (version 1), where it is larger than twice its standard error
 // and than minGainPct.
 func Judge(e *RankEntry, minGainPct float64) {
-	if e.Verdict == VerdictFailed || e.Verdict == VerdictSkipped || e.Verdict == VerdictNotReached {
+	if e.Verdict == VerdictFailed || e.Verdict == VerdictSkipped || e.Verdict == VerdictNotReached || e.Verdict == VerdictNotCalled && e.Results == nil {
 		return
 	}
 	r := e.Results
