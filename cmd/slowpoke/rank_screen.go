@@ -25,6 +25,14 @@ const (
 	minScreenWarmup   = 250 * time.Millisecond
 )
 
+// screenRounds is how many slowdown runs the screening gives a service
+// at most: every service gets one, and those still undecided (their
+// interval reaches above --min-gain without showing a gain) one more per
+// round. One short run between two baselines cannot rule out a 5% gain
+// where runs differ by about 5% (a 90% interval about ±8-11% wide on the
+// demo); two or three can (docs/method.md).
+const screenRounds = 3
+
 // confirmPerScreen estimates a confirmation's time from a screening's
 // before any confirmation has been timed: a full measurement is about six
 // runs of the load (a baseline and two points, twice) and a third
@@ -100,10 +108,12 @@ type screenProgress struct {
 	start      time.Time
 	budget     time.Duration
 	phase      string // "screen" or "confirm"
+	round      int    // screening round, from 1
 	i, n       int
 	name       string
 	begun      time.Time
 	screened   []time.Duration
+	more       []time.Duration // later screening rounds' services
 	confirmed  []time.Duration
 	toScreen   int // services of the screening pass
 	candidates []string
@@ -115,7 +125,9 @@ func (p *screenProgress) begin(phase string, i, n int, name string) {
 }
 
 func (p *screenProgress) end() {
-	if p.phase == "screen" {
+	if p.phase == "screen" && p.round > 1 {
+		p.more = append(p.more, time.Since(p.begun))
+	} else if p.phase == "screen" {
 		p.screened = append(p.screened, time.Since(p.begun))
 	} else {
 		p.confirmed = append(p.confirmed, time.Since(p.begun))
@@ -143,7 +155,13 @@ func (p *screenProgress) left(step, steps int) time.Duration {
 		}
 		return 0
 	}
-	if p.phase == "screen" {
+	if p.phase == "screen" && p.round > 1 {
+		perMore := meanOf(p.more)
+		if perMore == 0 {
+			perMore = perScreen * 2 / 3
+		}
+		left = perMore*time.Duration(p.n-p.i) - share(perMore) + perConfirm*time.Duration(len(p.candidates))
+	} else if p.phase == "screen" {
 		if perScreen == 0 {
 			if step <= 1 || steps <= 0 {
 				return 0
@@ -170,7 +188,11 @@ func (p *screenProgress) left(step, steps int) time.Duration {
 // prefix is the experiments' ProgressPrefix: step of steps within the
 // current service; 0, 0 for a line of rank's own.
 func (p *screenProgress) prefix(step, steps int) string {
-	where := fmt.Sprintf("%s %s %d/%d", p.phase, p.name, min(p.i+1, p.n), p.n)
+	phase := p.phase
+	if p.round > 1 {
+		phase += fmt.Sprintf(" round %d", p.round)
+	}
+	where := fmt.Sprintf("%s %s %d/%d", phase, p.name, min(p.i+1, p.n), p.n)
 	if step > 0 {
 		where += fmt.Sprintf(" run %d/%d", step, steps)
 	}
@@ -236,17 +258,66 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
+	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	order := slices.Clone(targets)
-	rand.New(rand.NewPCG(seed, seed^0x5eed)).Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	out.Screening = &report.RankScreening{Reduction: red.Text, WarmupS: warmup.Seconds(), DurationS: duration.Seconds(), Seed: seed, Order: order}
-	app.logf("screening %d services at %s (%v windows after %v warm-up, random order, seed %d), then confirming at %s those whose interval does not rule out a gain above %s%%",
-		len(order), red.Text, duration, warmup, seed, strings.Join(texts, ","), trimNum(c.minGain))
-	prog := &screenProgress{start: start, budget: c.budget, toScreen: len(order)}
+	app.logf("screening %d services at %s (%v windows after %v warm-up, random order, seed %d; up to %d slowdown runs each), then confirming at %s those whose interval does not rule out a gain above %s%%",
+		len(order), red.Text, duration, warmup, seed, screenRounds, strings.Join(texts, ","), trimNum(c.minGain))
+	prog := &screenProgress{start: start, budget: c.budget, toScreen: len(order), round: 1}
 	stop := func(why string) {
 		out.Partial, out.PartialReason = true, why
 	}
-	var noise [][]float64
+	// Every service's screening baselines, for the others' intervals.
+	baselines := map[string][]float64{}
+	noiseBut := func(name string) [][]float64 {
+		var groups [][]float64
+		for _, n := range order {
+			if n != name && len(baselines[n]) >= 2 {
+				groups = append(groups, baselines[n])
+			}
+		}
+		return groups
+	}
+	screenings := map[string]*experiment.Screening{}
 	byName := map[string]int{}
+	passing := func() []string {
+		var names []string
+		for _, e := range out.Entries {
+			if e.Stage == report.StageScreened && report.PassesScreen(e, c.minGain) {
+				names = append(names, e.Service)
+			}
+		}
+		return names
+	}
+	// interrupt ends the ranking on Ctrl-C or SIGTERM (the services left
+	// not reached), or returns the error of the death that ended it.
+	interrupt := func(err error, left []string, when string) error {
+		if app.interrupted.Err() == nil {
+			return app.explain(err)
+		}
+		stop("interrupted " + when)
+		for _, n := range left {
+			out.Entries = append(out.Entries, notReached(n, "the ranking was interrupted first"))
+		}
+		interrupted = true
+		return nil
+	}
+	logEntry := func(e report.RankEntry, pass bool) {
+		switch e.Verdict {
+		case report.VerdictGain, report.VerdictNoGain:
+			what := "ruled out"
+			switch {
+			case e.Verdict == report.VerdictGain:
+				what = "a candidate (gain shown)"
+			case pass:
+				what = "a candidate (a gain above the minimum not ruled out)"
+			}
+			app.logf("%sscreened %s: %s at %s: %s", prog.prefix(0, 0), e.Service, e.GainText(), red.Text, what)
+		default:
+			app.logf("%sscreened %s: %s: %s", prog.prefix(0, 0), e.Service, e.Verdict, e.Reason)
+		}
+	}
 	screenStart := time.Now()
 	for i, name := range order {
 		if !fitsBudget(time.Since(start), meanOf(prog.screened), c.budget) {
@@ -257,40 +328,70 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 			break
 		}
 		prog.begin("screen", i, len(order), name)
-		res, err := screenOne(app.ctx, app, c, name, red, warmup, duration, noise, prog)
+		sc, res, err := screenOne(app.ctx, app, c, name, red, warmup, duration, noiseBut(name), prog)
 		if err != nil && app.ctx.Err() != nil {
-			if app.interrupted.Err() == nil {
-				return false, app.explain(err)
+			if err := interrupt(err, order[i:], "during the screening"); err != nil {
+				return false, err
 			}
-			stop("interrupted during the screening")
-			for _, n := range order[i:] {
-				out.Entries = append(out.Entries, notReached(n, "the ranking was interrupted first"))
-			}
-			interrupted = true
 			break
 		}
 		e := screenEntry(name, res, err, c.minGain)
 		prog.end()
-		if res != nil && len(res.Baseline.Runs) == 2 {
-			noise = append(noise, res.Baseline.Runs)
-		}
-		prog.screenedN++
-		pass := report.PassesScreen(e, c.minGain)
-		if pass {
-			prog.candidates = append(prog.candidates, name)
-		}
-		switch e.Verdict {
-		case report.VerdictGain, report.VerdictNoGain:
-			what := "ruled out"
-			if pass {
-				what = "a candidate"
-			}
-			app.logf("%sscreened %s: %s at %s: %s", prog.prefix(0, 0), name, e.GainText(), red.Text, what)
-		default:
-			app.logf("%sscreened %s: %s: %s", prog.prefix(0, 0), name, e.Verdict, e.Reason)
+		if res != nil {
+			baselines[name] = res.Baseline.Runs
+			screenings[name] = sc
 		}
 		byName[name] = len(out.Entries)
 		out.Entries = append(out.Entries, e)
+		prog.screenedN++
+		prog.candidates = passing()
+		logEntry(e, report.PassesScreen(e, c.minGain))
+	}
+	// Later rounds: one more slowdown run for each service still
+	// undecided, in a new random order, with the noise of every baseline
+	// measured so far.
+	for round := 2; round <= screenRounds && !out.Partial; round++ {
+		var undecided []string
+		for _, n := range order {
+			if i, ok := byName[n]; ok && screenings[n] != nil && out.Entries[i].Verdict == report.VerdictNoGain && report.PassesScreen(out.Entries[i], c.minGain) {
+				undecided = append(undecided, n)
+			}
+		}
+		if len(undecided) == 0 {
+			break
+		}
+		rng.Shuffle(len(undecided), func(i, j int) { undecided[i], undecided[j] = undecided[j], undecided[i] })
+		prog.round = round
+		app.logf("screening round %d: %d undecided services measured once more: %s", round, len(undecided), strings.Join(undecided, ", "))
+		for i, name := range undecided {
+			next := meanOf(prog.more)
+			if next == 0 {
+				next = meanOf(prog.screened) * 2 / 3
+			}
+			if !fitsBudget(time.Since(start), next, c.budget) {
+				stop(fmt.Sprintf("the budget of %v ran out during screening round %d", c.budget, round))
+				break
+			}
+			prog.begin("screen", i, len(undecided), name)
+			res, err := screenAgain(app.ctx, app, name, screenings[name], noiseBut(name))
+			if err != nil && app.ctx.Err() != nil {
+				if err := interrupt(err, nil, fmt.Sprintf("during screening round %d", round)); err != nil {
+					return false, err
+				}
+				break
+			}
+			prog.end()
+			if err != nil {
+				// The earlier rounds' measurement stands.
+				app.logf("%sscreening %s again: %s; its earlier screening stands", prog.prefix(0, 0), name, errText(err))
+				continue
+			}
+			baselines[name] = res.Baseline.Runs
+			e := screenEntry(name, res, nil, c.minGain)
+			out.Entries[byName[name]] = e
+			prog.candidates = passing()
+			logEntry(e, report.PassesScreen(e, c.minGain))
+		}
 	}
 	out.Screening.ElapsedS = time.Since(screenStart).Seconds()
 	var screened []report.RankEntry
@@ -315,11 +416,9 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 		prog.begin("confirm", i, len(cands), name)
 		res, err := rankOne(app.ctx, app, c, name, reds, texts, prog.prefix)
 		if err != nil && app.ctx.Err() != nil {
-			if app.interrupted.Err() == nil {
-				return false, app.explain(err)
+			if err := interrupt(err, nil, "while confirming "+name); err != nil {
+				return false, err
 			}
-			stop("interrupted while confirming " + name)
-			interrupted = true
 			break
 		}
 		prog.end()
@@ -351,10 +450,19 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 	return interrupted, nil
 }
 
-// screenOne makes name the target and screens it.
-func screenOne(ctx context.Context, app *session, c rankConfig, name string, red model.Reduction, warmup, duration time.Duration, noise [][]float64, prog *screenProgress) (*report.Results, error) {
+// screenAgain makes name the target again and adds a round to its
+// screening.
+func screenAgain(ctx context.Context, app *session, name string, sc *experiment.Screening, noise [][]float64) (*report.Results, error) {
 	if err := app.d.Retarget(name); err != nil {
 		return nil, err
+	}
+	return sc.More(ctx, noise)
+}
+
+// screenOne makes name the target and screens it.
+func screenOne(ctx context.Context, app *session, c rankConfig, name string, red model.Reduction, warmup, duration time.Duration, noise [][]float64, prog *screenProgress) (*experiment.Screening, *report.Results, error) {
+	if err := app.d.Retarget(name); err != nil {
+		return nil, nil, err
 	}
 	runner, err := experiment.New(app.d, experiment.Options{
 		Target: name, Reductions: []model.Reduction{red}, ReductionsText: []string{red.Text}, Connections: c.conns,
@@ -363,10 +471,10 @@ func screenOne(ctx context.Context, app *session, c rankConfig, name string, red
 		PauseMethod: c.method.pauseMethod(),
 		Trigger:     c.method.trigger,
 		Spans:       app.spans,
-		NoiseGroups: slices.Clone(noise),
+		NoiseGroups: noise,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return runner.Screen(ctx)
 }

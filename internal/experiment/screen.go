@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/report"
@@ -10,8 +11,19 @@ import (
 
 // ScreenRuns is how many runs of the load Screen makes when nothing has to
 // be measured again: a baseline (pre-profiling), one slowdown, a second
-// baseline.
+// baseline. Screening.More makes two: a slowdown and a baseline.
 const ScreenRuns = 3
+
+// Screening is one service's screening, kept between the rounds of rank's
+// screening pass so that a later round adds its runs to the same point.
+type Screening struct {
+	r      *Runner
+	points []*measuredPoint
+	rounds map[string][]string
+	// template is the results as pre-profiling left them, before any
+	// point was summarized.
+	template report.Results
+}
 
 // Screen is the short measurement of rank's first pass
 // (docs/method.md, "Screening, then confirmation"): pre-profiling, which
@@ -23,32 +35,58 @@ const ScreenRuns = 3
 // pool (Options.NoiseGroups): one slowdown run has no spread of its own.
 // Repetitions and MaxRepetitions are not used: the point is measured once
 // (again only where the shared cores bound its run or the target starved,
-// as in Run). The results are predict's, with that one point.
-func (r *Runner) Screen(ctx context.Context) (*report.Results, error) {
+// as in Run). The results are predict's, with that one point; the
+// Screening adds runs to it (More).
+func (r *Runner) Screen(ctx context.Context) (*Screening, *report.Results, error) {
 	if len(r.opts.Reductions) != 1 {
-		return nil, errors.New("screening measures exactly one reduction")
+		return nil, nil, errors.New("screening measures exactly one reduction")
 	}
 	if r.opts.Validate {
-		return nil, errors.New("screening does not validate")
+		return nil, nil, errors.New("screening does not validate")
 	}
 	if err := r.checkRun(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r.opts.Repetitions, r.opts.MaxRepetitions = 1, 1
 	out := r.newResults()
 	r.steps, r.start = ScreenRuns, time.Now()
 	if err := r.preProfile(ctx, out); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	points, err := r.planPoints()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rounds := r.prof.neighbours
 	if !r.opts.Tuning.GraphRounds {
 		rounds = r.star()
 	}
-	if err := r.measureSlowdown(ctx, 0, 0, points[0], rounds); err != nil {
+	sc := &Screening{r: r, points: points, rounds: rounds, template: *out}
+	sc.template.Warnings = slices.Clone(out.Warnings)
+	res, err := sc.measure(ctx, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sc, res, nil
+}
+
+// More measures the screened point once more and a baseline after it,
+// and summarizes all the screening's runs so far, their noise pooled with
+// noise (the other services' baselines; nil keeps those given before).
+// The deployment must have the screening's target as its target again.
+func (sc *Screening) More(ctx context.Context, noise [][]float64) (*report.Results, error) {
+	r := sc.r
+	if noise != nil {
+		r.opts.NoiseGroups = noise
+	}
+	r.step, r.steps, r.start = 0, 2, time.Now()
+	return sc.measure(ctx, len(sc.points[0].samples))
+}
+
+// measure runs the point's slowdown, then a baseline, and summarizes.
+func (sc *Screening) measure(ctx context.Context, rep int) (*report.Results, error) {
+	r := sc.r
+	if err := r.measureSlowdown(ctx, rep, 0, sc.points[0], sc.rounds); err != nil {
 		return nil, err
 	}
 	r.step++
@@ -57,7 +95,9 @@ func (r *Runner) Screen(ctx context.Context) (*report.Results, error) {
 		return nil, err
 	}
 	r.base = append(r.base, s)
-	r.progress("closing baseline: %.0f req/s", s.res.Throughput)
-	r.summarize(out, points)
-	return out, nil
+	r.progress("baseline after it: %.0f req/s", s.res.Throughput)
+	out := sc.template
+	out.Warnings = slices.Clone(sc.template.Warnings)
+	r.summarize(&out, sc.points)
+	return &out, nil
 }

@@ -11,7 +11,7 @@ import (
 
 // screenFake screens the fake app's target t at 50% with the noise groups
 // given.
-func screenFake(t *testing.T, reduce string, groups [][]float64) (*report.Results, error) {
+func screenFake(t *testing.T, reduce string, groups [][]float64) (*Screening, *report.Results, error) {
 	t.Helper()
 	app := newFakeApp(t, sharedPlacement, threeServices()...)
 	reds, err := model.ParseReductions(reduce)
@@ -35,7 +35,7 @@ func screenFake(t *testing.T, reduce string, groups [][]float64) (*report.Result
 // whatever the repetitions asked; other services' baseline pairs that
 // agree narrow the interval that the prior noise alone would give.
 func TestScreen(t *testing.T) {
-	res, err := screenFake(t, "50%", nil)
+	sc, res, err := screenFake(t, "50%", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestScreen(t *testing.T) {
 	for range 20 {
 		quiet = append(quiet, []float64{1000, 1001})
 	}
-	narrow, err := screenFake(t, "50%", quiet)
+	_, narrow, err := screenFake(t, "50%", quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,20 @@ func TestScreen(t *testing.T) {
 	if w, nw := (p.IntervalHighRPS-p.IntervalLowRPS)/p.PredictedRPS, (q.IntervalHighRPS-q.IntervalLowRPS)/q.PredictedRPS; nw >= w {
 		t.Errorf("quiet noise groups gave a relative width of %.3f, not below %.3f without them", nw, w)
 	}
-	if _, err := screenFake(t, "25,50%", nil); err == nil {
+	if _, _, err := screenFake(t, "25,50%", nil); err == nil {
 		t.Error("two reductions screened")
+	}
+	// A second round adds a slowdown run and a baseline to the same point.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	more, err := sc.More(ctx, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(more.Baseline.Runs) != 3 || len(more.Points) != 1 || len(more.Points[0].SlowdownRuns) != 2 {
+		t.Fatalf("after a second round: %d baseline runs, %d points, %+v", len(more.Baseline.Runs), len(more.Points), more.Points)
+	}
+	if len(res.Points) != 1 || len(res.Baseline.Runs) != 2 {
+		t.Errorf("the second round changed the first round's results: %d points, %d baseline runs", len(res.Points), len(res.Baseline.Runs))
 	}
 }

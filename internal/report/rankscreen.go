@@ -72,21 +72,22 @@ func ScreenOf(e RankEntry) *RankScreen {
 }
 
 // RankDrift is what the ranking saw of the machine's speed moving: the
-// screening's baseline pairs (each service's baseline measured before and
-// after its slowdown run) and, for each confirmed service, its
+// screening's baselines (each service's measured before and after each of
+// its slowdown runs) and, for each confirmed service, its
 // confirmation's baseline against its screening's (the same placement,
 // minutes apart).
 type RankDrift struct {
 	// NoisePct is the run-to-run noise of one baseline run (relative
-	// standard deviation, %) pooled over the screening's pairs, and
-	// Pairs how many pairs it is read from.
+	// standard deviation, %) pooled over the services' screening
+	// baselines (each against its own mean), and Services how many
+	// services' baselines it is read from.
 	NoisePct float64 `json:"noise_pct"`
-	Pairs    int     `json:"pairs"`
-	// MaxPairPct is the largest change between the two baselines of one
-	// service's screening, % of the first, and MaxPairService that
-	// service.
-	MaxPairPct     float64 `json:"max_pair_pct"`
-	MaxPairService string  `json:"max_pair_service,omitempty"`
+	Services int     `json:"services"`
+	// MaxChangePct is the largest change between the first and the last
+	// baseline of one service's screening, % of the first, and
+	// MaxChangeService that service.
+	MaxChangePct     float64 `json:"max_change_pct"`
+	MaxChangeService string  `json:"max_change_service,omitempty"`
 	// Shifts are the confirmed services' baselines against their
 	// screening's.
 	Shifts []RankShift `json:"shifts,omitempty"`
@@ -159,23 +160,26 @@ func DriftOf(entries []RankEntry) *RankDrift {
 			d.Shifts = append(d.Shifts, RankShift{Service: e.Service, ScreenRPS: e.Screen.BaselineRPS, ConfirmRPS: res.Baseline.RPS,
 				ShiftPct: (res.Baseline.RPS/e.Screen.BaselineRPS - 1) * 100})
 		}
-		if len(runs) != 2 || runs[0] <= 0 || runs[1] <= 0 {
+		if len(runs) < 2 || slices.Min(runs) <= 0 {
 			continue
 		}
-		m := (runs[0] + runs[1]) / 2
+		var m float64
+		for _, x := range runs {
+			m += x / float64(len(runs))
+		}
 		for _, x := range runs {
 			ss += (x/m - 1) * (x/m - 1)
 		}
-		dof++
-		if pct := (runs[1]/runs[0] - 1) * 100; math.Abs(pct) > math.Abs(d.MaxPairPct) {
-			d.MaxPairPct, d.MaxPairService = pct, e.Service
+		dof += len(runs) - 1
+		d.Services++
+		if pct := (runs[len(runs)-1]/runs[0] - 1) * 100; math.Abs(pct) > math.Abs(d.MaxChangePct) {
+			d.MaxChangePct, d.MaxChangeService = pct, e.Service
 		}
 	}
-	d.Pairs = dof
 	if dof > 0 {
 		d.NoisePct = 100 * math.Sqrt(ss/float64(dof))
 	}
-	if d.Pairs == 0 && len(d.Shifts) == 0 {
+	if d.Services == 0 && len(d.Shifts) == 0 {
 		return nil
 	}
 	return d
@@ -191,8 +195,8 @@ func (d *RankDrift) Text() string {
 		return ""
 	}
 	var parts []string
-	if d.Pairs > 0 {
-		parts = append(parts, fmt.Sprintf("run-to-run noise %.1f%% over %d screening baseline pairs (largest change %+.1f%%, %s)", d.NoisePct, d.Pairs, d.MaxPairPct, d.MaxPairService))
+	if d.Services > 0 {
+		parts = append(parts, fmt.Sprintf("run-to-run noise %.1f%% over the screening baselines of %d services (largest change within one %+.1f%%, %s)", d.NoisePct, d.Services, d.MaxChangePct, d.MaxChangeService))
 	}
 	for _, s := range d.Shifts {
 		parts = append(parts, fmt.Sprintf("%s %+.1f%% from screening to confirmation (%.0f to %.0f req/s)", s.Service, s.ShiftPct, s.ScreenRPS, s.ConfirmRPS))
@@ -213,8 +217,8 @@ func (d *RankDrift) Warning() string {
 			moved = append(moved, fmt.Sprintf("%s %+.0f%%", s.Service, s.ShiftPct))
 		}
 	}
-	if math.Abs(d.MaxPairPct) > limit {
-		moved = append(moved, fmt.Sprintf("%s %+.0f%% within its screening", d.MaxPairService, d.MaxPairPct))
+	if math.Abs(d.MaxChangePct) > limit {
+		moved = append(moved, fmt.Sprintf("%s %+.0f%% within its screening", d.MaxChangeService, d.MaxChangePct))
 	}
 	if len(moved) == 0 {
 		return ""

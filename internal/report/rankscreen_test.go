@@ -68,8 +68,8 @@ func TestDriftOf(t *testing.T) {
 		entries = append(entries, RankEntry{Service: "q", Stage: StageScreened, Results: res(1000, 1004)})
 	}
 	d := DriftOf(entries)
-	if d == nil || d.Pairs != 10 || d.MaxPairService != "b" || d.MaxPairPct > -19.9 || d.MaxPairPct < -20.1 {
-		t.Fatalf("drift %+v: want 10 pairs, the largest b's -20%%", d)
+	if d == nil || d.Services != 10 || d.MaxChangeService != "b" || d.MaxChangePct > -19.9 || d.MaxChangePct < -20.1 {
+		t.Fatalf("drift %+v: want 10 services, the largest change b's -20%%", d)
 	}
 	if d.NoisePct < 4 || d.NoisePct > 6 {
 		t.Errorf("noise %.2f%%, want about 5%%", d.NoisePct)
@@ -85,7 +85,7 @@ func TestDriftOf(t *testing.T) {
 		t.Error("drift without entries")
 	}
 	quiet := DriftOf(entries[:1])
-	if quiet.Warning() != "" || !strings.Contains(quiet.Text(), "1 screening baseline pairs") {
+	if quiet.Warning() != "" || !strings.Contains(quiet.Text(), "screening baselines of 1 services") {
 		t.Errorf("quiet drift: %q, %q", quiet.Warning(), quiet.Text())
 	}
 }
