@@ -284,7 +284,7 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 	passing := func() []string {
 		var names []string
 		for _, e := range out.Entries {
-			if e.Stage == report.StageScreened && report.PassesScreen(e, c.minGain) {
+			if e.Stage == report.StageScreened && report.PassesScreen(e, c.minGain, c.maxReps) {
 				names = append(names, e.Service)
 			}
 		}
@@ -311,7 +311,9 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 			case e.Verdict == report.VerdictGain:
 				what = "a candidate (gain shown)"
 			case pass:
-				what = "a candidate (a gain above the minimum not ruled out)"
+				what = fmt.Sprintf("a candidate (a gain above %.1f%%, which a full measurement could show, not ruled out)", report.ScreenBar(e, c.minGain, c.maxReps))
+			default:
+				what = fmt.Sprintf("ruled out (no gain above %.1f%%, which a full measurement could show)", report.ScreenBar(e, c.minGain, c.maxReps))
 			}
 			app.logf("%sscreened %s: %s at %s: %s", prog.prefix(0, 0), e.Service, e.GainText(), red.Text, what)
 		default:
@@ -345,7 +347,7 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 		out.Entries = append(out.Entries, e)
 		prog.screenedN++
 		prog.candidates = passing()
-		logEntry(e, report.PassesScreen(e, c.minGain))
+		logEntry(e, report.PassesScreen(e, c.minGain, c.maxReps))
 	}
 	// Later rounds: one more slowdown run for each service still
 	// undecided, in a new random order, with the noise of every baseline
@@ -353,7 +355,7 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 	for round := 2; round <= screenRounds && !out.Partial; round++ {
 		var undecided []string
 		for _, n := range order {
-			if i, ok := byName[n]; ok && screenings[n] != nil && out.Entries[i].Verdict == report.VerdictNoGain && report.PassesScreen(out.Entries[i], c.minGain) {
+			if i, ok := byName[n]; ok && screenings[n] != nil && out.Entries[i].Verdict == report.VerdictNoGain && report.PassesScreen(out.Entries[i], c.minGain, c.maxReps) {
 				undecided = append(undecided, n)
 			}
 		}
@@ -390,7 +392,7 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 			e := screenEntry(name, res, nil, c.minGain)
 			out.Entries[byName[name]] = e
 			prog.candidates = passing()
-			logEntry(e, report.PassesScreen(e, c.minGain))
+			logEntry(e, report.PassesScreen(e, c.minGain, c.maxReps))
 		}
 	}
 	out.Screening.ElapsedS = time.Since(screenStart).Seconds()
@@ -400,7 +402,7 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 			screened = append(screened, e)
 		}
 	}
-	cands := report.Candidates(screened, c.minGain)
+	cands := report.Candidates(screened, c.minGain, c.maxReps)
 	out.Screening.Candidates = cands
 	if !out.Partial {
 		app.logf("screening done in %s: %d of %d services are candidates: %s", time.Since(screenStart).Round(time.Second), len(cands), len(order), orNoneList(cands))

@@ -96,8 +96,8 @@ func TestScreenEntry(t *testing.T) {
 		{"error", nil, errors.New("configure x: refused"), report.VerdictFailed, report.StageFailed, false},
 	} {
 		e := screenEntry("svc", tt.res, tt.err, 5)
-		if e.Verdict != tt.verdict || e.Stage != tt.stage || report.PassesScreen(e, 5) != tt.pass {
-			t.Errorf("%s: verdict %s, stage %s, passes %v; want %s, %s, %v", tt.name, e.Verdict, e.Stage, report.PassesScreen(e, 5), tt.verdict, tt.stage, tt.pass)
+		if e.Verdict != tt.verdict || e.Stage != tt.stage || report.PassesScreen(e, 5, 3) != tt.pass {
+			t.Errorf("%s: verdict %s, stage %s, passes %v; want %s, %s, %v", tt.name, e.Verdict, e.Stage, report.PassesScreen(e, 5, 3), tt.verdict, tt.stage, tt.pass)
 		}
 	}
 }

@@ -102,31 +102,56 @@ type RankShift struct {
 	ShiftPct   float64 `json:"shift_pct"`
 }
 
+// ScreenBar is the gain (%) that e's screening interval must reach above
+// for e to go on to confirmation: the smallest true gain that a full
+// measurement of fullRuns slowdown runs could show as a gain, minGainPct
+// plus the low half of the interval that measurement is expected to have.
+// That half is the screening's own (its estimate less its low end) scaled
+// by the square root of the screening's slowdown runs over fullRuns (no
+// more than 1), as the noise of a mean of runs is: an interval that rules
+// out a gain above the bar rules out the full measurement finding one,
+// and a true gain between minGainPct and the bar would be "not shown" by
+// it too. Where the entry has no interval, the bar is minGainPct.
+func ScreenBar(e RankEntry, minGainPct float64, fullRuns int) float64 {
+	p := LargestPoint(e.Results)
+	if p == nil || e.GainLowPct == nil {
+		return minGainPct
+	}
+	n := len(p.SlowdownRuns)
+	if n == 0 {
+		return minGainPct
+	}
+	low := max(0, e.GainPct-*e.GainLowPct)
+	return minGainPct + low*math.Sqrt(float64(n)/float64(max(n, fullRuns)))
+}
+
 // PassesScreen says whether a screened entry (judged by Judge on its
 // screening results) goes on to confirmation: unless its screening
-// interval rules out a gain above minGainPct. A gain shown, an interval
-// whose high end is above the minimum, and a lower bound (no high end)
-// pass; without an interval, a gain whose twice its standard error above
-// it reaches past the minimum. Services that failed, were skipped or are
+// interval rules out a gain above ScreenBar. A gain shown (the low end
+// above minGainPct) and a lower bound (no high end) pass; an entry
+// without an interval passes where twice its standard error above its
+// gain reaches past minGainPct. Services that failed, were skipped or are
 // not called do not.
-func PassesScreen(e RankEntry, minGainPct float64) bool {
+func PassesScreen(e RankEntry, minGainPct float64, fullRuns int) bool {
 	switch {
-	case e.Verdict != VerdictGain && e.Verdict != VerdictNoGain:
+	case e.Verdict == VerdictGain:
+		return true
+	case e.Verdict != VerdictNoGain:
 		return false
 	case e.GainLowPct == nil:
 		return e.GainPct+2*e.GainStdErrPct > minGainPct
 	}
-	return e.GainHighPct == nil || *e.GainHighPct > minGainPct
+	return e.GainHighPct == nil || *e.GainHighPct > ScreenBar(e, minGainPct, fullRuns)
 }
 
 // Candidates lists the services of the screened entries that pass the
 // screening, the most promising first (the largest screening gain; by
 // name where equal), so that a budget that runs out leaves the least
 // likely unconfirmed.
-func Candidates(screened []RankEntry, minGainPct float64) []string {
+func Candidates(screened []RankEntry, minGainPct float64, fullRuns int) []string {
 	var pass []RankEntry
 	for _, e := range screened {
-		if PassesScreen(e, minGainPct) {
+		if PassesScreen(e, minGainPct, fullRuns) {
 			pass = append(pass, e)
 		}
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -32,7 +33,7 @@ func TestPassesScreen(t *testing.T) {
 		{"not reached", RankEntry{Verdict: VerdictNotReached}, false},
 	}
 	for _, tt := range tests {
-		if got := PassesScreen(tt.e, minGain); got != tt.want {
+		if got := PassesScreen(tt.e, minGain, 3); got != tt.want {
 			t.Errorf("%s: PassesScreen = %v, want %v", tt.name, got, tt.want)
 		}
 	}
@@ -43,11 +44,44 @@ func TestPassesScreen(t *testing.T) {
 		{Service: "d", Verdict: VerdictFailed},
 		{Service: "e", Verdict: VerdictNoGain, GainPct: 1, GainLowPct: f(1)},
 	}
-	if got, want := Candidates(screened, minGain), []string{"b", "a", "e"}; !slices.Equal(got, want) {
+	if got, want := Candidates(screened, minGain, 3), []string{"b", "a", "e"}; !slices.Equal(got, want) {
 		t.Errorf("Candidates = %v, want %v", got, want)
 	}
-	if got := Candidates(screened, 60); len(got) != 1 || got[0] != "e" {
-		t.Errorf("with a minimum of 60%%: %v, want only the lower bound e", got)
+}
+
+// The bar a screening interval must reach above: the minimum gain plus
+// the low half-width a full measurement of fullRuns runs would have.
+func TestScreenBar(t *testing.T) {
+	screened := func(runs int, gain, lo, hi float64) RankEntry {
+		return RankEntry{Verdict: VerdictNoGain, GainPct: gain, GainLowPct: f(lo), GainHighPct: f(hi),
+			Results: &Results{Points: []Point{{ReductionPct: 50, SlowdownRuns: make([]float64, runs)}}}}
+	}
+	tests := []struct {
+		name     string
+		e        RankEntry
+		fullRuns int
+		bar      float64
+		pass     bool
+	}{
+		// One run against three: the full measurement's half-width is
+		// 12/sqrt(3) = 6.9, so a gain must be possible above 11.9%.
+		{"one run, interval short of the bar", screened(1, 0, -12, 11), 3, 5 + 12/math.Sqrt(3), false},
+		{"one run, interval past the bar", screened(1, 3, -9, 15), 3, 5 + 12/math.Sqrt(3), true},
+		// As many runs as the full measurement: the bar is the minimum
+		// plus its own half-width, so only an estimate above the minimum
+		// passes.
+		{"three runs, estimate below the minimum", screened(3, 4, -2, 10), 3, 11, false},
+		{"three runs, estimate above the minimum", screened(3, 6, 0, 12), 3, 11, true},
+		{"more runs than the full measurement", screened(4, 4, -2, 10), 3, 11, false},
+		{"gain shown", RankEntry{Verdict: VerdictGain, GainPct: 40, GainLowPct: f(30), GainHighPct: f(50), Results: &Results{Points: []Point{{SlowdownRuns: []float64{1}}}}}, 3, 5 + 10/math.Sqrt(3), true},
+	}
+	for _, tt := range tests {
+		if bar := ScreenBar(tt.e, 5, tt.fullRuns); math.Abs(bar-tt.bar) > 1e-9 {
+			t.Errorf("%s: bar %.2f, want %.2f", tt.name, bar, tt.bar)
+		}
+		if got := PassesScreen(tt.e, 5, tt.fullRuns); got != tt.pass {
+			t.Errorf("%s: passes %v, want %v", tt.name, got, tt.pass)
+		}
 	}
 }
 
