@@ -310,6 +310,8 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 			switch {
 			case e.Verdict == report.VerdictGain:
 				what = "a candidate (gain shown)"
+			case pass && report.ScreenDisturbed(e):
+				what = "a candidate (its baselines moved beyond the noise: this screening rules nothing out)"
 			case pass:
 				what = fmt.Sprintf("a candidate (a gain above %.1f%%, which a full measurement could show, not ruled out)", report.ScreenBar(e, c.minGain, c.maxReps))
 			default:

@@ -130,18 +130,54 @@ func ScreenBar(e RankEntry, minGainPct float64, fullRuns int) float64 {
 // interval rules out a gain above ScreenBar. A gain shown (the low end
 // above minGainPct) and a lower bound (no high end) pass; an entry
 // without an interval passes where twice its standard error above its
-// gain reaches past minGainPct. Services that failed, were skipped or are
-// not called do not.
+// gain reaches past minGainPct. So does a screening whose baselines moved
+// (ScreenDisturbed): it rules nothing out. Services that failed, were
+// skipped or are not called do not pass.
 func PassesScreen(e RankEntry, minGainPct float64, fullRuns int) bool {
 	switch {
 	case e.Verdict == VerdictGain:
 		return true
 	case e.Verdict != VerdictNoGain:
 		return false
+	case ScreenDisturbed(e):
+		return true
 	case e.GainLowPct == nil:
 		return e.GainPct+2*e.GainStdErrPct > minGainPct
 	}
 	return e.GainHighPct == nil || *e.GainHighPct > ScreenBar(e, minGainPct, fullRuns)
+}
+
+// screenDriftPct is the relative standard deviation (%) of a screening's
+// baselines above which it rules nothing out, as a predict run warns of
+// a baseline that varied by more (the experiment's driftPct).
+const screenDriftPct = 7
+
+// ScreenDisturbed says that e's screening baselines, measured around its
+// slowdown runs, varied by more than screenDriftPct: the machine's speed
+// moved during the screening (on the shared 2-core machine, another
+// process's tests halved one baseline), so its slowdown runs may have
+// been measured at another speed than the baselines they are judged
+// against, and the interval, which assumes the noise of steady runs,
+// may miss the gain.
+func ScreenDisturbed(e RankEntry) bool {
+	if e.Results == nil {
+		return false
+	}
+	runs := e.Results.Baseline.Runs
+	if len(runs) < 2 {
+		return false
+	}
+	var m, ss float64
+	for _, x := range runs {
+		m += x / float64(len(runs))
+	}
+	if m <= 0 {
+		return false
+	}
+	for _, x := range runs {
+		ss += (x - m) * (x - m)
+	}
+	return 100*math.Sqrt(ss/float64(len(runs)-1))/m > screenDriftPct
 }
 
 // Candidates lists the services of the screened entries that pass the

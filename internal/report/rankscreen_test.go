@@ -73,6 +73,11 @@ func TestScreenBar(t *testing.T) {
 		{"three runs, estimate below the minimum", screened(3, 4, -2, 10), 3, 11, false},
 		{"three runs, estimate above the minimum", screened(3, 6, 0, 12), 3, 11, true},
 		{"more runs than the full measurement", screened(4, 4, -2, 10), 3, 11, false},
+		{"disturbed: baselines 400 and 700", func() RankEntry {
+			e := screened(3, -9, -29, 10)
+			e.Results.Baseline.Runs = []float64{700, 400, 650, 700}
+			return e
+		}(), 3, 25, true},
 		{"gain shown", RankEntry{Verdict: VerdictGain, GainPct: 40, GainLowPct: f(30), GainHighPct: f(50), Results: &Results{Points: []Point{{SlowdownRuns: []float64{1}}}}}, 3, 5 + 10/math.Sqrt(3), true},
 	}
 	for _, tt := range tests {
