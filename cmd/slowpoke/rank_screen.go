@@ -189,7 +189,7 @@ func (p *screenProgress) left(step, steps int) time.Duration {
 // current service; 0, 0 for a line of rank's own.
 func (p *screenProgress) prefix(step, steps int) string {
 	phase := p.phase
-	if p.round > 1 {
+	if p.round > 1 && p.phase == "screen" {
 		phase += fmt.Sprintf(" round %d", p.round)
 	}
 	where := fmt.Sprintf("%s %s %d/%d", phase, p.name, min(p.i+1, p.n), p.n)
