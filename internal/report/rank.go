@@ -401,8 +401,8 @@ func WriteRankTable(w io.Writer, r *Rank) error {
 		fmt.Fprintf(ew, "INCOMPLETE: %s\n", text)
 	}
 	if sc := r.Screening; sc != nil {
-		fmt.Fprintf(ew, "screened %d services at %s (%s windows after %s warm-up, random order, seed %d) in %s; %d candidates confirmed at %s: %s\n",
-			len(sc.Order), sc.Reduction, trimFloat(sc.DurationS)+"s", trimFloat(sc.WarmupS)+"s", sc.Seed,
+		fmt.Fprintf(ew, "screened %d of %d services at %s (%s windows after %s warm-up, random order, seed %d) in %s; %d candidates confirmed at %s: %s\n",
+			len(r.Entries)-len(r.NotReached), len(sc.Order), sc.Reduction, trimFloat(sc.DurationS)+"s", trimFloat(sc.WarmupS)+"s", sc.Seed,
 			(time.Duration(sc.ElapsedS * float64(time.Second))).Round(time.Second), len(r.withStage(StageConfirmed)), strings.Join(r.Reductions, ","), orNone(sc.Candidates))
 	}
 	if text := r.Drift.Text(); text != "" {

@@ -175,7 +175,7 @@ func TestRankPartialScreened(t *testing.T) {
 	table := b.String()
 	for _, want := range []string{"PARTIAL: the ranking is partial: the budget of 1m ran out; candidates screened but not confirmed: cur; not measured: front",
 		"INCOMPLETE: the ranking is incomplete: of 4 services, front not reached, so it speaks only for the 3 measured",
-		"screened 4 services at 50%", "[confirmed]", "[screened]"} {
+		"screened 3 of 4 services at 50%", "[confirmed]", "[screened]"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
