@@ -480,7 +480,11 @@ func screenOne(ctx context.Context, app *session, c rankConfig, name string, red
 	if err != nil {
 		return nil, nil, err
 	}
-	return runner.Screen(ctx)
+	full := c.duration
+	if full <= 0 {
+		full = app.d.Spec().Workload.Duration.Duration
+	}
+	return runner.Screen(ctx, max(full, duration))
 }
 
 // trimNum is v without trailing zeros.

@@ -14,6 +14,11 @@ import (
 // baseline. Screening.More makes two: a slowdown and a baseline.
 const ScreenRuns = 3
 
+// screenCycles is how many request cycles a screening window should hold,
+// as --connections auto asks of a measurement window (a cycle at most a
+// tenth of it).
+const screenCycles = 10
+
 // Screening is one service's screening, kept between the rounds of rank's
 // screening pass so that a later round adds its runs to the same point.
 type Screening struct {
@@ -37,7 +42,12 @@ type Screening struct {
 // (again only where the shared cores bound its run or the target starved,
 // as in Run). The results are predict's, with that one point; the
 // Screening adds runs to it (More).
-func (r *Runner) Screen(ctx context.Context) (*Screening, *report.Results, error) {
+//
+// A window that holds fewer than screenCycles request cycles
+// (connections / throughput, from pre-profiling) measures a transient:
+// the slowdown runs and later baselines then get a window of that many
+// cycles instead, up to longest (0: no longer).
+func (r *Runner) Screen(ctx context.Context, longest time.Duration) (*Screening, *report.Results, error) {
 	if len(r.opts.Reductions) != 1 {
 		return nil, nil, errors.New("screening measures exactly one reduction")
 	}
@@ -52,6 +62,14 @@ func (r *Runner) Screen(ctx context.Context) (*Screening, *report.Results, error
 	r.steps, r.start = ScreenRuns, time.Now()
 	if err := r.preProfile(ctx, out); err != nil {
 		return nil, nil, err
+	}
+	if tput := r.base[0].res.Throughput; tput > 0 && longest > r.opts.Duration {
+		cycle := time.Duration(float64(r.opts.Connections) / tput * float64(time.Second))
+		if want := min(longest, (screenCycles * cycle).Round(100*time.Millisecond)); want > r.opts.Duration {
+			r.progress("a request cycle takes %v at %.0f req/s: screening with %v windows instead of %v", cycle.Round(time.Millisecond), tput, want, r.opts.Duration)
+			r.opts.Duration = want
+			out.Settings.DurationS = want.Seconds()
+		}
 	}
 	points, err := r.planPoints()
 	if err != nil {

@@ -28,7 +28,7 @@ func screenFake(t *testing.T, reduce string, groups [][]float64) (*Screening, *r
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return r.Screen(ctx)
+	return r.Screen(ctx, 0)
 }
 
 // Screening is a baseline, one slowdown run and a second baseline,
