@@ -261,7 +261,7 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	order := slices.Clone(targets)
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-	out.Screening = &report.RankScreening{Reduction: red.Text, WarmupS: warmup.Seconds(), DurationS: duration.Seconds(), Seed: seed, Order: order}
+	out.Screening = &report.RankScreening{Reduction: red.Text, WarmupS: warmup.Seconds(), DurationS: duration.Seconds(), Seed: seed, Order: order, FullRuns: c.maxReps}
 	app.logf("screening %d services at %s (%v windows after %v warm-up, random order, seed %d; up to %d slowdown runs each), then confirming at %s those whose interval does not rule out a gain above %s%%",
 		len(order), red.Text, duration, warmup, seed, screenRounds, strings.Join(texts, ","), trimNum(c.minGain))
 	prog := &screenProgress{start: start, budget: c.budget, toScreen: len(order), round: 1}

@@ -247,6 +247,8 @@ func (r *Rank) Order() {
 		case r.unconfirmed(*e) && (e.Verdict == VerdictGain || e.Verdict == VerdictNoGain):
 			e.Reason = "screened only: a candidate not confirmed (" + r.PartialReason + "); its screening at " + r.Screening.Reduction + " gave " + e.GainText()
 		case e.Verdict != VerdictNoGain:
+		case e.Stage == StageScreened && r.Screening != nil && e.GainLowPct != nil && e.GainHighPct != nil && *e.GainHighPct > r.MinGainPct:
+			e.Reason = fmt.Sprintf("ruled out by its screening: its 90%% interval, %+.1f%% to %+.1f%%, reaches above the minimum gain but not above %.1f%%, the least a full measurement could show as a gain", *e.GainLowPct, *e.GainHighPct, ScreenBar(*e, r.MinGainPct, r.Screening.FullRuns))
 		case e.mayGain(r.MinGainPct):
 			e.Reason = "not shown to gain: " + e.intervalText() + ", so a gain above the minimum is not ruled out; measure it with more repetitions or validate it"
 		default:

@@ -51,6 +51,10 @@ type RankScreening struct {
 	Candidates []string `json:"candidates"`
 	// ElapsedS is how long the screening pass took.
 	ElapsedS float64 `json:"elapsed_s"`
+	// FullRuns is the slowdown runs a full measurement's point gets at
+	// most (--max-reps), which the bar a screening must reach assumes
+	// (ScreenBar).
+	FullRuns int `json:"full_runs"`
 }
 
 // RankScreen is what the screening pass measured of a service that went

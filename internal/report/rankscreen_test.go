@@ -168,6 +168,15 @@ func TestRankPartialScreened(t *testing.T) {
 	if reason := r.Entries[2].Reason; !strings.Contains(reason, "cart limits throughput") {
 		t.Errorf("cat's reason: %q", reason)
 	}
+	// A screening that reaches above the minimum, but not above the bar,
+	// says it was ruled out by its screening.
+	ruled := &Rank{App: "shop", Reductions: []string{"50%"}, MinGainPct: 5, Screening: &RankScreening{Reduction: "50%", FullRuns: 3},
+		Entries: []RankEntry{{Service: "cat", Stage: StageScreened, Results: results("cat", []string{"50%"}, Point{ReductionPct: 50, PredictedRPS: 1000, Estimate: EstimateValue, IntervalLowRPS: 900, IntervalHighRPS: 1090, SlowdownRuns: []float64{950}})}}}
+	Judge(&ruled.Entries[0], 5)
+	ruled.Order()
+	if reason := ruled.Entries[0].Reason; !strings.HasPrefix(reason, "ruled out by its screening: its 90% interval, -10.0% to +9.0%, reaches above the minimum gain but not above 10.8%") {
+		t.Errorf("ruled out: %q", reason)
+	}
 	var b bytes.Buffer
 	if err := WriteRankTable(&b, r); err != nil {
 		t.Fatal(err)
