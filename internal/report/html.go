@@ -442,9 +442,9 @@ func addRanking(page *htmlPage, r *Rank) {
 	page.Graph, page.GraphRows = callGraph(neighbours, extra, info)
 }
 
-// rankRow is e's row of the ranking table: its verdict and gain and, from
-// its results when it has them, its prediction at each of the n
-// reductions, its baseline, calls and CPU.
+// rankRow is e's row of the ranking table: its verdict (and stage) and
+// gain and, from its results when it has them, its prediction at each of
+// the ranking's reductions that it measured, its baseline, calls and CPU.
 func rankRow(e RankEntry, reductions []string) htmlRankRow {
 	row := htmlRankRow{
 		Rank: e.Rank, Service: e.Service, Verdict: e.Verdict, Class: verdictClass(e.Verdict),
@@ -690,7 +690,7 @@ func rankHeadline(r *Rank) (string, []string) {
 		notes = append([]string{upperFirst(text) + "."}, notes...)
 	}
 	if sc := r.Screening; sc != nil {
-		notes = append(notes, fmt.Sprintf("Every service was screened at %s; the candidates (%s) were confirmed at %s.", sc.Reduction, orNone(sc.Candidates), strings.Join(r.Reductions, ", ")))
+		notes = append(notes, fmt.Sprintf("The services were screened at %s; the candidates (%s) were confirmed at %s.", sc.Reduction, orNone(sc.Candidates), strings.Join(r.Reductions, ", ")))
 	}
 	for _, v := range []struct{ verdict, words string }{
 		{VerdictNoGain, "No gain beyond the noise"},
