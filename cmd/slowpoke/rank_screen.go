@@ -262,8 +262,8 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 	order := slices.Clone(targets)
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	out.Screening = &report.RankScreening{Reduction: red.Text, WarmupS: warmup.Seconds(), DurationS: duration.Seconds(), Seed: seed, Order: order, FullRuns: c.maxReps}
-	app.logf("screening %d services at %s (%v windows after %v warm-up, random order, seed %d; up to %d slowdown runs each), then confirming at %s those whose interval does not rule out a gain above %s%%",
-		len(order), red.Text, duration, warmup, seed, screenRounds, strings.Join(texts, ","), trimNum(c.minGain))
+	app.logf("screening %d services at %s (%v windows after %v warm-up, random order, seed %d; up to %d slowdown runs each), then confirming at %s those whose interval does not rule out a gain that a full measurement could show above %s%%",
+		len(order), red.Text, duration, warmup, seed, max(1, min(screenRounds, c.maxReps)), strings.Join(texts, ","), trimNum(c.minGain))
 	prog := &screenProgress{start: start, budget: c.budget, toScreen: len(order), round: 1}
 	stop := func(why string) {
 		out.Partial, out.PartialReason = true, why
@@ -354,7 +354,8 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 	// Later rounds: one more slowdown run for each service still
 	// undecided, in a new random order, with the noise of every baseline
 	// measured so far.
-	for round := 2; round <= screenRounds && !out.Partial; round++ {
+	// Never more runs than a full measurement would make (--max-reps).
+	for round := 2; round <= min(screenRounds, c.maxReps) && !out.Partial; round++ {
 		var undecided []string
 		for _, n := range order {
 			if i, ok := byName[n]; ok && screenings[n] != nil && out.Entries[i].Verdict == report.VerdictNoGain && report.PassesScreen(out.Entries[i], c.minGain, c.maxReps) {
