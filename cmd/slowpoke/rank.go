@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
@@ -37,6 +38,16 @@ type rankConfig struct {
 	printJSON bool
 	extraPath []string
 	method    methodConfig
+	// screen ranks in two passes, a short screening of every service
+	// and the full measurement of the candidates (--screen=false: every
+	// service in full, as before); screenDuration is the screening's
+	// window (0: half the measurement window), seed its order's (0: from
+	// the clock). budget stops the ranking before a step expected to end
+	// past it (0: none).
+	screen         bool
+	screenDuration time.Duration
+	seed           uint64
+	budget         time.Duration
 }
 
 // Rank's defaults keep a 9-service application at two reductions within
@@ -52,7 +63,7 @@ const (
 
 func runRank(args []string) int {
 	fs := flag.NewFlagSet("rank", flag.ContinueOnError)
-	c := rankConfig{reduce: "25,50%", reps: rankReps, maxReps: rankMaxReps, minGain: 5, maxPause: controller.DefaultMaxPause, method: defaultMethod()}
+	c := rankConfig{reduce: "25,50%", reps: rankReps, maxReps: rankMaxReps, minGain: 5, maxPause: controller.DefaultMaxPause, method: defaultMethod(), screen: true}
 	fs.StringVar(&c.specPath, "f", "", "application spec (YAML, see docs/spec.md) (required)")
 	fs.StringVar(&c.reduce, "reduce", c.reduce, "reductions of each service's per-call cost: 25,50% | 300us | 2x")
 	fs.StringVar(&c.services, "services", "", "comma-separated services to rank (default: every service)")
@@ -64,6 +75,10 @@ func runRank(args []string) int {
 	fs.Float64Var(&c.minGain, "min-gain", c.minGain, "smallest predicted gain (%) that counts, at the largest reduction; a gain must also exceed twice its standard error")
 	fs.DurationVar(&c.maxPause, "max-pause", c.maxPause, "hard cap on any single pause of a service")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-rank-<time>)")
+	fs.BoolVar(&c.screen, "screen", c.screen, "screen every service with one short run at the largest reduction, then measure in full only those whose interval does not rule out a gain above --min-gain (false: every service in full)")
+	fs.DurationVar(&c.screenDuration, "screen-duration", 0, "measurement window of the screening runs (default: half of --duration, at least 1s)")
+	fs.Uint64Var(&c.seed, "seed", 0, "seed of the screening's random order (default: from the clock; results.json records it)")
+	fs.DurationVar(&c.budget, "budget", 0, "time budget of the whole ranking: no screening or confirmation starts that is expected to end past it, and what was measured is written, marked partial (default: none)")
 	printJSONFlag(fs, &c.printJSON)
 	methodFlags(fs, &c.method)
 	kubeModeFlag(fs, &c.method)
@@ -127,14 +142,27 @@ func rank(c rankConfig) error {
 	if err != nil {
 		return err
 	}
-	defer app.close()
-	out, err := rankAll(app, c, s, targets, reds)
+	var closeOnce sync.Once
+	closeApp := func() { closeOnce.Do(app.close) }
+	defer closeApp()
+	out, interrupted, err := rankAll(app, c, s, targets, reds, start)
 	if err != nil {
 		return err
 	}
+	if interrupted {
+		// Safety first: every pause stopped and the application stopped
+		// (or given back as it was) before the partial ranking is written.
+		closeApp()
+	}
 	out.ElapsedS = time.Since(start).Seconds()
-	return writeReport(c.outDir, func(p string) error { return report.WriteRankJSON(p, out) }, func(p string) error { return report.WriteRankHTML(p, out) },
-		func(w io.Writer) error { return report.WriteRankTable(w, out) }, nil, c.printJSON)
+	if err := writeReport(c.outDir, func(p string) error { return report.WriteRankJSON(p, out) }, func(p string) error { return report.WriteRankHTML(p, out) },
+		func(w io.Writer) error { return report.WriteRankTable(w, out) }, nil, c.printJSON); err != nil {
+		return err
+	}
+	if interrupted {
+		return fmt.Errorf("interrupted: %w (the ranking so far is written, marked partial)", context.Canceled)
+	}
+	return nil
 }
 
 // check refuses bad flags before anything starts; it returns the services
@@ -163,32 +191,72 @@ func (c rankConfig) check(s *spec.Spec) ([]string, []model.Reduction, error) {
 	if err := c.method.checkFor(s); err != nil {
 		return nil, nil, err
 	}
+	if c.budget < 0 || c.screenDuration < 0 {
+		return nil, nil, fmt.Errorf("--budget and --screen-duration must not be negative")
+	}
 	return targets, reds, nil
 }
 
-// rankAll makes each target the target in turn, judges its gain and
-// orders the ranking; only an interruption ends it early, a target that
-// fails is ranked as failed (and the ranking marked incomplete), one that
-// used almost no CPU as skipped.
-func rankAll(app *session, c rankConfig, s *spec.Spec, targets []string, reds []model.Reduction) (*report.Rank, error) {
+// rankAll ranks the targets, screening them first unless --screen=false,
+// judges their gains and orders the ranking. A target that fails is
+// ranked as failed (and the ranking marked incomplete), one that used
+// almost no CPU as skipped. Ctrl-C or SIGTERM, or the budget, ends it
+// early with the ranking so far, marked partial (interrupted: by a
+// signal); the death of a service or a controller ends it with an error.
+func rankAll(app *session, c rankConfig, s *spec.Spec, targets []string, reds []model.Reduction, start time.Time) (out *report.Rank, interrupted bool, err error) {
 	var texts []string
 	for _, r := range reds {
 		texts = append(texts, r.Text)
 	}
-	out := &report.Rank{App: s.Name, CreatedAt: time.Now().UTC(), Reductions: texts, MinGainPct: c.minGain}
+	out = &report.Rank{App: s.Name, CreatedAt: time.Now().UTC(), Reductions: texts, MinGainPct: c.minGain, BudgetS: c.budget.Seconds()}
 	if strings.TrimSpace(c.services) != "" {
 		out.Services = targets
 	}
+	if c.screen {
+		interrupted, err = rankScreened(app, c, out, targets, reds, texts, start)
+	} else {
+		interrupted, err = rankEach(app, c, out, targets, reds, texts, start)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	out.Order()
+	out.Warnings = append(out.Warnings, rankWarnings(out.Entries)...)
+	if text := out.PartialText(); text != "" {
+		app.logf("%s", text)
+	}
+	if text := out.IncompleteText(); text != "" {
+		app.logf("%s", text)
+	}
+	return out, interrupted, nil
+}
+
+// rankEach measures every target in full in turn (--screen=false).
+func rankEach(app *session, c rankConfig, out *report.Rank, targets []string, reds []model.Reduction, texts []string, start time.Time) (interrupted bool, err error) {
 	prog := &rankProgress{start: time.Now(), targets: len(targets)}
 	for i, name := range targets {
+		if !fitsBudget(time.Since(start), meanOf(prog.finished), c.budget) {
+			out.Partial, out.PartialReason = true, fmt.Sprintf("the budget of %v ran out", c.budget)
+			for _, n := range targets[i:] {
+				out.Entries = append(out.Entries, notReached(n, "the budget ran out first"))
+			}
+			return false, nil
+		}
 		prog.begin(i, name)
 		e := report.RankEntry{Service: name}
-		res, err := rankOne(app.ctx, app, c, name, reds, texts, prog)
+		res, err := rankOne(app.ctx, app, c, name, reds, texts, prog.prefix)
 		switch {
 		case err == nil:
 			e.Results = res
 		case app.ctx.Err() != nil:
-			return nil, app.explain(err)
+			if app.interrupted.Err() == nil {
+				return false, app.explain(err)
+			}
+			out.Partial, out.PartialReason = true, "interrupted while measuring "+name
+			for _, n := range targets[i:] {
+				out.Entries = append(out.Entries, notReached(n, "the ranking was interrupted first"))
+			}
+			return true, nil
 		case errors.Is(err, experiment.ErrNotCalled):
 			e.Verdict, e.Reason = report.VerdictNotCalled, "the workload does not call it"
 		case errors.Is(err, experiment.ErrNoCPU):
@@ -206,23 +274,19 @@ func rankAll(app *session, c rankConfig, s *spec.Spec, targets []string, reds []
 		}
 		out.Entries = append(out.Entries, e)
 	}
-	out.Order()
-	out.Warnings = append(out.Warnings, rankWarnings(out.Entries)...)
-	if text := out.IncompleteText(); text != "" {
-		app.logf("%s", text)
-	}
-	return out, nil
+	return false, nil
 }
 
-// rankOne makes name the target and runs its experiment.
-func rankOne(ctx context.Context, app *session, c rankConfig, name string, reds []model.Reduction, texts []string, prog *rankProgress) (*report.Results, error) {
+// rankOne makes name the target and runs its full experiment, its
+// progress lines prefixed by prefix.
+func rankOne(ctx context.Context, app *session, c rankConfig, name string, reds []model.Reduction, texts []string, prefix func(step, steps int) string) (*report.Results, error) {
 	if err := app.d.Retarget(name); err != nil {
 		return nil, err
 	}
 	runner, err := experiment.New(app.d, experiment.Options{
 		Target: name, Reductions: reds, ReductionsText: texts, Connections: c.conns,
 		Warmup: c.warmup, Duration: c.duration, Repetitions: c.reps, MaxRepetitions: c.maxReps, PrecisionPct: c.method.precision, MaxPause: c.maxPause,
-		SpecPath: c.specPath, Progress: os.Stderr, ProgressPrefix: prog.prefix,
+		SpecPath: c.specPath, Progress: os.Stderr, ProgressPrefix: prefix,
 		PauseMethod: c.method.pauseMethod(),
 		Trigger:     c.method.trigger,
 		Spans:       app.spans,

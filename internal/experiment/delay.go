@@ -359,7 +359,7 @@ func (r *Runner) noiseHalfWidth(p *report.Point, samples []*sample) float64 {
 	if len(runs) == 0 || p.PredictedRPS <= 0 {
 		return 0
 	}
-	rel, dof := pooledNoise(runs, throughputs(r.base))
+	rel, dof := pooledNoise(append([][]float64{runs, throughputs(r.base)}, r.opts.NoiseGroups...)...)
 	tvs := stats.Mean(runs)
 	amp := max(1, p.PredictedRPS/tvs)
 	return tQuantile(dof) * rel / math.Sqrt(float64(len(runs))) * amp * p.PredictedRPS

@@ -70,6 +70,11 @@ type Options struct {
 	// Tuning switches parts of the method off or on; its zero value is
 	// the product. Only the benchmarks set it.
 	Tuning Tuning
+	// NoiseGroups are further groups of repeated runs (each of one
+	// configuration, in req/s) whose run-to-run noise pools with the
+	// baseline's and each point's into the points' intervals (rank's
+	// screening passes the baselines of the services screened before).
+	NoiseGroups [][]float64
 	// Spans, where set, counts the services' OpenTelemetry SERVER spans:
 	// a target that is not instrumented but exports spans then has its
 	// calls counted from them (c1, u1 per call, reductions in time per

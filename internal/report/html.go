@@ -426,7 +426,7 @@ func addRanking(page *htmlPage, r *Rank) {
 	var extra []string
 	neighbours := map[string][]string{}
 	for _, e := range r.Entries {
-		ranked.Rows = append(ranked.Rows, rankRow(e, len(r.Reductions)))
+		ranked.Rows = append(ranked.Rows, rankRow(e, r.Reductions))
 		extra = append(extra, e.Service)
 		ni := graphNodeInfo{Class: "n-" + verdictClass(e.Verdict)}
 		if res := e.Results; res != nil {
@@ -442,10 +442,10 @@ func addRanking(page *htmlPage, r *Rank) {
 	page.Graph, page.GraphRows = callGraph(neighbours, extra, info)
 }
 
-// rankRow is e's row of the ranking table: its verdict and gain and, from
-// its results when it has them, its prediction at each of the n
-// reductions, its baseline, calls and CPU.
-func rankRow(e RankEntry, n int) htmlRankRow {
+// rankRow is e's row of the ranking table: its verdict (and stage) and
+// gain and, from its results when it has them, its prediction at each of
+// the ranking's reductions that it measured, its baseline, calls and CPU.
+func rankRow(e RankEntry, reductions []string) htmlRankRow {
 	row := htmlRankRow{
 		Rank: e.Rank, Service: e.Service, Verdict: e.Verdict, Class: verdictClass(e.Verdict),
 		Gain: "–", Baseline: "–", Calls: "–", CPU: "–", Reason: e.Reason,
@@ -453,11 +453,14 @@ func rankRow(e RankEntry, n int) htmlRankRow {
 	if e.Verdict == VerdictGain || e.Verdict == VerdictNoGain {
 		row.Gain = e.GainText()
 	}
+	if e.Stage == StageScreened || e.Stage == StageConfirmed {
+		row.Verdict += " (" + e.Stage + ")"
+	}
 	res := e.Results
-	for j := range n {
+	for j := range reductions {
 		cell := "–"
-		if res != nil && j < len(res.Points) && !res.Points[j].Infeasible() {
-			cell = rps(res.Points[j].PredictedRPS)
+		if p := e.PointAt(reductions, j); p != nil && !p.Infeasible() {
+			cell = rps(p.PredictedRPS)
 		}
 		row.Predicted = append(row.Predicted, cell)
 	}
@@ -686,11 +689,18 @@ func rankHeadline(r *Rank) (string, []string) {
 		notes = append([]string{"Incomplete: " + strings.Join(failed, ", ") +
 			" failed and so could not be ranked; the bottleneck may be in a service that failed (see the reasons below)."}, notes...)
 	}
+	if text := r.PartialText(); text != "" {
+		notes = append([]string{upperFirst(text) + "."}, notes...)
+	}
+	if sc := r.Screening; sc != nil {
+		notes = append(notes, fmt.Sprintf("The services were screened at %s; the candidates (%s) were confirmed at %s.", sc.Reduction, orNone(sc.Candidates), strings.Join(r.Reductions, ", ")))
+	}
 	for _, v := range []struct{ verdict, words string }{
 		{VerdictNoGain, "No gain beyond the noise"},
 		{VerdictNotCalled, "Not called by the workload"},
 		{VerdictSkipped, "Skipped, using almost no CPU (see the reasons below)"},
 		{VerdictFailed, "No prediction (see the reasons below)"},
+		{VerdictNotReached, "Not measured: the ranking stopped first"},
 	} {
 		var names []string
 		for _, e := range r.Entries {
@@ -709,7 +719,7 @@ func rankHeadline(r *Rank) (string, []string) {
 // where some failed, it speaks only for those measured, if any.
 func noGainHeadline(r *Rank) string {
 	switch {
-	case len(failedOf(r)) == 0:
+	case len(failedOf(r)) == 0 && len(r.NotReached) == 0:
 		return "No service's optimization gains more than the noise of its estimate."
 	case slices.ContainsFunc(r.Entries, func(e RankEntry) bool { return e.Verdict == VerdictNoGain }):
 		return "No measured service's optimization gains more than the noise of its estimate, but the ranking is incomplete."

@@ -55,13 +55,35 @@ type Rank struct {
 	// the ranking speaks only for the others. Order sets both.
 	Incomplete bool     `json:"incomplete,omitempty"`
 	Failed     []string `json:"failed,omitempty"`
-	Warnings   []string `json:"warnings,omitempty"`
+	// NotReached are the services not measured at all (verdict
+	// not-reached): the budget ran out or the ranking was interrupted
+	// first. They make the ranking incomplete too. Order sets it.
+	NotReached []string `json:"not_reached,omitempty"`
+	// Screening is how the screening pass was made; absent for a full
+	// ranking (--screen=false). Drift is what the baselines showed of the
+	// machine's speed moving.
+	Screening *RankScreening `json:"screening,omitempty"`
+	Drift     *RankDrift     `json:"drift,omitempty"`
+	// BudgetS is --budget, s (absent: none). Partial says that the
+	// ranking stopped before measuring everything it meant to (the budget
+	// ran out, or it was interrupted: PartialReason): candidates screened
+	// but not confirmed, or services not reached.
+	BudgetS       float64  `json:"budget_s,omitempty"`
+	Partial       bool     `json:"partial,omitempty"`
+	PartialReason string   `json:"partial_reason,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
 }
 
 // RankEntry is one service's place in the ranking.
 type RankEntry struct {
 	Rank    int    `json:"rank"` // 1 for the most worth optimizing
 	Service string `json:"service"`
+	// Stage is how far the ranking got with the service (Stage*):
+	// screened, confirmed, failed or not-reached; absent in a full
+	// ranking (--screen=false). Screen is, for a confirmed service, what
+	// its screening measured.
+	Stage  string      `json:"stage,omitempty"`
+	Screen *RankScreen `json:"screen,omitempty"`
 	// GainPct is the predicted throughput gain over the baseline at the
 	// largest reduction, %, and GainStdErrPct its standard error. Where
 	// the shared cores bind there (results.plateau), that is the gain at
@@ -104,12 +126,13 @@ func LargestPoint(r *Results) *Point {
 }
 
 // Judge fills e's gain, standard error and verdict from e.Results, unless
-// the entry already failed or was skipped. A gain counts where the low
+// the entry already failed, was skipped or not reached, or was found not
+// called without results. A gain counts where the low
 // end of the point's 90% interval is above minGainPct; in results without
 // intervals (version 1), where it is larger than twice its standard error
 // and than minGainPct.
 func Judge(e *RankEntry, minGainPct float64) {
-	if e.Verdict == VerdictFailed || e.Verdict == VerdictSkipped {
+	if e.Verdict == VerdictFailed || e.Verdict == VerdictSkipped || e.Verdict == VerdictNotReached || e.Verdict == VerdictNotCalled && e.Results == nil {
 		return
 	}
 	r := e.Results
@@ -204,7 +227,7 @@ func (e RankEntry) mayGain(minGainPct float64) bool {
 // is for each service that gains nothing, speaking only for the services
 // measured.
 func (r *Rank) Order() {
-	order := map[string]int{VerdictGain: 0, VerdictNoGain: 1, VerdictNotCalled: 2, VerdictSkipped: 3, VerdictFailed: 4}
+	order := map[string]int{VerdictGain: 0, VerdictNoGain: 1, VerdictNotCalled: 2, VerdictSkipped: 3, VerdictFailed: 4, VerdictNotReached: 5}
 	slices.SortStableFunc(r.Entries, func(a, b RankEntry) int {
 		if c := cmp.Compare(order[a.Verdict], order[b.Verdict]); c != 0 {
 			return c
@@ -215,12 +238,17 @@ func (r *Rank) Order() {
 		r.Entries[i].Rank = i + 1
 	}
 	r.Failed = r.withVerdict(VerdictFailed)
-	r.Incomplete = len(r.Failed) > 0
+	r.NotReached = r.withVerdict(VerdictNotReached)
+	r.Incomplete = len(r.Failed) > 0 || len(r.NotReached) > 0
 	reason := r.noGainReason()
 	for i := range r.Entries {
 		e := &r.Entries[i]
 		switch {
+		case r.unconfirmed(*e) && (e.Verdict == VerdictGain || e.Verdict == VerdictNoGain):
+			e.Reason = "screened only: a candidate not confirmed (" + r.PartialReason + "); its screening at " + r.Screening.Reduction + " gave " + e.GainText()
 		case e.Verdict != VerdictNoGain:
+		case e.Stage == StageScreened && r.Screening != nil && e.GainLowPct != nil && e.GainHighPct != nil && *e.GainHighPct > r.MinGainPct:
+			e.Reason = fmt.Sprintf("ruled out by its screening: its 90%% interval, %+.1f%% to %+.1f%%, reaches above the minimum gain but not above %.1f%%, the least a full measurement could show as a gain", *e.GainLowPct, *e.GainHighPct, ScreenBar(*e, r.MinGainPct, r.Screening.FullRuns))
 		case e.mayGain(r.MinGainPct):
 			e.Reason = "not shown to gain: " + e.intervalText() + ", so a gain above the minimum is not ruled out; measure it with more repetitions or validate it"
 		default:
@@ -230,6 +258,25 @@ func (r *Rank) Order() {
 	if w := r.placementWarning(); w != "" && !slices.Contains(r.Warnings, w) {
 		r.Warnings = append(r.Warnings, w)
 	}
+}
+
+// unconfirmed says whether e is a screening candidate that was not
+// confirmed (a partial ranking).
+func (r *Rank) unconfirmed(e RankEntry) bool {
+	return e.Stage == StageScreened && r.Screening != nil && slices.Contains(r.Screening.Candidates, e.Service)
+}
+
+// unmeasured lists the services that failed or were not reached, in
+// words: "a, b failed", "c not reached".
+func (r *Rank) unmeasured() string {
+	var parts []string
+	if len(r.Failed) > 0 {
+		parts = append(parts, strings.Join(r.Failed, ", ")+" failed")
+	}
+	if len(r.NotReached) > 0 {
+		parts = append(parts, strings.Join(r.NotReached, ", ")+" not reached")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // withVerdict lists the services with verdict v, in entry order.
@@ -252,8 +299,14 @@ func (r *Rank) noGainReason() string {
 		return fmt.Sprintf("the bottleneck is elsewhere: %s limits throughput", strings.Join(gainers, ", "))
 	}
 	if r.Incomplete {
+		which := "a service that failed"
+		if len(r.Failed) == 0 {
+			which = "a service not measured"
+		} else if len(r.NotReached) > 0 {
+			which = "a service that failed or was not measured"
+		}
 		why := "no measured service's optimization gains (" + strings.Join(r.withVerdict(VerdictNoGain), ", ") + "), but the ranking is incomplete: " +
-			strings.Join(r.Failed, ", ") + " failed, and the bottleneck may be in a service that failed"
+			r.unmeasured() + ", and the bottleneck may be in " + which
 		if r.sharedSaturated() {
 			why += "; the shared cores were busy through the baselines measured, so throughput may also be limited by the services on them together, or by the load generator"
 		}
@@ -268,7 +321,7 @@ func (r *Rank) noGainReason() string {
 // IncompleteText says, where some services failed, that the ranking is
 // incomplete and which failed; "" where none did.
 func (r *Rank) IncompleteText() string {
-	if len(r.Failed) == 0 {
+	if len(r.Failed) == 0 && len(r.NotReached) == 0 {
 		return ""
 	}
 	measured := 0
@@ -277,8 +330,12 @@ func (r *Rank) IncompleteText() string {
 			measured++
 		}
 	}
-	return fmt.Sprintf("the ranking is incomplete: %d of %d services failed (%s), so it speaks only for the %d measured",
-		len(r.Failed), len(r.Entries), strings.Join(r.Failed, ", "), measured)
+	if len(r.NotReached) == 0 {
+		return fmt.Sprintf("the ranking is incomplete: %d of %d services failed (%s), so it speaks only for the %d measured",
+			len(r.Failed), len(r.Entries), strings.Join(r.Failed, ", "), measured)
+	}
+	return fmt.Sprintf("the ranking is incomplete: of %d services, %s, so it speaks only for the %d measured",
+		len(r.Entries), r.unmeasured(), measured)
 }
 
 // sharedSaturated reports whether the shared cores were idle less than 5%
@@ -339,8 +396,19 @@ func WriteRankTable(w io.Writer, r *Rank) error {
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(ew, "warning: %s\n", warn)
 	}
+	if text := r.PartialText(); text != "" {
+		fmt.Fprintf(ew, "PARTIAL: %s\n", text)
+	}
 	if text := r.IncompleteText(); text != "" {
 		fmt.Fprintf(ew, "INCOMPLETE: %s\n", text)
+	}
+	if sc := r.Screening; sc != nil {
+		fmt.Fprintf(ew, "screened %d of %d services at %s (%s windows after %s warm-up, random order, seed %d) in %s; %d candidates confirmed at %s: %s\n",
+			len(r.Entries)-len(r.NotReached), len(sc.Order), sc.Reduction, trimFloat(sc.DurationS)+"s", trimFloat(sc.WarmupS)+"s", sc.Seed,
+			(time.Duration(sc.ElapsedS * float64(time.Second))).Round(time.Second), len(r.withStage(StageConfirmed)), strings.Join(r.Reductions, ","), orNone(sc.Candidates))
+	}
+	if text := r.Drift.Text(); text != "" {
+		fmt.Fprintf(ew, "baseline drift: %s\n", text)
 	}
 	fmt.Fprintln(ew)
 	tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', tabwriter.AlignRight)
@@ -364,8 +432,8 @@ func WriteRankTable(w io.Writer, r *Rank) error {
 		}
 		for i := range r.Reductions {
 			cell := "-"
-			if res != nil && i < len(res.Points) && !res.Points[i].Infeasible() {
-				cell = fmt.Sprintf("%.0f", res.Points[i].PredictedRPS)
+			if p := e.PointAt(r.Reductions, i); p != nil && !p.Infeasible() {
+				cell = fmt.Sprintf("%.0f", p.PredictedRPS)
 			}
 			row = append(row, cell)
 		}
@@ -375,18 +443,21 @@ func WriteRankTable(w io.Writer, r *Rank) error {
 		}
 		row = append(row, gain, "")
 		verdict := e.Verdict
-		if e.Verdict == VerdictFailed || e.Verdict == VerdictNotCalled || e.Verdict == VerdictSkipped {
+		if e.Verdict == VerdictFailed || e.Verdict == VerdictNotCalled || e.Verdict == VerdictSkipped || e.Verdict == VerdictNotReached {
 			verdict += ": " + e.Reason
 		}
 		if pl := entryPlateau(e); pl != nil {
 			verdict += fmt.Sprintf(" (gains stop at about %s%%: the shared cores bind)", trimFloat(math.Round(pl.StopPct)))
+		}
+		if e.Stage == StageScreened || e.Stage == StageConfirmed {
+			verdict += " [" + e.Stage + "]"
 		}
 		fmt.Fprintf(tw, "%s\t  %s\n", strings.Join(row, "\t"), verdict)
 	}
 	tw.Flush()
 	seen := map[string]bool{}
 	for _, e := range r.Entries {
-		if e.Verdict == VerdictNoGain && !seen[e.Reason] {
+		if e.Verdict == VerdictNoGain && !seen[e.Reason] && !r.unconfirmed(e) {
 			seen[e.Reason] = true
 			fmt.Fprintf(ew, "\nno-gain: %s\n", e.Reason)
 		}

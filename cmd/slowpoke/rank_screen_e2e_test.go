@@ -1,0 +1,176 @@
+//go:build e2e
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/examples/demo"
+)
+
+// screenedRank is what these tests read of a ranking.
+type screenedRank struct {
+	Partial       bool     `json:"partial"`
+	PartialReason string   `json:"partial_reason"`
+	Incomplete    bool     `json:"incomplete"`
+	NotReached    []string `json:"not_reached"`
+	Screening     *struct {
+		Order []string `json:"order"`
+	} `json:"screening"`
+	Entries []struct {
+		Service string          `json:"service"`
+		Stage   string          `json:"stage"`
+		Verdict string          `json:"verdict"`
+		Results json.RawMessage `json:"results"`
+	} `json:"entries"`
+}
+
+// rankDemoSetup writes the demo's spec to a temporary directory, with
+// the emulator next to the slowpoke binary, and returns the binary, the
+// spec and a marker for the run's processes.
+func rankDemoSetup(t *testing.T) (bin, spec, marker string) {
+	t.Helper()
+	bin = buildSlowpoke(t)
+	waitDemoPortsFree(t, time.Minute)
+	work := t.TempDir()
+	if err := os.Symlink(bin, filepath.Join(filepath.Dir(bin), emuName)); err != nil && !os.IsExist(err) {
+		t.Fatal(err)
+	}
+	app := filepath.Join(work, "app")
+	os.MkdirAll(app, 0o755)
+	fs.WalkDir(demo.Files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := demo.Files.ReadFile(path)
+		return os.WriteFile(filepath.Join(app, path), b, 0o644)
+	})
+	return bin, filepath.Join(app, "app.yaml"), filepath.Join(work, "marker")
+}
+
+func readScreenedRank(t *testing.T, out string) screenedRank {
+	t.Helper()
+	var r screenedRank
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// checkStages checks that every service has an entry with a stage, and
+// that those not reached have no results and are listed.
+func checkStages(t *testing.T, r screenedRank, services int) {
+	t.Helper()
+	if len(r.Entries) != services {
+		t.Fatalf("%d entries, want %d", len(r.Entries), services)
+	}
+	var notReached []string
+	for _, e := range r.Entries {
+		if !slices.Contains([]string{"screened", "confirmed", "failed", "not-reached"}, e.Stage) {
+			t.Errorf("%s: stage %q", e.Service, e.Stage)
+		}
+		if e.Stage == "not-reached" {
+			notReached = append(notReached, e.Service)
+			if e.Verdict != "not-reached" || len(e.Results) > 0 && string(e.Results) != "null" {
+				t.Errorf("%s not reached, but verdict %s and results %s", e.Service, e.Verdict, e.Results)
+			}
+		}
+	}
+	if !slices.Equal(notReached, r.NotReached) || r.Incomplete != (len(notReached) > 0) && len(notReached) > 0 {
+		t.Errorf("not reached %v, listed %v, incomplete %v", notReached, r.NotReached, r.Incomplete)
+	}
+}
+
+// Ctrl-C during the screening: rank stops the pauses and the
+// application, leaves no process behind, writes the ranking so far marked
+// partial, with the services screened and the others not reached, and
+// exits with status 130.
+func TestRankScreenInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo application")
+	}
+	bin, spec, marker := rankDemoSetup(t)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(bin, "rank", "-f", spec, "--reduce", "50%", "--duration", "2s", "--warmup", "500ms", "--out", out)
+	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	sc := bufio.NewScanner(stderr)
+	var log strings.Builder
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "] screened ") {
+			break
+		}
+	}
+	go func() {
+		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
+		}
+	}()
+	// Into the next service's screening: pre-profiling, or its
+	// slowdown run, when the others are being paused.
+	time.Sleep(3 * time.Second)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := waitExit(cmd, time.Minute)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit after SIGINT: %v, want status 130\n%s", err, log.String())
+	}
+	checkNoLeftovers(t, marker)
+	r := readScreenedRank(t, out)
+	if !r.Partial || !strings.HasPrefix(r.PartialReason, "interrupted") {
+		t.Errorf("partial %v (%q), want an interrupted partial ranking", r.Partial, r.PartialReason)
+	}
+	checkStages(t, r, 4)
+	if len(r.NotReached) == 0 || r.Entries[0].Stage == "not-reached" {
+		t.Errorf("want some services screened and the others not reached: %+v", r.Entries)
+	}
+	if !strings.Contains(stdout.String(), "PARTIAL: the ranking is partial: interrupted") {
+		t.Errorf("the table does not say it is partial:\n%s", stdout.String())
+	}
+}
+
+// A budget that runs out: the ranking stops before the next step,
+// writes what it has marked partial, and exits 0.
+func TestRankScreenBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo application")
+	}
+	bin, spec, marker := rankDemoSetup(t)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(bin, "rank", "-f", spec, "--reduce", "50%", "--duration", "2s", "--warmup", "500ms", "--budget", "12s", "--out", out)
+	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("rank: %v\n%s", err, b)
+	}
+	checkNoLeftovers(t, marker)
+	r := readScreenedRank(t, out)
+	if !r.Partial || !strings.Contains(r.PartialReason, "budget of 12s ran out") {
+		t.Errorf("partial %v (%q), want the budget's partial ranking\n%s", r.Partial, r.PartialReason, b)
+	}
+	checkStages(t, r, 4)
+	if !strings.Contains(string(b), "PARTIAL: the ranking is partial: the budget") {
+		t.Errorf("the table does not say it is partial:\n%s", b)
+	}
+}

@@ -1,0 +1,121 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+)
+
+// ScreenRuns is how many runs of the load Screen makes when nothing has to
+// be measured again: a baseline (pre-profiling), one slowdown, a second
+// baseline. Screening.More makes two: a slowdown and a baseline.
+const ScreenRuns = 3
+
+// screenCycles is how many request cycles a screening window should hold,
+// as --connections auto asks of a measurement window (a cycle at most a
+// tenth of it).
+const screenCycles = 10
+
+// Screening is one service's screening, kept between the rounds of rank's
+// screening pass so that a later round adds its runs to the same point.
+type Screening struct {
+	r      *Runner
+	points []*measuredPoint
+	rounds map[string][]string
+	// template is the results as pre-profiling left them, before any
+	// point was summarized.
+	template report.Results
+}
+
+// Screen is the short measurement of rank's first pass
+// (docs/method.md, "Screening, then confirmation"): pre-profiling, which
+// is also a baseline, one slowdown run at the single reduction given, and
+// a second baseline right after it. The point's prediction is judged
+// against the two baselines measured on either side of its slowdown, so
+// that a steady drift of the machine's speed cancels out, and the pair is
+// a measurement of the run-to-run noise that the next services' intervals
+// pool (Options.NoiseGroups): one slowdown run has no spread of its own.
+// Repetitions and MaxRepetitions are not used: the point is measured once
+// (again only where the shared cores bound its run or the target starved,
+// as in Run). The results are predict's, with that one point; the
+// Screening adds runs to it (More).
+//
+// A window that holds fewer than screenCycles request cycles
+// (connections / throughput, from pre-profiling) measures a transient:
+// the slowdown runs and later baselines then get a window of that many
+// cycles instead, up to longest (0: no longer).
+func (r *Runner) Screen(ctx context.Context, longest time.Duration) (*Screening, *report.Results, error) {
+	if len(r.opts.Reductions) != 1 {
+		return nil, nil, errors.New("screening measures exactly one reduction")
+	}
+	if r.opts.Validate {
+		return nil, nil, errors.New("screening does not validate")
+	}
+	if err := r.checkRun(); err != nil {
+		return nil, nil, err
+	}
+	r.opts.Repetitions, r.opts.MaxRepetitions = 1, 1
+	out := r.newResults()
+	r.steps, r.start = ScreenRuns, time.Now()
+	if err := r.preProfile(ctx, out); err != nil {
+		return nil, nil, err
+	}
+	if tput := r.base[0].res.Throughput; tput > 0 && longest > r.opts.Duration {
+		cycle := time.Duration(float64(r.opts.Connections) / tput * float64(time.Second))
+		if want := min(longest, (screenCycles * cycle).Round(100*time.Millisecond)); want > r.opts.Duration {
+			r.progress("a request cycle takes %v at %.0f req/s: screening with %v windows instead of %v", cycle.Round(time.Millisecond), tput, want, r.opts.Duration)
+			r.opts.Duration = want
+			out.Settings.DurationS = want.Seconds()
+		}
+	}
+	points, err := r.planPoints()
+	if err != nil {
+		return nil, nil, err
+	}
+	rounds := r.prof.neighbours
+	if !r.opts.Tuning.GraphRounds {
+		rounds = r.star()
+	}
+	sc := &Screening{r: r, points: points, rounds: rounds, template: *out}
+	sc.template.Warnings = slices.Clone(out.Warnings)
+	res, err := sc.measure(ctx, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sc, res, nil
+}
+
+// More measures the screened point once more and a baseline after it,
+// and summarizes all the screening's runs so far, their noise pooled with
+// noise (the other services' baselines; nil keeps those given before).
+// The deployment must have the screening's target as its target again.
+func (sc *Screening) More(ctx context.Context, noise [][]float64) (*report.Results, error) {
+	r := sc.r
+	if noise != nil {
+		r.opts.NoiseGroups = noise
+	}
+	r.step, r.steps, r.start = 0, 2, time.Now()
+	return sc.measure(ctx, len(sc.points[0].samples))
+}
+
+// measure runs the point's slowdown, then a baseline, and summarizes.
+func (sc *Screening) measure(ctx context.Context, rep int) (*report.Results, error) {
+	r := sc.r
+	if err := r.measureSlowdown(ctx, rep, 0, sc.points[0], sc.rounds); err != nil {
+		return nil, err
+	}
+	r.step++
+	s, err := r.run(ctx, nil, nil, r.opts.Warmup, false)
+	if err != nil {
+		return nil, err
+	}
+	r.base = append(r.base, s)
+	r.progress("baseline after it: %.0f req/s", s.res.Throughput)
+	out := sc.template
+	out.Warnings = slices.Clone(sc.template.Warnings)
+	r.summarize(&out, sc.points)
+	return &out, nil
+}

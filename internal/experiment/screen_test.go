@@ -1,0 +1,80 @@
+package experiment
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/model"
+)
+
+// screenFake screens the fake app's target t at 50% with the noise groups
+// given.
+func screenFake(t *testing.T, reduce string, groups [][]float64) (*Screening, *report.Results, error) {
+	t.Helper()
+	app := newFakeApp(t, sharedPlacement, threeServices()...)
+	reds, err := model.ParseReductions(reduce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, r := range reds {
+		texts = append(texts, r.Text)
+	}
+	r, err := New(app, Options{Target: "t", Reductions: reds, ReductionsText: texts, Repetitions: 3, MaxRepetitions: 6, NoiseGroups: groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return r.Screen(ctx, 0)
+}
+
+// Screening is a baseline, one slowdown run and a second baseline,
+// whatever the repetitions asked; other services' baseline pairs that
+// agree narrow the interval that the prior noise alone would give.
+func TestScreen(t *testing.T) {
+	sc, res, err := screenFake(t, "50%", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Baseline.Runs) != 2 || len(res.Points) != 1 || len(res.Points[0].SlowdownRuns) != 1 {
+		t.Fatalf("%d baseline runs, %d points: want 2 and 1 with one slowdown run; %+v", len(res.Baseline.Runs), len(res.Points), res.Points)
+	}
+	p := res.Points[0]
+	if p.Estimate != report.EstimateValue || p.IntervalHighRPS <= p.IntervalLowRPS {
+		t.Fatalf("point without an interval: %+v", p)
+	}
+	if res.Settings.Repetitions != 1 || res.Settings.MaxRepetitions != 1 {
+		t.Errorf("settings say %d/%d repetitions, want 1/1", res.Settings.Repetitions, res.Settings.MaxRepetitions)
+	}
+	var quiet [][]float64
+	for range 20 {
+		quiet = append(quiet, []float64{1000, 1001})
+	}
+	_, narrow, err := screenFake(t, "50%", quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := narrow.Points[0]
+	if w, nw := (p.IntervalHighRPS-p.IntervalLowRPS)/p.PredictedRPS, (q.IntervalHighRPS-q.IntervalLowRPS)/q.PredictedRPS; nw >= w {
+		t.Errorf("quiet noise groups gave a relative width of %.3f, not below %.3f without them", nw, w)
+	}
+	if _, _, err := screenFake(t, "25,50%", nil); err == nil {
+		t.Error("two reductions screened")
+	}
+	// A second round adds a slowdown run and a baseline to the same point.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	more, err := sc.More(ctx, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(more.Baseline.Runs) != 3 || len(more.Points) != 1 || len(more.Points[0].SlowdownRuns) != 2 {
+		t.Fatalf("after a second round: %d baseline runs, %d points, %+v", len(more.Baseline.Runs), len(more.Points), more.Points)
+	}
+	if len(res.Points) != 1 || len(res.Baseline.Runs) != 2 {
+		t.Errorf("the second round changed the first round's results: %d points, %d baseline runs", len(res.Points), len(res.Baseline.Runs))
+	}
+}
