@@ -395,14 +395,18 @@ func TestHolderDiesWithItsProcess(t *testing.T) {
 		}
 		t.Fatalf("holder said %q", got)
 	}
-	if share := cpuShare(child.Process.Pid, 300*time.Millisecond, nil); share > 0.2 {
-		t.Fatalf("child got %.2f of a held core", share)
+	held := cpuShare(child.Process.Pid, 300*time.Millisecond, nil)
+	if held > 0.2 {
+		t.Fatalf("child got %.2f of a held core", held)
 	}
 	holder.Process.Kill()
 	holder.Wait()
 	time.Sleep(50 * time.Millisecond)
-	if share := cpuShare(child.Process.Pid, 300*time.Millisecond, nil); share < 0.3 {
-		t.Errorf("child got %.2f of the core after its holder was killed", share)
+	// Other test processes (go test ./... runs packages side by side) may
+	// share the core with the child: freed, it gets clearly more than
+	// held, not necessarily most of the core.
+	if share := cpuShare(child.Process.Pid, 300*time.Millisecond, nil); share < max(0.15, 3*held) {
+		t.Errorf("child got %.2f of the core after its holder was killed, %.2f while it was held", share, held)
 	}
 }
 
