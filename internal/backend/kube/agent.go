@@ -486,15 +486,7 @@ func (d *Deployment) logSkews() {
 	if len(d.agents) < 2 {
 		return
 	}
-	d.mu.Lock()
-	var ctls []*service
-	for _, sv := range d.spec.Services {
-		if s := d.services[sv.Name]; s != nil && s.Control != nil {
-			ctls = append(ctls, s)
-		}
-	}
-	d.mu.Unlock()
-	for _, s := range ctls {
+	for _, s := range d.controlled() {
 		st, err := s.Control.Stats()
 		if err != nil {
 			continue
@@ -508,6 +500,20 @@ func (d *Deployment) logSkews() {
 	}
 }
 
+// controlled lists, in spec order, the services whose controllers are
+// reachable.
+func (d *Deployment) controlled() []*service {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var ctls []*service
+	for _, sv := range d.spec.Services {
+		if s := d.services[sv.Name]; s != nil && s.Control != nil {
+			ctls = append(ctls, s)
+		}
+	}
+	return ctls
+}
+
 // checkPeers returns, in a run whose pods span nodes, how the target's
 // agent lost another node's agent mid-slowdown (a cut network, an agent
 // killed), or nil.
@@ -515,15 +521,7 @@ func (d *Deployment) checkPeers() error {
 	if len(d.agents) < 2 {
 		return nil
 	}
-	d.mu.Lock()
-	var ctls []*service
-	for _, sv := range d.spec.Services {
-		if s := d.services[sv.Name]; s != nil && s.Control != nil {
-			ctls = append(ctls, s)
-		}
-	}
-	d.mu.Unlock()
-	for _, s := range ctls {
+	for _, s := range d.controlled() {
 		// A loss is reported until the next point connects again, even
 		// where the slowdown ended meanwhile (its lease lapsed: the
 		// orchestrator's renewals may have been held up by the same
