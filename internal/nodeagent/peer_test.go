@@ -205,18 +205,7 @@ func TestAgentTargetAcrossNodes(t *testing.T) {
 		}
 		return s
 	}
-	b, err := Start(Config{Services: withPorts(), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
-		Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(), Node: "b", PeerListen: "127.0.0.1:0", PodsUnder: dirB})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	a, err := Start(Config{Services: withPorts(), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
-		Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(), Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "b", Addr: b.PeerAddr()}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a, _ := startNodes(t, sec, withPorts, dirA, dirB)
 	c := controller.NewClient(a.Addr("t"), sec)
 	defer c.Close()
 	podCPU := func(p fakePod) time.Duration {
@@ -272,18 +261,7 @@ func TestAgentLosesPeer(t *testing.T) {
 	services := func() []Service {
 		return []Service{{Name: "t", Port: freePort(t), Pods: []string{tgt.uid}}, {Name: "o", Port: freePort(t), Pods: []string{oA.uid, oB.uid}}}
 	}
-	b, err := Start(Config{Services: services(), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
-		Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(), Node: "b", PeerListen: "127.0.0.1:0", PodsUnder: dirB})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	a, err := Start(Config{Services: services(), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
-		Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(), Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "b", Addr: b.PeerAddr()}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a, b := startNodes(t, sec, services, dirA, dirB)
 	c := controller.NewClient(a.Addr("t"), sec)
 	defer c.Close()
 	freezeOthers(t, c, 1, 20*time.Millisecond, oA.uid, oB.uid)
@@ -372,4 +350,25 @@ func TestAgentPeerSilent(t *testing.T) {
 		return false
 	})
 	c.Stop()
+}
+
+// startNodes starts the agents of two nodes, a (which starts rounds, with
+// b as its peer) and b (which listens for a), each with its own services
+// (services is called once per node, for free ports) and pods under its
+// own directory; both are closed when the test ends.
+func startNodes(t *testing.T, sec []byte, services func() []Service, dirA, dirB string) (a, b *Agent) {
+	t.Helper()
+	b, err := Start(Config{Services: services(), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
+		Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(), Node: "b", PeerListen: "127.0.0.1:0", PodsUnder: dirB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	a, err = Start(Config{Services: services(), Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec,
+		Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(), Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "b", Addr: b.PeerAddr()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a, b
 }
