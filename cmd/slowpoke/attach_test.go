@@ -19,7 +19,14 @@ import (
 // and killed when the test ends, pass or fail.
 func startAttachedDemo(t *testing.T, bin string) *attachedDemo {
 	t.Helper()
-	a, err := launchAttachedDemo(t.TempDir(), bin)
+	return startAttached(t, func(dir string) (*attachedDemo, error) { return launchAttachedDemo(dir, bin) })
+}
+
+// startAttached starts an attached demo by launch (launchAttachedDemo or
+// launchAttachedTopology) in a temporary directory, as startAttachedDemo.
+func startAttached(t *testing.T, launch func(dir string) (*attachedDemo, error)) *attachedDemo {
+	t.Helper()
+	a, err := launch(t.TempDir())
 	if a != nil {
 		t.Cleanup(a.stop)
 	}
@@ -79,11 +86,7 @@ func TestAttachPredict(t *testing.T) {
 			BoundRPS     float64 `json:"deployed_bound_rps"`
 		} `json:"points"`
 	}
-	if b, err := os.ReadFile(filepath.Join(out, "results.json")); err != nil {
-		t.Fatal(err)
-	} else if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	readResultsJSON(t, out, &res)
 	if len(res.Points) != 2 || res.Baseline.RPS <= 0 {
 		t.Fatalf("results: %+v", res)
 	}
@@ -131,13 +134,9 @@ func TestAttachCrowded(t *testing.T) {
 	}
 	bin := buildSlowpoke(t)
 	waitDemoPortsFree(t, 3*time.Minute)
-	a, err := launchAttachedTopology(t.TempDir(), bin, []byte(crowdedTopology))
-	if a != nil {
-		t.Cleanup(a.stop)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := startAttached(t, func(dir string) (*attachedDemo, error) {
+		return launchAttachedTopology(dir, bin, []byte(crowdedTopology))
+	})
 	out := filepath.Join(t.TempDir(), "out")
 	cmd := exec.Command(bin, "predict", "-f", a.spec, "--target", "cart", "--reduce", "80%", "--reps", "1", "--duration", "2s", "--out", out)
 	b, err := cmd.CombinedOutput()
@@ -156,11 +155,7 @@ func TestAttachCrowded(t *testing.T) {
 			BoundRPS     float64 `json:"deployed_bound_rps"`
 		} `json:"points"`
 	}
-	if b, err := os.ReadFile(filepath.Join(out, "results.json")); err != nil {
-		t.Fatal(err)
-	} else if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	readResultsJSON(t, out, &res)
 	if len(res.Points) != 1 || res.Deployed.RPS <= 0 {
 		t.Fatalf("results: %+v", res)
 	}
@@ -231,5 +226,17 @@ func TestAttachFaults(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// readResultsJSON reads out/results.json into v.
+func readResultsJSON(t *testing.T, out string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
 	}
 }
