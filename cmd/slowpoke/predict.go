@@ -238,15 +238,7 @@ func measureUnpinned(app *session, s *spec.Spec, c predictConfig) (*report.Basel
 		return nil, nil
 	}
 	app.logf("measuring %q unpinned, every service on every core, before slowpoke's placement (%d runs)", s.Name, deployedRuns)
-	cpu := func() map[string]time.Duration {
-		out := map[string]time.Duration{}
-		for _, svc := range s.Services {
-			if t, err := app.d.CPUTime(svc.Name); err == nil {
-				out[svc.Name] = t
-			}
-		}
-		return out
-	}
+	cpu := servicesCPU(s, func(svc spec.Service) (time.Duration, error) { return app.d.CPUTime(svc.Name) })
 	var b *report.Baseline
 	err := u.Unpinned(func() (err error) {
 		b, err = experiment.MeasureAsDeployed(app.ctx, s, c.conns, c.warmup, c.duration, deployedRuns, cpu)
@@ -270,10 +262,17 @@ func attachedCPU(s *spec.Spec) func() map[string]time.Duration {
 	for _, svc := range s.Services {
 		counters[svc.Name] = &attach.CPUCounter{}
 	}
+	return servicesCPU(s, func(svc spec.Service) (time.Duration, error) { return counters[svc.Name].ReadAttached(svc.Attach) })
+}
+
+// servicesCPU reads, by read, the CPU time so far of each service of s
+// (experiment.MeasureAsDeployed's reader); a service read cannot read is
+// left out.
+func servicesCPU(s *spec.Spec, read func(spec.Service) (time.Duration, error)) func() map[string]time.Duration {
 	return func() map[string]time.Duration {
 		out := map[string]time.Duration{}
 		for _, svc := range s.Services {
-			if t, err := counters[svc.Name].ReadAttached(svc.Attach); err == nil {
+			if t, err := read(svc); err == nil {
 				out[svc.Name] = t
 			}
 		}
