@@ -71,6 +71,7 @@ type cpuUse struct {
 	requests uint64
 
 	pending window // the window that ended last, until add
+	cpus    []int  // the machine's, read once
 
 	// at the open window's start
 	services0 map[string]time.Duration
@@ -97,7 +98,10 @@ func allCPUs() []int {
 func (u *cpuUse) start(cpu func() map[string]time.Duration) {
 	u.services0 = cpu()
 	u.read0 = time.Now()
-	u.idle0 = proc.CoresIdle(allCPUs())
+	if u.cpus == nil {
+		u.cpus = allCPUs()
+	}
+	u.idle0 = proc.CoresIdle(u.cpus)
 	u.t0 = time.Now()
 }
 
@@ -107,7 +111,7 @@ func (u *cpuUse) start(cpu func() map[string]time.Duration) {
 // the pauses are (inWindow).
 func (u *cpuUse) ended(cpu func() map[string]time.Duration) {
 	u.pending = window{length: time.Since(u.t0)}
-	u.pending.idle = proc.CoresIdle(allCPUs()) - u.idle0
+	u.pending.idle = proc.CoresIdle(u.cpus) - u.idle0
 	now := cpu()
 	span := time.Since(u.read0)
 	if u.pending.length <= 0 || span <= 0 {
@@ -156,7 +160,7 @@ func (u *cpuUse) perRequest() *report.CPUUse {
 	if u.requests == 0 || u.window <= 0 {
 		return nil
 	}
-	cores := len(allCPUs())
+	cores := len(u.cpus)
 	busy := max(0, time.Duration(cores)*u.window-u.idle)
 	c := &report.CPUUse{ServicesUS: map[string]float64{}, Cores: cores,
 		MachineUS: busy.Seconds() * 1e6 / float64(u.requests),
