@@ -176,6 +176,68 @@ func TestAttachCrowded(t *testing.T) {
 	a.checkAsBefore(t, "after predict")
 }
 
+// Under --placement keep, slowpoke pins nothing: every thread of every
+// attached service keeps the cores its user gave it for the whole run
+// (watched while the run goes on), and the run says the placement was
+// kept.
+func TestAttachKeep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo application")
+	}
+	bin := buildSlowpoke(t)
+	waitDemoPortsFree(t, 3*time.Minute)
+	a := startAttachedDemo(t, bin)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(bin, "predict", "-f", a.spec, "--target", "cart", "--placement", "keep", "--reduce", "50%", "--reps", "1", "--duration", "2s", "--out", out)
+	var output lockedBuffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	pinned := map[string]bool{}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var err error
+watch:
+	for {
+		select {
+		case err = <-done:
+			break watch
+		case <-tick.C:
+			for _, c := range a.changes() {
+				if changeKind(c) == "pinned" {
+					pinned[c] = true
+				}
+			}
+		}
+	}
+	if err != nil {
+		t.Fatalf("predict: %v\n%s", err, output.String())
+	}
+	t.Logf("%s", output.String())
+	for c := range pinned {
+		t.Errorf("moved to other cores during the run: %s", c)
+	}
+	var res struct {
+		Settings struct {
+			PlacementMode string `json:"placement_mode"`
+		} `json:"settings"`
+		Points []struct {
+			PredictedRPS float64 `json:"predicted_rps"`
+		} `json:"points"`
+	}
+	readResultsJSON(t, out, &res)
+	if res.Settings.PlacementMode != "keep" || len(res.Points) != 1 || res.Points[0].PredictedRPS <= 0 {
+		t.Errorf("results: %+v", res)
+	}
+	if !strings.Contains(output.String(), "nothing pinned") {
+		t.Errorf("the run does not say that nothing was pinned")
+	}
+	a.checkAsBefore(t, "after predict")
+}
+
 // The orchestrator, a controller (a paused service's) and the guard
 // SIGKILLed in turn, in the middle of slowdown runs, by signals and by
 // freezing: every time, the demo started by the script is left running

@@ -42,7 +42,7 @@ func defaultMethod() methodConfig {
 // methodFlags are the method flags a user of predict and validate needs.
 func methodFlags(fs *flag.FlagSet, m *methodConfig) {
 	fs.Float64Var(&m.precision, "precision", m.precision, "standard error (%) a noisy point is repeated down to")
-	fs.StringVar(&m.placement, "placement", m.placement, "auto, shared or dedicated: dedicated gives every service its spec'd cores of its own (as the paper's one service per node) and keeps 2 for the load generator and the controllers; shared gives only the target cores of its own; auto is dedicated where the machine has the cores")
+	fs.StringVar(&m.placement, "placement", m.placement, "auto, shared, dedicated or keep: dedicated gives every service its spec'd cores of its own (as the paper's one service per node) and keeps 2 for the load generator and the controllers; shared gives only the target cores of its own; auto is dedicated where the machine has the cores; keep pins nothing, so that the answer is for the placement the application has (the machine's cores read as one pool; pauses by cgroup or signal)")
 	fs.StringVar(&m.pause, "pause", m.pause, "how the other services are paused: cores (hold the cores they run on; needs the target on cores of its own and real-time scheduling), cgroup (freeze their cgroups), signal (SIGSTOP/SIGCONT each), or auto (cores where the target has cores of its own and real-time scheduling is allowed, signal otherwise)")
 	fs.StringVar(&m.trigger, "trigger", m.trigger, "what starts the target's pause rounds: calls (counted by its slowhttp/slowgrpc instrumentation), cpu (its CPU time: any language, no instrumentation), or auto (calls where the target is instrumented, cpu otherwise)")
 }

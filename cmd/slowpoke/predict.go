@@ -314,6 +314,8 @@ func describePlacement(p local.Placement) string {
 		return "the cluster's: each service in its pod, where the scheduler put it"
 	case local.ModeShared:
 		return fmt.Sprintf("%s on CPUs %v; other services, load and controllers on CPUs %v", p.Target, p.TargetCPUs, p.OtherCPUs)
+	case local.ModeKeep:
+		return fmt.Sprintf("keep: nothing pinned; every service stays on the cores it runs on (those slowpoke starts, and the load and the controllers, on CPUs %v)", p.OtherCPUs)
 	}
 	names := slices.Sorted(maps.Keys(p.Services))
 	parts := []string{fmt.Sprintf("%s on CPUs %v", p.Target, p.TargetCPUs)}

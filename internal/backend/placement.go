@@ -27,11 +27,19 @@ const (
 	// node the scheduler chose): slowpoke knows nothing of their cores,
 	// and the load generator runs on none of them.
 	ModeCluster Mode = "cluster"
+	// ModeKeep pins nothing: the services stay on the cores they run on
+	// (an attached service as its user placed it, a started one on every
+	// core), as do the controllers, the load generator and the
+	// orchestrator. The target shares its cores with everything, so the
+	// cores pause method is not available; the prediction reads the
+	// machine's cores as one pool (docs/method.md, "Your placement and
+	// slowpoke's").
+	ModeKeep Mode = "keep"
 )
 
 // Modes lists the modes a user may ask the local backend for, for flags
 // and errors.
-var Modes = []Mode{ModeAuto, ModeShared, ModeDedicated}
+var Modes = []Mode{ModeAuto, ModeShared, ModeDedicated, ModeKeep}
 
 // ParseMode checks a mode given by name ("" is ModeAuto).
 func ParseMode(s string) (Mode, error) {
@@ -59,12 +67,19 @@ type Placement struct {
 	// Cluster is set when a cluster placed the services (ModeCluster):
 	// then no field above names a core.
 	Cluster bool
+	// Keep is set under ModeKeep: TargetCPUs and OtherCPUs both name
+	// every core this process may use, and nothing is pinned to them.
+	Keep bool
 }
 
-// Mode is the placement made: ModeDedicated, ModeShared or ModeCluster.
+// Mode is the placement made: ModeDedicated, ModeShared, ModeKeep or
+// ModeCluster.
 func (p Placement) Mode() Mode {
 	if p.Cluster {
 		return ModeCluster
+	}
+	if p.Keep {
+		return ModeKeep
 	}
 	if p.Services != nil {
 		return ModeDedicated

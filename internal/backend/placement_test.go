@@ -31,6 +31,7 @@ func TestPlacementFacts(t *testing.T) {
 	shared := Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}}
 	dedicated := Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}, Services: map[string][]int{"a": {2}, "b": {2}, "c": {3}}}
 	cluster := Placement{Target: "t", Cluster: true}
+	keep := Placement{Target: "t", TargetCPUs: []int{0, 1}, OtherCPUs: []int{0, 1}, Keep: true}
 	tests := []struct {
 		name                   string
 		p                      Placement
@@ -41,6 +42,7 @@ func TestPlacementFacts(t *testing.T) {
 		{"shared", shared, 1, true, true, true, true},
 		{"dedicated", dedicated, 1, false, false, true, false},
 		{"cluster", cluster, math.Inf(1), false, false, false, false},
+		{"keep", keep, 2, false, true, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

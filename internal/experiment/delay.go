@@ -250,7 +250,7 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 		for i, s := range samples {
 			in := ins[i]
 			used, which := r.delayUsed(s, in)
-			if which == report.DelayMeasured {
+			if which == report.DelayMeasured || r.d.Placement().Keep {
 				if v, err := r.predictFrom(s, r.idleFree(s, in), used, false); err == nil {
 					busy = append(busy, v)
 				}
@@ -299,7 +299,8 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 //
 // The resource is, under shared placement, the shared cores, read with
 // the cores method only (the holds are busy time there, so idle time is
-// outside them); under dedicated placement, the busiest paused service's
+// outside them); under keep placement, every core, less the idle time
+// per request the baseline had; under dedicated placement, the busiest paused service's
 // own cores (idle: their time less its pauses and its CPU). in is what
 // s's pauses inserted. s's throughput where it cannot be read.
 func (r *Runner) idleFree(s *sample, in inserted) float64 {
@@ -309,12 +310,21 @@ func (r *Runner) idleFree(s *sample, in inserted) float64 {
 		return tvs
 	}
 	var all, idle float64 // core-seconds in the window
-	if pl.SharedCores() {
+	switch {
+	case pl.Keep:
+		// Every process shares every core: the cores are one pool, and
+		// what it idled beyond the baseline's idling per request is what
+		// the pauses left unused (a target alone during a freeze that
+		// cannot fill every core).
+		n := float64(s.responses())
+		all = (s.window * time.Duration(len(pl.PausedCPUs()))).Seconds()
+		idle = s.idle.Seconds() - n*medianOf(r.base, idlePerRequest)
+	case pl.SharedCores():
 		if r.method != pause.MethodCores {
 			return tvs
 		}
 		all, idle = (s.window * time.Duration(len(pl.PausedCPUs()))).Seconds(), s.idle.Seconds()
-	} else {
+	default:
 		n := s.responses()
 		paused := in.services
 		if len(paused) == 0 && in.counted {
@@ -339,6 +349,16 @@ func (r *Runner) idleFree(s *sample, in inserted) float64 {
 		return tvs
 	}
 	return tvs * all / (all - idle)
+}
+
+// idlePerRequest is the paused cores' idle time (seconds) per completed
+// request in s's window.
+func idlePerRequest(s *sample) float64 {
+	n := s.responses()
+	if n == 0 {
+		return 0
+	}
+	return s.idle.Seconds() / float64(n)
 }
 
 // noiseHalfWidth is the half-width (req/s) of the 90% interval of p's

@@ -325,3 +325,50 @@ func TestIdleFreeDedicated(t *testing.T) {
 		t.Fatalf("idleFree = %.2f, want %.2f (a's idle time taken out)", got, want)
 	}
 }
+
+// Under keep placement every core is one pool: the idle time taken out is
+// what the pool idled beyond the baseline's idling per request, whatever
+// bound the run, and the interval's high end takes it in.
+func TestIdleFreeKeep(t *testing.T) {
+	const d = 400 * time.Microsecond
+	r := &Runner{
+		prof:   &profile{c1: 1, q1: 1, u1: time.Millisecond},
+		d:      placed{pl: backend.Placement{Target: "t", TargetCPUs: []int{0, 1}, OtherCPUs: []int{0, 1}, Keep: true}},
+		method: pause.MethodCgroup,
+		opts:   Options{Target: "t"},
+	}
+	// The baseline: 1000 requests in 1 s, 50 ms of the two cores idle.
+	for range 3 {
+		r.base = append(r.base, &sample{res: &load.Result{Throughput: 1000, Completed: 1000}, window: time.Second, idle: 50 * time.Millisecond})
+	}
+	for _, tt := range []struct {
+		name       string
+		targetBusy float64
+		idle       time.Duration
+		want       float64
+	}{
+		// 500 requests: the baseline's idling is 25 ms of them, so 175 ms
+		// of the 2 core-seconds were lost to the pauses.
+		{"the pool idled", 0.6, 200 * time.Millisecond, 500 * 2 / (2 - 0.175)},
+		{"the target bound, the pool idled", 0.97, 200 * time.Millisecond, 500 * 2 / (2 - 0.175)},
+		{"no more idling than the baseline's", 0.6, 20 * time.Millisecond, 500},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := delaySample(tt.targetBusy, map[string]time.Duration{"t": 240 * time.Millisecond}, nil)
+			s.idle = tt.idle
+			free := r.idleFree(s, r.insertedDelay(s, d))
+			if math.Abs(free-tt.want) > 1e-6*tt.want {
+				t.Fatalf("idleFree = %.2f, want %.2f", free, tt.want)
+			}
+			p := r.point(d, &pointRuns{sd: *s.slowdown, samples: []*sample{s}}, nil)
+			used, _ := r.delayUsed(s, r.insertedDelay(s, d))
+			upper, err := r.predictFrom(s, free, used, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.IntervalHighRPS < upper*(1-1e-9) {
+				t.Errorf("interval [%.1f, %.1f]: the high end leaves out the idle-free prediction %.1f", p.IntervalLowRPS, p.IntervalHighRPS, upper)
+			}
+		})
+	}
+}

@@ -99,6 +99,9 @@ func (d *Deployment) launchAttached(s *spec.Service, logPath string, logf *os.Fi
 	os.Remove(addrFile)
 	atomicfile.RemoveLeftovers(addrFile)
 	cpus := d.placement.CPUs(s.Name)
+	if d.placement.Keep {
+		cpus = nil // its processes stay on the cores its user gave them
+	}
 	cmd := exec.Command(d.opts.Executable, "controller", "--name", s.Name, "--addr-file", addrFile,
 		"--max-pause", d.opts.MaxPause.String(), "--cpus", FormatCPUs(cpus), "--attach-state", stateFile)
 	cmd.Env = append(d.environ(s), controller.EnvSecret+"="+hex.EncodeToString(d.Secret))

@@ -22,6 +22,7 @@ const (
 	ModeAuto      = backend.ModeAuto
 	ModeShared    = backend.ModeShared
 	ModeDedicated = backend.ModeDedicated
+	ModeKeep      = backend.ModeKeep
 )
 
 // Modes lists the valid modes, for flags and errors.
@@ -46,6 +47,13 @@ func Place(available []int, services []spec.Service, target string, mode Mode) (
 		return Placement{}, err
 	}
 	p := Placement{Target: target, OtherCPUs: available}
+	if mode == ModeKeep {
+		p.Keep = true
+		if target != "" {
+			p.TargetCPUs = available
+		}
+		return p, nil
+	}
 	cpus := map[string]int{}
 	need := MinLoadCPUs
 	for _, s := range services {

@@ -112,12 +112,35 @@ func TestPlace(t *testing.T) {
 	}
 }
 
+// TestPlaceKeep checks that keep placement gives the target and
+// everything else every core, whatever the machine's size, and that the
+// cores method cannot hold anything under it (the target shares them all).
+func TestPlaceKeep(t *testing.T) {
+	for _, avail := range [][]int{{0}, {0, 1}, cpuRange(0, 15)} {
+		p, err := Place(avail, svcs("front", 1, "cart", 2), "cart", ModeKeep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Mode() != ModeKeep || !p.Keep || p.Warning != "" {
+			t.Fatalf("%v: Place = %+v, mode %s", avail, p, p.Mode())
+		}
+		for _, name := range []string{"front", "cart", "anything"} {
+			if !slices.Equal(p.CPUs(name), avail) {
+				t.Errorf("%v: CPUs(%s) = %v, want every core", avail, name, p.CPUs(name))
+			}
+		}
+		if got := p.HoldCores(); len(got) != 0 {
+			t.Errorf("%v: HoldCores = %v, want none", avail, got)
+		}
+	}
+}
+
 func TestParseMode(t *testing.T) {
 	for _, tt := range []struct {
 		in   string
 		want Mode
 		ok   bool
-	}{{"", ModeAuto, true}, {"auto", ModeAuto, true}, {"shared", ModeShared, true}, {"dedicated", ModeDedicated, true}, {"Dedicated", "", false}, {"own", "", false}} {
+	}{{"", ModeAuto, true}, {"auto", ModeAuto, true}, {"shared", ModeShared, true}, {"dedicated", ModeDedicated, true}, {"keep", ModeKeep, true}, {"Dedicated", "", false}, {"own", "", false}} {
 		got, err := ParseMode(tt.in)
 		if got != tt.want || (err == nil) != tt.ok {
 			t.Errorf("ParseMode(%q) = %q, %v", tt.in, got, err)

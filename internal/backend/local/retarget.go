@@ -38,6 +38,12 @@ func (d *Deployment) Retarget(target string) error {
 	if err != nil {
 		return err
 	}
+	if pl.Keep {
+		// Nothing was pinned, and nothing is: every process stays where
+		// it runs.
+		d.placement = pl
+		return nil
+	}
 	if err := d.pinAll(pl.OtherCPUs, pl.CPUs); err != nil {
 		return err
 	}
