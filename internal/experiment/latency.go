@@ -14,8 +14,8 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 
-	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
+	"github.com/slowpoke-dev/slowpoke/internal/inservice"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
@@ -97,7 +97,7 @@ type latencyRun struct {
 	s        *spec.Spec
 	o        LatencyOptions
 	mix      []load.Request
-	store    *agent.Store
+	store    *inservice.Store
 	warnings []string
 }
 
@@ -259,9 +259,9 @@ func (r *latencyRun) plan(ctx context.Context, out *report.Latency) ([]*latencyP
 			return nil, 0, &backend.SettingError{Setting: SettingReduction, Value: red.Text, Err: err}
 		}
 		dd := time.Duration(v * 1e9)
-		if dd > agent.MaxDelay {
+		if dd > inservice.MaxDelay {
 			return nil, 0, &backend.SettingError{Setting: SettingReduction, Value: red.Text,
-				Err: fmt.Errorf("%v per call is more than the most allowed (%v)", dd, agent.MaxDelay)}
+				Err: fmt.Errorf("%v per call is more than the most allowed (%v)", dd, inservice.MaxDelay)}
 		}
 		points[i] = &latencyPoint{d: dd}
 	}
@@ -533,12 +533,12 @@ func (rs *runs) busyPct() float64 {
 
 // createStore makes the delay store where d's controllers can map it
 // (backend.SharedFiles), or says why d has none.
-func createStore(d backend.Backend) (*agent.Store, error) {
+func createStore(d backend.Backend) (*inservice.Store, error) {
 	path, err := d.SharedPath(storeKind)
 	if err != nil {
 		return nil, fmt.Errorf("a latency what-if needs a delay store shared with every service's controller: %w", err)
 	}
-	return agent.CreateStore(path)
+	return inservice.CreateStore(path)
 }
 
 // storeKind starts the name of a delay store (see package stale).
@@ -777,7 +777,7 @@ func (r *latencyRun) measureHolding(ctx context.Context, rate float64, window, d
 
 // delayHeader reads the delay the entry service reports for a request.
 func delayHeader(h http.Header) int64 {
-	v, _ := agent.ParseDelay(h.Get(agent.HeaderDelay))
+	v, _ := inservice.ParseDelay(h.Get(inservice.HeaderDelay))
 	return v
 }
 
