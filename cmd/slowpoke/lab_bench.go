@@ -17,8 +17,8 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/backend/local"
-	"github.com/slowpoke-dev/slowpoke/internal/bench"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
+	"github.com/slowpoke-dev/slowpoke/internal/lab"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/model"
@@ -40,7 +40,7 @@ func labBenches() []benchmark {
 
 func benchAccuracy(args []string) int {
 	fs := benchFlags("accuracy")
-	o := bench.AccuracyOptions{}
+	o := lab.AccuracyOptions{}
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of the synthetic suite")
 	fs.BoolVar(&o.Full, "full", false, "all 108 configurations instead of the representative subset")
 	only := fs.String("only", "", "comma-separated configuration names or tags (e.g. mutex,coordination,tree43)")
@@ -85,15 +85,15 @@ func benchAccuracy(args []string) int {
 	o.Progress = os.Stderr
 	// The table is written only for a run that finished: the record
 	// follows it.
-	return finishBench("accuracy", o.Dir, bench.Accuracy, o, func(w io.Writer, res *bench.AccuracyResult) {
-		bench.WriteAccuracyTable(w, res)
+	return finishBench("accuracy", o.Dir, lab.Accuracy, o, func(w io.Writer, res *lab.AccuracyResult) {
+		lab.WriteAccuracyTable(w, res)
 		rec.write(accuracyRecord(res, string(o.Placement)))
 	})
 }
 
 func benchPauseCost(args []string) int {
 	fs := benchFlags("pausecost")
-	o := bench.PauseCostOptions{}
+	o := lab.PauseCostOptions{}
 	services := fs.String("services", "2,5,10,20", "numbers of services on the paused cores")
 	methods := fs.String("methods", "signal,cgroup,cores", "pause methods to measure")
 	fs.IntVar(&o.Reps, "reps", 3, "repetitions (methods interleaved)")
@@ -133,7 +133,7 @@ func benchPauseCost(args []string) int {
 	}
 	o.Dir = *out
 	o.Progress = os.Stderr
-	return finishBench("pausecost", o.Dir, bench.PauseCost, o, bench.WritePauseCostTable)
+	return finishBench("pausecost", o.Dir, lab.PauseCost, o, lab.WritePauseCostTable)
 }
 
 // parseVariants reads bench methods' --methods: comma-separated

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/slowpoke-dev/slowpoke/internal/bench"
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
+	"github.com/slowpoke-dev/slowpoke/internal/lab"
 	"github.com/slowpoke-dev/slowpoke/internal/record"
 )
 
@@ -63,7 +63,7 @@ func comparisonRecord(c *experiment.Comparison) *record.Record {
 
 // accuracyRecord is bench accuracy's run as a record: every
 // configuration's points, per variant where it compared variants.
-func accuracyRecord(res *bench.AccuracyResult, placement string) *record.Record {
+func accuracyRecord(res *lab.AccuracyResult, placement string) *record.Record {
 	r := &record.Record{Benchmark: "accuracy", Placement: placement}
 	for _, cfg := range res.Configs {
 		// The placement the runs had, not the one asked for ("auto").

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/inservice"
 )
 
 // sleeper is a health service whose Check works (sleeps) for work.
@@ -31,18 +31,18 @@ func (s *sleeper) Check(context.Context, *healthpb.HealthCheckRequest) (*healthp
 
 // serveSleeper starts an instrumented gRPC server and returns a client
 // connection to it, instrumented by caller.
-func serveSleeper(t *testing.T, a, caller *agent.Agent, work time.Duration) healthpb.HealthClient {
+func serveSleeper(t *testing.T, a, caller *inservice.Link, work time.Duration) healthpb.HealthClient {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer(grpc.StatsHandler(NewServerHandler(withAgent(a))))
+	srv := grpc.NewServer(grpc.StatsHandler(NewServerHandler(withLink(a))))
 	healthpb.RegisterHealthServer(srv, &sleeper{work: work})
 	go srv.Serve(ln)
 	t.Cleanup(srv.Stop)
 	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithStatsHandler(NewClientHandler(withAgent(caller))))
+		grpc.WithStatsHandler(NewClientHandler(withLink(caller))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,14 +56,14 @@ func serveSleeper(t *testing.T, a, caller *agent.Agent, work time.Duration) heal
 // the global counter at the end of each call.
 func TestLatencyWhatIfGRPC(t *testing.T) {
 	const ms = time.Millisecond
-	store, err := agent.CreateStore(filepath.Join(t.TempDir(), "delays"))
+	store, err := inservice.CreateStore(filepath.Join(t.TempDir(), "delays"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	dial := func() *agent.Agent {
+	dial := func() *inservice.Link {
 		path, _ := collect(t)
-		a, err := agent.Dial(path, "svc")
+		a, err := inservice.Dial(path, "svc")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func TestLatencyWhatIfGRPC(t *testing.T) {
 	tc := serveSleeper(t, target, front, 20*ms)
 	bc := serveSleeper(t, branch, front, 15*ms)
 	measure := func(d time.Duration) time.Duration {
-		for _, a := range []*agent.Agent{front, target, branch} {
+		for _, a := range []*inservice.Link{front, target, branch} {
 			if err := a.SetLatency(store.Path(), a == target, d); err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +83,7 @@ func TestLatencyWhatIfGRPC(t *testing.T) {
 		for range 5 {
 			start := time.Now()
 			req := front.BeginRequest("", "")
-			ctx := agent.ContextWithRequest(context.Background(), req)
+			ctx := inservice.ContextWithRequest(context.Background(), req)
 			var wg sync.WaitGroup
 			for _, c := range []healthpb.HealthClient{tc, bc} {
 				wg.Go(func() {
@@ -93,7 +93,7 @@ func TestLatencyWhatIfGRPC(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			inserted, _ := agent.ParseDelay(req.CatchUp())
+			inserted, _ := inservice.ParseDelay(req.CatchUp())
 			got = append(got, time.Since(start)-time.Duration(inserted))
 		}
 		slices.Sort(got)

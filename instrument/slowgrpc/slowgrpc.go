@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 
-	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/inservice"
 )
 
 // Option configures the handlers. None is offered to users yet: the
@@ -16,11 +16,11 @@ import (
 // come later without changing their signatures.
 type Option func(*config)
 
-type config struct{ agent *agent.Agent }
+type config struct{ link *inservice.Link }
 
-// withAgent makes a handler report to a instead of the process-wide agent;
+// withLink makes a handler report to a instead of the process-wide link;
 // tests use it.
-func withAgent(a *agent.Agent) Option { return func(c *config) { c.agent = a } }
+func withLink(a *inservice.Link) Option { return func(c *config) { c.link = a } }
 
 func newConfig(opts []Option) *config {
 	c := &config{}
@@ -29,8 +29,8 @@ func newConfig(opts []Option) *config {
 			o(c)
 		}
 	}
-	if c.agent == nil {
-		c.agent = agent.Default()
+	if c.link == nil {
+		c.link = inservice.Default()
 	}
 	return c
 }
@@ -40,8 +40,8 @@ type callKey struct{}
 // rpc is what a server RPC carries from TagRPC to its End.
 type rpc struct {
 	method string
-	call   agent.Call
-	req    *agent.Request // the call's part in a latency what-if, or nil
+	call   inservice.Call
+	req    *inservice.Request // the call's part in a latency what-if, or nil
 	// caughtUp is set once the reply has waited for its branch: a
 	// streaming reply waits before its first message only.
 	caughtUp atomic.Bool
@@ -50,23 +50,23 @@ type rpc struct {
 // NewServerHandler returns a stats.Handler that counts incoming RPCs per
 // full method name.
 func NewServerHandler(opts ...Option) stats.Handler {
-	return &serverHandler{agent: newConfig(opts).agent}
+	return &serverHandler{link: newConfig(opts).link}
 }
 
-type serverHandler struct{ agent *agent.Agent }
+type serverHandler struct{ link *inservice.Link }
 
 func (h *serverHandler) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
-	if h.agent == nil {
+	if h.link == nil {
 		return ctx
 	}
 	r := &rpc{method: info.FullMethodName}
-	if h.agent.LatencyActive() {
+	if h.link.LatencyActive() {
 		// A latency what-if: the calls the method makes (with the
 		// context derived from this one) carry the request's id and
 		// counter.
 		md, _ := metadata.FromIncomingContext(ctx)
-		if r.req = h.agent.NewRequest(first(md, agent.MDRequest), first(md, agent.MDDelay)); r.req != nil {
-			ctx = agent.ContextWithRequest(ctx, r.req)
+		if r.req = h.link.NewRequest(first(md, inservice.MDRequest), first(md, inservice.MDDelay)); r.req != nil {
+			ctx = inservice.ContextWithRequest(ctx, r.req)
 		}
 	}
 	return context.WithValue(ctx, callKey{}, r)
@@ -81,7 +81,7 @@ func first(md metadata.MD, key string) string {
 }
 
 func (h *serverHandler) HandleRPC(ctx context.Context, s stats.RPCStats) {
-	if h.agent == nil {
+	if h.link == nil {
 		return
 	}
 	r, _ := ctx.Value(callKey{}).(*rpc)
@@ -95,7 +95,7 @@ func (h *serverHandler) HandleRPC(ctx context.Context, s stats.RPCStats) {
 		// It waits even if the client cancels, so as never to run a
 		// handler beyond the limit; the handler then sees the
 		// cancelled context and ends quickly.
-		r.call, _ = h.agent.ServerStart(context.Background(), r.method)
+		r.call, _ = h.link.ServerStart(context.Background(), r.method)
 		r.req.Start()
 	case *stats.OutPayload:
 		// Under a latency what-if the reply waits here for its branch to
@@ -107,7 +107,7 @@ func (h *serverHandler) HandleRPC(ctx context.Context, s stats.RPCStats) {
 			r.req.CatchUp()
 		}
 	case *stats.End:
-		h.agent.ServerEnd(r.call)
+		h.link.ServerEnd(r.call)
 	}
 }
 
@@ -120,40 +120,40 @@ func (h *serverHandler) HandleConn(context.Context, stats.ConnStats) {}
 // NewClientHandler returns a stats.Handler that records each outgoing RPC as
 // a call to the remote address it was sent to.
 func NewClientHandler(opts ...Option) stats.Handler {
-	return &clientHandler{agent: newConfig(opts).agent}
+	return &clientHandler{link: newConfig(opts).link}
 }
 
-type clientHandler struct{ agent *agent.Agent }
+type clientHandler struct{ link *inservice.Link }
 
 func (h *clientHandler) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context {
-	if h.agent == nil {
+	if h.link == nil {
 		return ctx
 	}
 	// Under a latency what-if, a call made for a served request carries
 	// its id and the caller's delay counter.
-	if !h.agent.LatencyActive() {
+	if !h.link.LatencyActive() {
 		return ctx
 	}
-	if req := agent.RequestFromContext(ctx); req != nil {
+	if req := inservice.RequestFromContext(ctx); req != nil {
 		// Set, not appended: a service that forwards its incoming
 		// metadata would otherwise pass on its caller's values, which
 		// the callee, reading the first, would take for this call's.
 		md, _ := metadata.FromOutgoingContext(ctx)
 		md = md.Copy()
-		md.Set(agent.MDRequest, req.ID())
-		md.Set(agent.MDDelay, req.Local())
+		md.Set(inservice.MDRequest, req.ID())
+		md.Set(inservice.MDDelay, req.Local())
 		ctx = metadata.NewOutgoingContext(ctx, md)
 	}
 	return ctx
 }
 
 func (h *clientHandler) HandleRPC(ctx context.Context, s stats.RPCStats) {
-	if h.agent == nil {
+	if h.link == nil {
 		return
 	}
 	if _, ok := s.(*stats.End); ok {
-		if h.agent.LatencyActive() {
-			agent.RequestFromContext(ctx).AdoptGlobal()
+		if h.link.LatencyActive() {
+			inservice.RequestFromContext(ctx).AdoptGlobal()
 		}
 		return
 	}
@@ -161,7 +161,7 @@ func (h *clientHandler) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	// remote address.
 	if oh, ok := s.(*stats.OutHeader); ok && oh.Client {
 		if addr := calleeAddr(oh); addr != "" {
-			h.agent.ClientCall(addr)
+			h.link.ClientCall(addr)
 		}
 	}
 }

@@ -19,12 +19,12 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 
-	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/inservice"
 )
 
-// collect runs the controller's end of an agent socket and returns a
+// collect runs the controller's end of an instrumentation socket and returns a
 // function that fetches a fresh report.
-func collect(t *testing.T) (string, func() agent.Message) {
+func collect(t *testing.T) (string, func() inservice.Message) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "a.sock")
 	ln, err := net.Listen("unix", path)
@@ -32,7 +32,7 @@ func collect(t *testing.T) (string, func() agent.Message) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	reports := make(chan agent.Message, 64)
+	reports := make(chan inservice.Message, 64)
 	conns := make(chan net.Conn, 1)
 	go func() {
 		c, err := ln.Accept()
@@ -42,23 +42,23 @@ func collect(t *testing.T) (string, func() agent.Message) {
 		conns <- c
 		sc := bufio.NewScanner(c)
 		for sc.Scan() {
-			var m agent.Message
+			var m inservice.Message
 			if json.Unmarshal(sc.Bytes(), &m) == nil && m.Type == "report" && m.ID == 1 {
 				reports <- m
 			}
 		}
 	}()
-	return path, func() agent.Message {
+	return path, func() inservice.Message {
 		c := <-conns
 		conns <- c
-		b, _ := json.Marshal(agent.Message{Type: "flush", ID: 1})
+		b, _ := json.Marshal(inservice.Message{Type: "flush", ID: 1})
 		c.Write(append(b, '\n'))
 		select {
 		case m := <-reports:
 			return m
 		case <-time.After(5 * time.Second):
 			t.Fatal("no report")
-			return agent.Message{}
+			return inservice.Message{}
 		}
 	}
 }
@@ -80,16 +80,16 @@ func serveHealth(t *testing.T, opts ...grpc.ServerOption) string {
 
 func TestServerAndClientCounts(t *testing.T) {
 	path, report := collect(t)
-	a, err := agent.Dial(path, "svc")
+	a, err := inservice.Dial(path, "svc")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
 
-	addr := serveHealth(t, grpc.StatsHandler(NewServerHandler(withAgent(a))))
+	addr := serveHealth(t, grpc.StatsHandler(NewServerHandler(withLink(a))))
 
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithStatsHandler(NewClientHandler(withAgent(a))))
+		grpc.WithStatsHandler(NewClientHandler(withLink(a))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,11 +130,11 @@ func TestServerAndClientCounts(t *testing.T) {
 }
 
 func TestNoOpWithoutController(t *testing.T) {
-	t.Setenv(agent.EnvSocket, "")
+	t.Setenv(inservice.EnvSocket, "")
 	s := NewServerHandler().(*serverHandler)
 	c := NewClientHandler().(*clientHandler)
-	if s.agent != nil || c.agent != nil {
-		t.Fatal("handlers have an agent outside a controller")
+	if s.link != nil || c.link != nil {
+		t.Fatal("handlers have a link outside a controller")
 	}
 	// And they are usable: a server with the no-op handler serves.
 	srv := grpc.NewServer(grpc.StatsHandler(s))
@@ -146,14 +146,14 @@ func TestNoOpWithoutController(t *testing.T) {
 // and every RPC is served.
 func TestPoolLimit(t *testing.T) {
 	path, _ := collect(t)
-	a, err := agent.Dial(path, "svc")
+	a, err := inservice.Dial(path, "svc")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
 	a.SetPool(2, time.Second)
 	var running, peak, served atomic.Int64
-	addr := serveHealth(t, grpc.StatsHandler(NewServerHandler(withAgent(a))),
+	addr := serveHealth(t, grpc.StatsHandler(NewServerHandler(withLink(a))),
 		grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			n := running.Add(1)
 			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
@@ -206,7 +206,7 @@ func TestPoolLimit(t *testing.T) {
 // graph can tell services apart by name where they share a port.
 func TestClientRecordsDialledName(t *testing.T) {
 	path, report := collect(t)
-	a, err := agent.Dial(path, "svc")
+	a, err := inservice.Dial(path, "svc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestClientRecordsDialledName(t *testing.T) {
 	_, port, _ := net.SplitHostPort(serveHealth(t))
 	name := net.JoinHostPort("localhost", port)
 	conn, err := grpc.NewClient("passthrough:///"+name, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithStatsHandler(NewClientHandler(withAgent(a), nil)))
+		grpc.WithStatsHandler(NewClientHandler(withLink(a), nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,13 +251,13 @@ func TestCalleeAddr(t *testing.T) {
 // Under a latency what-if the client sets the request's id and counter,
 // replacing values forwarded from its own caller's metadata.
 func TestClientReplacesForwardedLatencyMetadata(t *testing.T) {
-	store, err := agent.CreateStore(filepath.Join(t.TempDir(), "delays"))
+	store, err := inservice.CreateStore(filepath.Join(t.TempDir(), "delays"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
 	path, _ := collect(t)
-	a, err := agent.Dial(path, "svc")
+	a, err := inservice.Dial(path, "svc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,15 +269,15 @@ func TestClientReplacesForwardedLatencyMetadata(t *testing.T) {
 	if req == nil {
 		t.Fatal("no request under a latency what-if")
 	}
-	ctx := agent.ContextWithRequest(context.Background(), req)
-	ctx = metadata.AppendToOutgoingContext(ctx, agent.MDRequest, "999", agent.MDDelay, "5", "other", "kept")
-	ctx = NewClientHandler(withAgent(a)).TagRPC(ctx, &stats.RPCTagInfo{FullMethodName: "/grpc.health.v1.Health/Check"})
+	ctx := inservice.ContextWithRequest(context.Background(), req)
+	ctx = metadata.AppendToOutgoingContext(ctx, inservice.MDRequest, "999", inservice.MDDelay, "5", "other", "kept")
+	ctx = NewClientHandler(withLink(a)).TagRPC(ctx, &stats.RPCTagInfo{FullMethodName: "/grpc.health.v1.Health/Check"})
 	md, _ := metadata.FromOutgoingContext(ctx)
-	if got := md.Get(agent.MDRequest); !slices.Equal(got, []string{req.ID()}) {
-		t.Errorf("%s = %q, want only %q", agent.MDRequest, got, req.ID())
+	if got := md.Get(inservice.MDRequest); !slices.Equal(got, []string{req.ID()}) {
+		t.Errorf("%s = %q, want only %q", inservice.MDRequest, got, req.ID())
 	}
-	if got := md.Get(agent.MDDelay); !slices.Equal(got, []string{req.Local()}) {
-		t.Errorf("%s = %q, want only %q", agent.MDDelay, got, req.Local())
+	if got := md.Get(inservice.MDDelay); !slices.Equal(got, []string{req.Local()}) {
+		t.Errorf("%s = %q, want only %q", inservice.MDDelay, got, req.Local())
 	}
 	if got := md.Get("other"); !slices.Equal(got, []string{"kept"}) {
 		t.Errorf("other metadata = %q, want it kept", got)

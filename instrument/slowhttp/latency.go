@@ -6,7 +6,7 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/inservice"
 )
 
 // latencyWriter holds back a response until its call has caught up with
@@ -15,7 +15,7 @@ import (
 // writes, flushes or returns.
 type latencyWriter struct {
 	http.ResponseWriter
-	req  *agent.Request
+	req  *inservice.Request
 	sent bool
 }
 
@@ -24,7 +24,7 @@ func (w *latencyWriter) catchUp() {
 		return
 	}
 	w.sent = true
-	w.ResponseWriter.Header().Set(agent.HeaderDelay, w.req.CatchUp())
+	w.ResponseWriter.Header().Set(inservice.HeaderDelay, w.req.CatchUp())
 }
 
 func (w *latencyWriter) WriteHeader(code int) {

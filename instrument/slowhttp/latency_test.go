@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/inservice"
 )
 
 // node is a service of a latency test topology: it works for work (a
@@ -29,7 +29,7 @@ type node struct {
 }
 
 // TestLatencyWhatIf checks the virtual speedup of docs/latency.md on real
-// HTTP servers, one instrumented agent each, for the four shapes derived
+// HTTP servers, one link each, for the four shapes derived
 // there: the latency less the inserted delay must be the latency of the
 // same topology with the target's work really reduced, which the test
 // computes from the topology.
@@ -72,30 +72,30 @@ func TestLatencyWhatIf(t *testing.T) {
 		}, 25 * ms, 40 * ms},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store, err := agent.CreateStore(filepath.Join(t.TempDir(), "delays"))
+			store, err := inservice.CreateStore(filepath.Join(t.TempDir(), "delays"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer store.Close()
 			const d = 10 * ms
-			agents := map[string]*agent.Agent{}
+			links := map[string]*inservice.Link{}
 			urls := map[string]string{}
 			handlers := map[string]*atomicHandler{}
 			for name := range tc.nodes {
-				a := newTestAgent(t)
-				agents[name] = a
+				a := newTestLink(t)
+				links[name] = a
 				h := &atomicHandler{}
 				handlers[name] = h
-				srv := httptest.NewServer(NewHandler(h, withAgent(a)))
+				srv := httptest.NewServer(NewHandler(h, withLink(a)))
 				t.Cleanup(srv.Close)
 				urls[name] = srv.URL
 			}
 			for name, n := range tc.nodes {
-				client := &http.Client{Transport: NewTransport(nil, withAgent(agents[name]))}
+				client := &http.Client{Transport: NewTransport(nil, withLink(links[name]))}
 				handlers[name].set(serveNode(t, n, urls, client))
 			}
 			measure := func(delay time.Duration) time.Duration {
-				for name, a := range agents {
+				for name, a := range links {
 					if err := a.SetLatency(store.Path(), name == "target", delay); err != nil {
 						t.Fatal(err)
 					}
@@ -110,9 +110,9 @@ func TestLatencyWhatIf(t *testing.T) {
 					io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
 					took := time.Since(start)
-					inserted, ok := agent.ParseDelay(resp.Header.Get(agent.HeaderDelay))
+					inserted, ok := inservice.ParseDelay(resp.Header.Get(inservice.HeaderDelay))
 					if !ok {
-						t.Fatalf("response without a valid %s: %q", agent.HeaderDelay, resp.Header.Get(agent.HeaderDelay))
+						t.Fatalf("response without a valid %s: %q", inservice.HeaderDelay, resp.Header.Get(inservice.HeaderDelay))
 					}
 					got = append(got, took-time.Duration(inserted))
 				}
@@ -199,24 +199,24 @@ func (a *atomicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // TestLatencyHeadersIgnoredWhenOff: outside a what-if the wrappers pass a
 // request through untouched: no header added, the handler's writer as is.
 func TestLatencyHeadersIgnoredWhenOff(t *testing.T) {
-	a := newTestAgent(t)
+	a := newTestLink(t)
 	var sawWriter http.ResponseWriter
 	h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sawWriter = w
-		if agent.RequestFromContext(r.Context()) != nil {
+		if inservice.RequestFromContext(r.Context()) != nil {
 			t.Error("request joined a what-if that is not under way")
 		}
-	}), withAgent(a))
+	}), withLink(a))
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodGet, "/", nil)
-	req.Header.Set(agent.HeaderRequest, "12")
-	req.Header.Set(agent.HeaderDelay, "99999999999999999999999")
+	req.Header.Set(inservice.HeaderRequest, "12")
+	req.Header.Set(inservice.HeaderDelay, "99999999999999999999999")
 	h.ServeHTTP(rec, req)
 	if sawWriter != rec {
 		t.Errorf("handler got %T, want the server's writer", sawWriter)
 	}
-	if v := rec.Header().Get(agent.HeaderDelay); v != "" {
-		t.Errorf("response carries %s: %q", agent.HeaderDelay, v)
+	if v := rec.Header().Get(inservice.HeaderDelay); v != "" {
+		t.Errorf("response carries %s: %q", inservice.HeaderDelay, v)
 	}
 }
 
@@ -226,37 +226,37 @@ func FuzzLatencyHeaders(f *testing.F) {
 	for _, s := range [][2]string{{"1", "0"}, {"", ""}, {"x", "-5"}, {"18446744073709551615", "60000000001"}, {"1", "59999999999"}} {
 		f.Add(s[0], s[1])
 	}
-	store, err := agent.CreateStore(filepath.Join(f.TempDir(), "delays"))
+	store, err := inservice.CreateStore(filepath.Join(f.TempDir(), "delays"))
 	if err != nil {
 		f.Fatal(err)
 	}
 	defer store.Close()
-	a := newTestAgent(f)
+	a := newTestLink(f)
 	if err := a.SetLatency(store.Path(), true, time.Microsecond); err != nil {
 		f.Fatal(err)
 	}
-	h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }), withAgent(a))
+	h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }), withLink(a))
 	f.Fuzz(func(t *testing.T, id, delay string) {
 		req := httptest.NewRequest(http.MethodGet, "/", nil)
-		req.Header[agent.HeaderRequest] = []string{id}
-		req.Header[agent.HeaderDelay] = []string{delay}
+		req.Header[inservice.HeaderRequest] = []string{id}
+		req.Header[inservice.HeaderDelay] = []string{delay}
 		rec := httptest.NewRecorder()
 		start := time.Now()
 		h.ServeHTTP(rec, req)
-		if took := time.Since(start); took > agent.MaxCatchUp+time.Second {
+		if took := time.Since(start); took > inservice.MaxCatchUp+time.Second {
 			t.Fatalf("answered after %v", took)
 		}
-		if _, ok := agent.ParseDelay(rec.Header().Get(agent.HeaderDelay)); !ok {
-			t.Fatalf("reply counter %q is not well formed", rec.Header().Get(agent.HeaderDelay))
+		if _, ok := inservice.ParseDelay(rec.Header().Get(inservice.HeaderDelay)); !ok {
+			t.Fatalf("reply counter %q is not well formed", rec.Header().Get(inservice.HeaderDelay))
 		}
 	})
 }
 
-// newTestAgent is an agent connected to a stand-in controller socket,
+// newTestLink is a link connected to a stand-in controller socket,
 // closed at the end of the test.
-func newTestAgent(t testing.TB) *agent.Agent {
+func newTestLink(t testing.TB) *inservice.Link {
 	t.Helper()
-	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "agent.sock"))
+	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "link.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func newTestAgent(t testing.TB) *agent.Agent {
 			go io.Copy(io.Discard, c)
 		}
 	}()
-	a, err := agent.Dial(ln.Addr().String(), "svc")
+	a, err := inservice.Dial(ln.Addr().String(), "svc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,15 +282,15 @@ func newTestAgent(t testing.TB) *agent.Agent {
 // server over a real socket, outside a latency what-if and inside one at a
 // delay of 0: the difference is what the metadata costs a call.
 func BenchmarkLatencyMetadata(b *testing.B) {
-	store, err := agent.CreateStore(filepath.Join(b.TempDir(), "delays"))
+	store, err := inservice.CreateStore(filepath.Join(b.TempDir(), "delays"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer store.Close()
-	a := newTestAgent(b)
-	srv := httptest.NewServer(NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }), withAgent(a)))
+	a := newTestLink(b)
+	srv := httptest.NewServer(NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }), withLink(a)))
 	defer srv.Close()
-	client := &http.Client{Transport: NewTransport(nil, withAgent(a))}
+	client := &http.Client{Transport: NewTransport(nil, withLink(a))}
 	for _, in := range []bool{false, true} {
 		name := "out"
 		if in {
@@ -300,7 +300,7 @@ func BenchmarkLatencyMetadata(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			// The call is made for a served request, as a service's
 			// handler makes it.
-			ctx := agent.ContextWithRequest(context.Background(), a.BeginRequest("", ""))
+			ctx := inservice.ContextWithRequest(context.Background(), a.BeginRequest("", ""))
 			for b.Loop() {
 				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
 				resp, err := client.Do(req)
@@ -351,8 +351,8 @@ func TestLatencyWriterInterfaces(t *testing.T) {
 			lw := &latencyWriter{ResponseWriter: rec}
 			tc.serve(t, lw)
 			lw.catchUp() // as the handler does once the wrapped one returns
-			if _, ok := rec.Result().Header[agent.HeaderDelay]; !ok {
-				t.Errorf("no %s in the reply", agent.HeaderDelay)
+			if _, ok := rec.Result().Header[inservice.HeaderDelay]; !ok {
+				t.Errorf("no %s in the reply", inservice.HeaderDelay)
 			}
 			if got := rec.Body.String(); got != tc.body {
 				t.Errorf("body %q, want %q", got, tc.body)

@@ -5,14 +5,14 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/inservice"
 )
 
 // Option configures NewHandler and NewTransport.
 type Option func(*config)
 
 type config struct {
-	agent    *agent.Agent
+	link     *inservice.Link
 	endpoint func(*http.Request) string
 }
 
@@ -25,10 +25,10 @@ func WithEndpointName(fn func(*http.Request) string) Option {
 	return func(c *config) { c.endpoint = fn }
 }
 
-// withAgent makes the wrappers report to a instead of the process-wide
-// agent; tests use it.
-func withAgent(a *agent.Agent) Option {
-	return func(c *config) { c.agent = a }
+// withLink makes the wrappers report to a instead of the process-wide
+// link; tests use it.
+func withLink(a *inservice.Link) Option {
+	return func(c *config) { c.link = a }
 }
 
 func newConfig(opts []Option) *config {
@@ -38,8 +38,8 @@ func newConfig(opts []Option) *config {
 			o(c)
 		}
 	}
-	if c.agent == nil {
-		c.agent = agent.Default()
+	if c.link == nil {
+		c.link = inservice.Default()
 	}
 	return c
 }
@@ -48,31 +48,31 @@ func newConfig(opts []Option) *config {
 // controller it returns h itself.
 func NewHandler(h http.Handler, opts ...Option) http.Handler {
 	c := newConfig(opts)
-	if c.agent == nil {
+	if c.link == nil {
 		return h
 	}
 	if c.endpoint == nil {
 		c.endpoint = defaultEndpoint(h)
 	}
-	return &handler{next: h, agent: c.agent, endpoint: c.endpoint}
+	return &handler{next: h, link: c.link, endpoint: c.endpoint}
 }
 
 type handler struct {
 	next     http.Handler
-	agent    *agent.Agent
+	link     *inservice.Link
 	endpoint func(*http.Request) string
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c, err := h.agent.ServerStart(r.Context(), h.endpoint(r))
+	c, err := h.link.ServerStart(r.Context(), h.endpoint(r))
 	if err != nil {
 		// The client gave up while the call waited for admission under a
 		// pool limit: it is not served.
 		http.Error(w, "slowpoke: request ended while queued for admission", http.StatusServiceUnavailable)
 		return
 	}
-	defer h.agent.ServerEnd(c)
-	req := h.agent.BeginRequest(r.Header.Get(agent.HeaderRequest), r.Header.Get(agent.HeaderDelay))
+	defer h.link.ServerEnd(c)
+	req := h.link.BeginRequest(r.Header.Get(inservice.HeaderRequest), r.Header.Get(inservice.HeaderDelay))
 	if req == nil {
 		h.next.ServeHTTP(w, r)
 		return
@@ -81,7 +81,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// its id and counter, and the response waits for its branch to catch
 	// up (docs/latency.md).
 	lw := &latencyWriter{ResponseWriter: w, req: req}
-	h.next.ServeHTTP(lw, r.WithContext(agent.ContextWithRequest(r.Context(), req)))
+	h.next.ServeHTTP(lw, r.WithContext(inservice.ContextWithRequest(r.Context(), req)))
 	lw.catchUp()
 }
 
@@ -105,23 +105,23 @@ func NewTransport(base http.RoundTripper, opts ...Option) http.RoundTripper {
 		base = http.DefaultTransport
 	}
 	c := newConfig(opts)
-	if c.agent == nil {
+	if c.link == nil {
 		return base
 	}
-	return &transport{next: base, agent: c.agent}
+	return &transport{next: base, link: c.link}
 }
 
 type transport struct {
-	next  http.RoundTripper
-	agent *agent.Agent
+	next http.RoundTripper
+	link *inservice.Link
 }
 
 func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
-	t.agent.ClientCall(hostPort(r.URL))
-	if !t.agent.LatencyActive() {
+	t.link.ClientCall(hostPort(r.URL))
+	if !t.link.LatencyActive() {
 		return t.next.RoundTrip(r)
 	}
-	req := agent.RequestFromContext(r.Context())
+	req := inservice.RequestFromContext(r.Context())
 	if req == nil {
 		return t.next.RoundTrip(r)
 	}
@@ -129,11 +129,11 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	// call's delay counter, and takes the callee's counter from its reply.
 	// The request is cloned, as a RoundTripper must not change it.
 	r = r.Clone(r.Context())
-	r.Header.Set(agent.HeaderRequest, req.ID())
-	r.Header.Set(agent.HeaderDelay, req.Local())
+	r.Header.Set(inservice.HeaderRequest, req.ID())
+	r.Header.Set(inservice.HeaderDelay, req.Local())
 	resp, err := t.next.RoundTrip(r)
 	if err == nil {
-		req.Adopt(resp.Header.Get(agent.HeaderDelay))
+		req.Adopt(resp.Header.Get(inservice.HeaderDelay))
 	}
 	return resp, err
 }

@@ -15,21 +15,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/inservice"
 )
 
-// controllerSocket is a stand-in for the controller's end of the agent
-// socket: a real Unix socket that collects the agent's reports.
+// controllerSocket is a stand-in for the controller's end of the
+// instrumentation socket: a real Unix socket that collects the link's reports.
 type controllerSocket struct {
 	ln   net.Listener
 	mu   sync.Mutex
-	last agent.Message
+	last inservice.Message
 	conn net.Conn
 }
 
 func newControllerSocket(t *testing.T) *controllerSocket {
 	t.Helper()
-	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "agent.sock"))
+	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "link.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func newControllerSocket(t *testing.T) *controllerSocket {
 		c.mu.Unlock()
 		sc := bufio.NewScanner(conn)
 		for sc.Scan() {
-			var m agent.Message
+			var m inservice.Message
 			if json.Unmarshal(sc.Bytes(), &m) == nil && m.Type == "report" {
 				c.mu.Lock()
 				c.last = m
@@ -56,8 +56,8 @@ func newControllerSocket(t *testing.T) *controllerSocket {
 	return c
 }
 
-// report asks the agent for a fresh report and returns it.
-func (c *controllerSocket) report(t *testing.T, id uint64) agent.Message {
+// report asks the link for a fresh report and returns it.
+func (c *controllerSocket) report(t *testing.T, id uint64) inservice.Message {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
@@ -68,18 +68,18 @@ func (c *controllerSocket) report(t *testing.T, id uint64) agent.Message {
 			return last
 		}
 		if conn != nil {
-			b, _ := json.Marshal(agent.Message{Type: "flush", ID: id})
+			b, _ := json.Marshal(inservice.Message{Type: "flush", ID: id})
 			conn.Write(append(b, '\n'))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatal("no report from the agent")
-	return agent.Message{}
+	t.Fatal("no report from the link")
+	return inservice.Message{}
 }
 
 func TestCountsUnderConcurrency(t *testing.T) {
 	sock := newControllerSocket(t)
-	a, err := agent.Dial(sock.ln.Addr().String(), "svc")
+	a, err := inservice.Dial(sock.ln.Addr().String(), "svc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestCountsUnderConcurrency(t *testing.T) {
 
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer backend.Close()
-	client := &http.Client{Transport: NewTransport(nil, withAgent(a))}
+	client := &http.Client{Transport: NewTransport(nil, withLink(a))}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, r *http.Request) {
@@ -100,7 +100,7 @@ func TestCountsUnderConcurrency(t *testing.T) {
 		resp.Body.Close()
 	})
 	mux.HandleFunc("POST /items", func(w http.ResponseWriter, r *http.Request) {})
-	srv := httptest.NewServer(NewHandler(mux, withAgent(a)))
+	srv := httptest.NewServer(NewHandler(mux, withLink(a)))
 	defer srv.Close()
 
 	const workers, each = 16, 50
@@ -144,7 +144,7 @@ func TestCountsUnderConcurrency(t *testing.T) {
 func TestNoOpWithoutController(t *testing.T) {
 	// The test process was not started by a controller: the wrappers
 	// must hand back exactly what they were given.
-	t.Setenv(agent.EnvSocket, "")
+	t.Setenv(inservice.EnvSocket, "")
 	h := http.NewServeMux()
 	if got := NewHandler(h); got != http.Handler(h) {
 		t.Fatalf("NewHandler returned a wrapper without a controller")
@@ -167,13 +167,13 @@ func BenchmarkHandlerNoOp(b *testing.B) {
 	}
 }
 
-// TestPoolLimit sends a pool limit over the agent socket, as the controller
+// TestPoolLimit sends a pool limit over the instrumentation socket, as the controller
 // does, and checks that the handler never runs more requests at once, that
 // every request is served, and that a request whose client leaves while
 // queued is answered 503 without reaching the handler.
 func TestPoolLimit(t *testing.T) {
 	sock := newControllerSocket(t)
-	a, err := agent.Dial(sock.ln.Addr().String(), "svc")
+	a, err := inservice.Dial(sock.ln.Addr().String(), "svc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,11 +192,11 @@ func TestPoolLimit(t *testing.T) {
 		time.Sleep(time.Millisecond)
 		running.Add(-1)
 		served.Add(1)
-	}), withAgent(a)))
+	}), withLink(a)))
 	defer srv.Close()
 	sock.report(t, 1) // connected
 	sock.mu.Lock()
-	b, _ := json.Marshal(agent.Message{Type: "pool", Limit: 3, ThresholdNS: int64(time.Second)})
+	b, _ := json.Marshal(inservice.Message{Type: "pool", Limit: 3, ThresholdNS: int64(time.Second)})
 	sock.conn.Write(append(b, '\n'))
 	sock.mu.Unlock()
 	if rep := sock.report(t, 2); rep.Limit != 3 {
@@ -263,7 +263,7 @@ func TestTransportRecordsHostAndPort(t *testing.T) {
 	} {
 		t.Run(tc.url, func(t *testing.T) {
 			ctl := newControllerSocket(t)
-			a, err := agent.Dial(ctl.ln.Addr().String(), "svc")
+			a, err := inservice.Dial(ctl.ln.Addr().String(), "svc")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -275,7 +275,7 @@ func TestTransportRecordsHostAndPort(t *testing.T) {
 				return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
 			}}
 			defer direct.CloseIdleConnections()
-			client := &http.Client{Transport: NewTransport(direct, withAgent(a), nil)}
+			client := &http.Client{Transport: NewTransport(direct, withLink(a), nil)}
 			if strings.HasPrefix(tc.url, "https") {
 				// No TLS here: the address is recorded before the
 				// request goes out, and the request fails.

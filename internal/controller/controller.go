@@ -19,9 +19,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/atomicfile"
 	"github.com/slowpoke-dev/slowpoke/internal/attach"
+	"github.com/slowpoke-dev/slowpoke/internal/inservice"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/stale"
@@ -99,7 +99,7 @@ type Controller struct {
 	releaseOnce sync.Once
 
 	ln       net.Listener // control
-	agentLn  net.Listener
+	linkLn   net.Listener
 	sockDir  string
 	exited   chan struct{} // closed when the child has exited (before it is reaped)
 	exitCode int
@@ -123,9 +123,9 @@ type Controller struct {
 	roundSeq     uint64
 	seen         window
 	peers        map[string]*peer
-	agents       map[*agentConn]struct{}
-	pool         wire.Pool    // admission limit and threshold, for agents now and later
-	latency      wire.Latency // latency what-if, for agents now and later
+	links        map[*linkConn]struct{}
+	pool         wire.Pool    // admission limit and threshold, for links now and later
+	latency      wire.Latency // latency what-if, for links now and later
 	flushSeq     uint64
 	c            counters
 	recent       []wire.RoundRecord
@@ -159,7 +159,7 @@ func Start(cfg Config) (*Controller, error) {
 		log:    cfg.Logger.With("service", cfg.Name),
 		exited: make(chan struct{}),
 		peers:  map[string]*peer{},
-		agents: map[*agentConn]struct{}{},
+		links:  map[*linkConn]struct{}{},
 	}
 	sock, err := c.listen()
 	if err != nil {
@@ -177,7 +177,7 @@ func Start(cfg Config) (*Controller, error) {
 	}
 	if err := start(sock); err != nil {
 		c.ln.Close()
-		c.agentLn.Close()
+		c.linkLn.Close()
 		os.RemoveAll(c.sockDir)
 		return nil, err
 	}
@@ -234,23 +234,23 @@ func checkConfig(cfg *Config) error {
 	return nil
 }
 
-// listen opens the agents' socket, in a directory of its own, and the
+// listen opens the instrumentation socket, in a directory of its own, and the
 // control listener, and returns the socket's path. On an error it leaves
 // nothing open.
 func (c *Controller) listen() (sock string, err error) {
 	// The directory is named after this process, so that the next
 	// controller removes it if this one is killed before it can.
-	stale.Sweep(os.TempDir(), agent.SocketDirKind)
-	if c.sockDir, err = os.MkdirTemp("", stale.Prefix(agent.SocketDirKind)); err != nil {
+	stale.Sweep(os.TempDir(), inservice.SocketDirKind)
+	if c.sockDir, err = os.MkdirTemp("", stale.Prefix(inservice.SocketDirKind)); err != nil {
 		return "", err
 	}
-	sock = filepath.Join(c.sockDir, "agent.sock")
-	if c.agentLn, err = net.Listen("unix", sock); err != nil {
+	sock = filepath.Join(c.sockDir, "link.sock")
+	if c.linkLn, err = net.Listen("unix", sock); err != nil {
 		os.RemoveAll(c.sockDir)
 		return "", err
 	}
 	if c.ln, err = net.Listen("tcp", c.cfg.Listen); err != nil {
-		c.agentLn.Close()
+		c.linkLn.Close()
 		os.RemoveAll(c.sockDir)
 		return "", fmt.Errorf("controller: listen on %s: %w", c.cfg.Listen, err)
 	}
@@ -265,7 +265,7 @@ func (c *Controller) serve() {
 		c.renewed = time.Now()
 		go c.watchLease()
 	}
-	go c.acceptAgents()
+	go c.acceptLinks()
 	go c.acceptControl()
 	switch {
 	case c.set != nil:
@@ -290,7 +290,7 @@ func (c *Controller) startChild(sock string) error {
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd.Env = append(withoutSecret(env), agent.EnvSocket+"="+sock, agent.EnvService+"="+c.cfg.Name)
+	cmd.Env = append(withoutSecret(env), inservice.EnvSocket+"="+sock, inservice.EnvService+"="+c.cfg.Name)
 	cmd.Dir = c.cfg.Dir
 	cmd.Stdout, cmd.Stderr = c.cfg.Stdout, c.cfg.Stderr
 	if cmd.Stdout == nil {
@@ -344,7 +344,7 @@ func (c *Controller) startChild(sock string) error {
 func withoutSecret(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
-		if strings.HasPrefix(kv, EnvSecret+"=") || strings.HasPrefix(kv, agent.EnvSocket+"=") || strings.HasPrefix(kv, agent.EnvService+"=") {
+		if strings.HasPrefix(kv, EnvSecret+"=") || strings.HasPrefix(kv, inservice.EnvSocket+"=") || strings.HasPrefix(kv, inservice.EnvService+"=") {
 			continue
 		}
 		out = append(out, kv)
@@ -501,9 +501,9 @@ func (c *Controller) Wait() int {
 
 func (c *Controller) close() {
 	c.ln.Close()
-	c.agentLn.Close()
+	c.linkLn.Close()
 	c.mu.Lock()
-	for a := range c.agents {
+	for a := range c.links {
 		a.conn.Close()
 	}
 	for _, p := range c.peers {

@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
+	"github.com/slowpoke-dev/slowpoke/internal/inservice"
 	"github.com/slowpoke-dev/slowpoke/internal/stale"
 	"github.com/slowpoke-dev/slowpoke/internal/testroot"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
@@ -102,9 +102,9 @@ func TestMain(m *testing.M) {
 		<-term
 		os.Exit(0)
 	case "calls": // instrumented service receiving a steady stream of calls
-		a := agent.Default()
+		a := inservice.Default()
 		if a == nil {
-			fmt.Fprintln(os.Stderr, "no agent")
+			fmt.Fprintln(os.Stderr, "no instrumentation link")
 			os.Exit(9)
 		}
 		for {
@@ -398,12 +398,12 @@ func TestChildResumedWhenControllerKilled(t *testing.T) {
 	})
 	// The killed controller could not remove its socket directory; the
 	// sweep every controller makes as it starts does.
-	mine := filepath.Join(os.TempDir(), fmt.Sprintf("%s-%d-*", agent.SocketDirKind, cmd.Process.Pid))
+	mine := filepath.Join(os.TempDir(), fmt.Sprintf("%s-%d-*", inservice.SocketDirKind, cmd.Process.Pid))
 	left, _ := filepath.Glob(mine)
 	if len(left) != 1 {
 		t.Errorf("the killed controller's socket directories: %q, want one", left)
 	}
-	stale.Sweep(os.TempDir(), agent.SocketDirKind)
+	stale.Sweep(os.TempDir(), inservice.SocketDirKind)
 	if left, _ := filepath.Glob(mine); len(left) != 0 {
 		t.Errorf("left after a sweep: %q", left)
 	}
@@ -576,15 +576,15 @@ func TestUnauthenticatedRejected(t *testing.T) {
 }
 
 func TestSecretNotPassedToChild(t *testing.T) {
-	env := withoutSecret([]string{"A=1", EnvSecret + "=" + hex.EncodeToString(testSecret), agent.EnvSocket + "=/x"})
+	env := withoutSecret([]string{"A=1", EnvSecret + "=" + hex.EncodeToString(testSecret), inservice.EnvSocket + "=/x"})
 	if len(env) != 1 || env[0] != "A=1" {
 		t.Fatalf("env = %v", env)
 	}
 }
 
-func TestAgentChannelCoalescedAndSplit(t *testing.T) {
+func TestLinkChannelCoalescedAndSplit(t *testing.T) {
 	c := startCtl(t, "spin", "spin", time.Second)
-	conn, err := net.Dial("unix", filepath.Join(c.sockDir, "agent.sock"))
+	conn, err := net.Dial("unix", filepath.Join(c.sockDir, "link.sock"))
 	must(t, err)
 	defer conn.Close()
 	// Three messages in one write, the last one cut in half, then a
@@ -759,7 +759,7 @@ func TestSetLatencyValidates(t *testing.T) {
 			t.Errorf("SetLatency(%+.40v): %v, want an error about the latency setting", bad, err)
 		}
 	}
-	store, err := agent.CreateStore(filepath.Join(t.TempDir(), "delays"))
+	store, err := inservice.CreateStore(filepath.Join(t.TempDir(), "delays"))
 	must(t, err)
 	defer store.Close()
 	must(t, cl.SetLatency(wire.Latency{Store: store.Path(), Target: true, DelayNS: int64(time.Millisecond)}))

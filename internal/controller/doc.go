@@ -2,7 +2,7 @@
 //
 // A controller starts the service as a child in a new process group and can
 // pause the whole group with SIGSTOP/SIGCONT. It listens on a Unix socket for
-// the service's instrumentation (internal/agent) and on an authenticated TCP
+// the service's instrumentation (internal/inservice) and on an authenticated TCP
 // port (internal/wire) for the orchestrator and for other controllers.
 //
 // During a slowdown run the target's controller starts a round every Batch

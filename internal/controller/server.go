@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/inservice"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
@@ -168,15 +168,15 @@ func (c *Controller) handle(t wire.Type, p []byte) (any, error) {
 // now and whenever it connects again.
 func (c *Controller) SetPool(pl wire.Pool) error {
 	switch {
-	case pl.Limit < 0 || pl.Limit > agent.MaxLimit:
-		return fmt.Errorf("pool limit must be in [0, %d], got %d", agent.MaxLimit, pl.Limit)
+	case pl.Limit < 0 || pl.Limit > inservice.MaxLimit:
+		return fmt.Errorf("pool limit must be in [0, %d], got %d", inservice.MaxLimit, pl.Limit)
 	case pl.ThresholdNS < 0 || pl.ThresholdNS > wire.MaxPoolThreshold:
 		return fmt.Errorf("pool threshold must be in [0, %v], got %v", time.Duration(wire.MaxPoolThreshold), time.Duration(pl.ThresholdNS))
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.pool = pl
-	c.sendAgentsLocked(poolMessage(pl))
+	c.sendLinksLocked(poolMessage(pl))
 	return nil
 }
 
@@ -189,24 +189,24 @@ func (c *Controller) SetLatency(l wire.Latency) error {
 	switch {
 	case l.Store != "" && (!filepath.IsAbs(l.Store) || len(l.Store) > maxStorePath || strings.ContainsAny(l.Store, "\x00\n")):
 		return fmt.Errorf("latency store must be an absolute path of at most %d bytes, got %q", maxStorePath, l.Store)
-	case l.DelayNS < 0 || l.DelayNS > int64(agent.MaxDelay):
-		return fmt.Errorf("latency delay must be in [0, %v], got %v", agent.MaxDelay, time.Duration(l.DelayNS))
+	case l.DelayNS < 0 || l.DelayNS > int64(inservice.MaxDelay):
+		return fmt.Errorf("latency delay must be in [0, %v], got %v", inservice.MaxDelay, time.Duration(l.DelayNS))
 	case l.Store == "" && (l.Target || l.DelayNS != 0):
 		return errors.New("latency target or delay set without a store")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.latency = l
-	c.sendAgentsLocked(latencyMessage(l))
+	c.sendLinksLocked(latencyMessage(l))
 	return nil
 }
 
-func latencyMessage(l wire.Latency) agent.Message {
-	return agent.Message{Type: "latency", Store: l.Store, Target: l.Target, DelayNS: l.DelayNS}
+func latencyMessage(l wire.Latency) inservice.Message {
+	return inservice.Message{Type: "latency", Store: l.Store, Target: l.Target, DelayNS: l.DelayNS}
 }
 
-func poolMessage(pl wire.Pool) agent.Message {
-	return agent.Message{Type: "pool", Limit: pl.Limit, ThresholdNS: pl.ThresholdNS}
+func poolMessage(pl wire.Pool) inservice.Message {
+	return inservice.Message{Type: "pool", Limit: pl.Limit, ThresholdNS: pl.ThresholdNS}
 }
 
 // Configure validates and stores slowdown parameters for the next start:
@@ -303,7 +303,7 @@ func (c *Controller) StartSlowdown() error {
 	if counting {
 		// The first round comes Batch calls from now: learn where the
 		// call counter stands.
-		rep, ok := c.flushAgents(time.Second)
+		rep, ok := c.flushLinks(time.Second)
 		if !ok {
 			return errors.New("the service's instrumentation is not connected: is it wrapped with slowhttp/slowgrpc?")
 		}
@@ -335,7 +335,7 @@ func (c *Controller) StartSlowdown() error {
 	c.seen = window{}
 	if counting {
 		c.roundMark = total / uint64(conf.Batch)
-		c.sendAgentsLocked(c.configMessageLocked())
+		c.sendLinksLocked(c.configMessageLocked())
 	}
 	if byCPU {
 		c.roundMark = 0
@@ -348,8 +348,8 @@ func (c *Controller) StartSlowdown() error {
 // configMessageLocked tells the instrumentation how often to start a
 // round while a slowdown runs: every Batch calls, by ringing the bell
 // where the target's controller holds cores, by a tick otherwise.
-func (c *Controller) configMessageLocked() agent.Message {
-	m := agent.Message{Type: "config", Batch: uint64(c.conf.Batch)}
+func (c *Controller) configMessageLocked() inservice.Message {
+	m := inservice.Message{Type: "config", Batch: uint64(c.conf.Batch)}
 	if c.grp != nil {
 		m.Bell = c.grp.bellPath()
 	}
@@ -360,7 +360,7 @@ func (c *Controller) stopSlowdown() {
 	c.mu.Lock()
 	c.active = false
 	c.stops++
-	c.sendAgentsLocked(agent.Message{Type: "config", Batch: 0})
+	c.sendLinksLocked(inservice.Message{Type: "config", Batch: 0})
 	if c.cpuStop != nil {
 		close(c.cpuStop)
 		c.cpuStop = nil
@@ -641,24 +641,24 @@ func (p *peer) loop() {
 	}
 }
 
-// ---- agent channel ----
+// ---- instrumentation channel (internal/inservice) ----
 
-type agentConn struct {
+type linkConn struct {
 	conn   net.Conn
 	wmu    sync.Mutex
-	last   agent.Message
+	last   inservice.Message
 	gotRep chan uint64
 }
 
-func (c *Controller) acceptAgents() {
+func (c *Controller) acceptLinks() {
 	for {
-		conn, err := c.agentLn.Accept()
+		conn, err := c.linkLn.Accept()
 		if err != nil {
 			return
 		}
-		a := &agentConn{conn: conn, gotRep: make(chan uint64, 16)}
+		a := &linkConn{conn: conn, gotRep: make(chan uint64, 16)}
 		c.mu.Lock()
-		c.agents[a] = struct{}{}
+		c.links[a] = struct{}{}
 		if c.active && countsCalls(c.conf) {
 			a.send(c.configMessageLocked())
 		}
@@ -669,11 +669,11 @@ func (c *Controller) acceptAgents() {
 			a.send(latencyMessage(c.latency))
 		}
 		c.mu.Unlock()
-		go c.serveAgent(a)
+		go c.serveLink(a)
 	}
 }
 
-func (a *agentConn) send(m agent.Message) {
+func (a *linkConn) send(m inservice.Message) {
 	b, _ := json.Marshal(m)
 	a.wmu.Lock()
 	defer a.wmu.Unlock()
@@ -681,26 +681,26 @@ func (a *agentConn) send(m agent.Message) {
 	a.conn.Write(append(b, '\n'))
 }
 
-func (c *Controller) sendAgentsLocked(m agent.Message) {
+func (c *Controller) sendLinksLocked(m inservice.Message) {
 	// Synchronous, so a stop's config can never overtake the next start's.
-	for a := range c.agents {
+	for a := range c.links {
 		a.send(m)
 	}
 }
 
-// serveAgent reads the agent's newline-delimited messages; one read may
+// serveLink reads the link's newline-delimited messages; one read may
 // return many coalesced messages or part of one, the scanner reassembles.
-func (c *Controller) serveAgent(a *agentConn) {
+func (c *Controller) serveLink(a *linkConn) {
 	defer func() {
 		c.mu.Lock()
-		delete(c.agents, a)
+		delete(c.links, a)
 		c.mu.Unlock()
 		a.conn.Close()
 	}()
 	sc := bufio.NewScanner(a.conn)
-	sc.Buffer(make([]byte, 0, 64<<10), agent.MaxLine)
+	sc.Buffer(make([]byte, 0, 64<<10), inservice.MaxLine)
 	for sc.Scan() {
-		var m agent.Message
+		var m inservice.Message
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			c.log.Warn("malformed message from instrumentation", "err", err)
 			continue
@@ -724,22 +724,22 @@ func (c *Controller) serveAgent(a *agentConn) {
 	}
 }
 
-// flushAgents asks every agent for a fresh report and waits up to timeout.
-func (c *Controller) flushAgents(timeout time.Duration) (wire.Stats, bool) {
+// flushLinks asks every link for a fresh report and waits up to timeout.
+func (c *Controller) flushLinks(timeout time.Duration) (wire.Stats, bool) {
 	c.mu.Lock()
 	c.flushSeq++
 	id := c.flushSeq
-	agents := make([]*agentConn, 0, len(c.agents))
-	for a := range c.agents {
-		agents = append(agents, a)
+	links := make([]*linkConn, 0, len(c.links))
+	for a := range c.links {
+		links = append(links, a)
 	}
 	c.mu.Unlock()
 	deadline := time.After(timeout)
-	for _, a := range agents {
-		a.send(agent.Message{Type: "flush", ID: id})
+	for _, a := range links {
+		a.send(inservice.Message{Type: "flush", ID: id})
 	}
 wait:
-	for _, a := range agents {
+	for _, a := range links {
 		for {
 			select {
 			case got := <-a.gotRep:
@@ -755,7 +755,7 @@ wait:
 	st.Endpoints, st.Downstream = map[string]uint64{}, map[string]uint64{}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for a := range c.agents {
+	for a := range c.links {
 		st.Calls += a.last.Total
 		st.InFlight += a.last.InFlight
 		st.Done += a.last.Done
@@ -773,12 +773,12 @@ wait:
 			st.Downstream[k] += v
 		}
 	}
-	return st, len(c.agents) > 0
+	return st, len(c.links) > 0
 }
 
 // Stats returns a fresh snapshot of the controller's counters.
 func (c *Controller) Stats() *wire.Stats {
-	st, connected := c.flushAgents(500 * time.Millisecond)
+	st, connected := c.flushLinks(500 * time.Millisecond)
 	st.Service = c.cfg.Name
 	st.PID = c.pgid
 	st.AgentConnected = connected

@@ -1,7 +1,7 @@
 package emulator
 
 // Tests of the slowpoke-emu binary as a real process: signals, environment
-// variables and the agent socket of the instrumentation.
+// variables and the instrumentation socket.
 
 import (
 	"bufio"
@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slowpoke-dev/slowpoke/internal/agent"
+	"github.com/slowpoke-dev/slowpoke/internal/inservice"
 	"github.com/slowpoke-dev/slowpoke/internal/spans"
 )
 
@@ -337,26 +337,26 @@ services:
 	}
 }
 
-// agentSocket listens on a Unix socket like a controller and delivers every
+// linkSocket listens on a Unix socket like a controller and delivers every
 // message received, tagged with the service from its connection's hello.
-type agentSocket struct {
+type linkSocket struct {
 	path string
 	msgs chan taggedMessage
 }
 
 type taggedMessage struct {
 	service string
-	agent.Message
+	inservice.Message
 }
 
-func listenAgent(t *testing.T) *agentSocket {
+func listenLink(t *testing.T) *linkSocket {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "emu-agent") // short: Unix socket paths are limited
+	dir, err := os.MkdirTemp("", "emu-link") // short: Unix socket paths are limited
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	a := &agentSocket{path: filepath.Join(dir, "a.sock"), msgs: make(chan taggedMessage, 1024)}
+	a := &linkSocket{path: filepath.Join(dir, "a.sock"), msgs: make(chan taggedMessage, 1024)}
 	l, err := net.Listen("unix", a.path)
 	if err != nil {
 		t.Fatal(err)
@@ -384,10 +384,10 @@ func listenAgent(t *testing.T) *agentSocket {
 			mu.Unlock()
 			go func() {
 				sc := bufio.NewScanner(c)
-				sc.Buffer(make([]byte, 0, 4096), agent.MaxLine)
+				sc.Buffer(make([]byte, 0, 4096), inservice.MaxLine)
 				service := ""
 				for sc.Scan() {
-					var m agent.Message
+					var m inservice.Message
 					if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 						continue
 					}
@@ -405,7 +405,7 @@ func listenAgent(t *testing.T) *agentSocket {
 	return a
 }
 
-func TestBinaryInstrumentedReportsToAgent(t *testing.T) {
+func TestBinaryInstrumentedReportsToController(t *testing.T) {
 	cartPort := freePort(t)
 	topo := writeTopology(t, `
 services:
@@ -419,12 +419,12 @@ services:
     protocol: grpc
     endpoints: {Get: {work_us: 100}}
 `)
-	sock := listenAgent(t)
-	agentEnv := func(service string) []string {
-		return []string{agent.EnvSocket + "=" + sock.path, agent.EnvService + "=" + service}
+	sock := listenLink(t)
+	linkEnv := func(service string) []string {
+		return []string{inservice.EnvSocket + "=" + sock.path, inservice.EnvService + "=" + service}
 	}
-	cart := startReady(t, agentEnv("cart"), "-topology", topo, "-service", "cart")
-	front := startReady(t, append(agentEnv("front"), "EMU_PORT=0"), "-topology", topo, "-service", "front")
+	cart := startReady(t, linkEnv("cart"), "-topology", topo, "-service", "cart")
+	front := startReady(t, append(linkEnv("front"), "EMU_PORT=0"), "-topology", topo, "-service", "front")
 
 	client := &http.Client{Timeout: 20 * time.Second}
 	defer client.CloseIdleConnections()
@@ -442,8 +442,8 @@ services:
 	cartAddr := "127.0.0.1:" + strconv.Itoa(cartPort)
 	hellos := map[string]int{}
 	var frontOK, cartOK bool
-	var last map[string]agent.Message
-	last = map[string]agent.Message{}
+	var last map[string]inservice.Message
+	last = map[string]inservice.Message{}
 	deadline := time.After(20 * time.Second)
 	for !(frontOK && cartOK) {
 		select {
@@ -478,8 +478,8 @@ services:
     port: 1
     endpoints: {/home: {}}
 `)
-	sock := listenAgent(t)
-	env := []string{agent.EnvSocket + "=" + sock.path, agent.EnvService + "=front", "EMU_PORT=0"}
+	sock := listenLink(t)
+	env := []string{inservice.EnvSocket + "=" + sock.path, inservice.EnvService + "=front", "EMU_PORT=0"}
 	p := startReady(t, env, "-topology", topo, "-service", "front", "-plain")
 	client := &http.Client{Timeout: 20 * time.Second}
 	defer client.CloseIdleConnections()
@@ -490,8 +490,8 @@ services:
 	// every 200ms; give it a little longer than that.
 	select {
 	case m := <-sock.msgs:
-		t.Errorf("plain emulator sent %+v to the agent socket", m)
-	case <-time.After(3 * agent.ReportEvery):
+		t.Errorf("plain emulator sent %+v to the instrumentation socket", m)
+	case <-time.After(3 * inservice.ReportEvery):
 	}
 }
 

@@ -157,9 +157,6 @@ func (t Tuning) report() *report.Tuning {
 		ShortPausesOnly: t.ShortPausesOnly, NominalDelay: t.NominalDelay, NoStarvedRepair: t.NoStarvedRepair, LongPauseCapMS: float64(t.LongPauseCap) / 1e6, OpenLoopRate: t.OpenLoopRate}
 }
 
-// CheckPauseLead refuses a PauseLead the controllers would refuse.
-func (t Tuning) CheckPauseLead() error { return CheckPauseLead(t.pauseLead()) }
-
 // pauseLead is the lead every stop is deferred by.
 func (t Tuning) pauseLead() time.Duration {
 	if t.PauseLead == nil {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 
-	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
+	"github.com/slowpoke-dev/slowpoke/internal/inservice"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
@@ -97,7 +97,7 @@ type latencyRun struct {
 	s        *spec.Spec
 	o        LatencyOptions
 	mix      []load.Request
-	store    *agent.Store
+	store    *inservice.Store
 	warnings []string
 }
 
@@ -259,9 +259,9 @@ func (r *latencyRun) plan(ctx context.Context, out *report.Latency) ([]*latencyP
 			return nil, 0, &backend.SettingError{Setting: SettingReduction, Value: red.Text, Err: err}
 		}
 		dd := time.Duration(v * 1e9)
-		if dd > agent.MaxDelay {
+		if dd > inservice.MaxDelay {
 			return nil, 0, &backend.SettingError{Setting: SettingReduction, Value: red.Text,
-				Err: fmt.Errorf("%v per call is more than the most allowed (%v)", dd, agent.MaxDelay)}
+				Err: fmt.Errorf("%v per call is more than the most allowed (%v)", dd, inservice.MaxDelay)}
 		}
 		points[i] = &latencyPoint{d: dd}
 	}
@@ -533,12 +533,12 @@ func (rs *runs) busyPct() float64 {
 
 // createStore makes the delay store where d's controllers can map it
 // (backend.SharedFiles), or says why d has none.
-func createStore(d backend.Backend) (*agent.Store, error) {
+func createStore(d backend.Backend) (*inservice.Store, error) {
 	path, err := d.SharedPath(storeKind)
 	if err != nil {
 		return nil, fmt.Errorf("a latency what-if needs a delay store shared with every service's controller: %w", err)
 	}
-	return agent.CreateStore(path)
+	return inservice.CreateStore(path)
 }
 
 // storeKind starts the name of a delay store (see package stale).
@@ -777,7 +777,7 @@ func (r *latencyRun) measureHolding(ctx context.Context, rate float64, window, d
 
 // delayHeader reads the delay the entry service reports for a request.
 func delayHeader(h http.Header) int64 {
-	v, _ := agent.ParseDelay(h.Get(agent.HeaderDelay))
+	v, _ := inservice.ParseDelay(h.Get(inservice.HeaderDelay))
 	return v
 }
 
@@ -873,74 +873,6 @@ func quantileCI(s []float64, q float64) (float64, [2]float64) {
 	hi := int(math.Ceil(n*q+h)) - 1
 	at := func(i int) float64 { return s[min(max(i, 0), len(s)-1)] }
 	return quantile(s, q), [2]float64{at(lo), at(hi)}
-}
-
-// LatencyOverhead measures what taking part in a latency what-if costs
-// when nothing is sped up: the p50 (ms) of the whole workload in open loop
-// at DefaultRateShare of the saturating rate (or o.Rate), alternately with
-// every service out of the what-if and in it at a delay of 0, reps times
-// each, in the order out-in, in-out, out-in, ... Only o.Rate, o.Connections, o.Warmup, o.Duration and o.Progress
-// are used; o.Target must name a service that does CPU work.
-func LatencyOverhead(ctx context.Context, d backend.Backend, o LatencyOptions, reps int) (off, on []float64, rate float64, err error) {
-	var dur time.Duration
-	workloadDefaults(d.Spec(), &o.Connections, &o.Warmup, &dur)
-	if o.Duration <= 0 {
-		o.Duration = dur
-	}
-	mix, err := mixOf(d.Spec())
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	r := &latencyRun{d: d, s: d.Spec(), o: o, mix: mix, stepper: stepper{w: o.Progress, start: time.Now(), total: 1 + 2*reps, step: 1}}
-	if r.store, err = createStore(d); err != nil {
-		return nil, nil, 0, err
-	}
-	defer r.end()
-	r.progress("saturation")
-	sat, err := r.saturation(ctx)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	rate = o.Rate
-	if rate == 0 {
-		rate = DefaultRateShare * sat.rps
-	}
-	p50 := func() (float64, error) {
-		res, err := load.RunOpen(ctx, mix, rate, load.WithWarmup(o.Warmup), load.WithDuration(o.Duration))
-		if err != nil {
-			return 0, err
-		}
-		return float64(res.Latency.P50) / 1e6, nil
-	}
-	for i := range reps {
-		// ABBA order: a drift within a pair does not favour either.
-		order := []bool{false, true}
-		if i%2 == 1 {
-			order = []bool{true, false}
-		}
-		for _, in := range order {
-			r.step++
-			r.progress("repetition %d, %s the what-if", i+1, map[bool]string{false: "out of", true: "in"}[in])
-			if in {
-				err = r.setAll(0)
-			} else {
-				err = r.leaveAll()
-			}
-			if err != nil {
-				return nil, nil, 0, err
-			}
-			v, err := p50()
-			if err != nil {
-				return nil, nil, 0, err
-			}
-			if in {
-				on = append(on, v)
-			} else {
-				off = append(off, v)
-			}
-		}
-	}
-	return off, on, rate, nil
 }
 
 // baselineP50DriftWarning says, for the request type whose baseline p50

@@ -48,8 +48,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/attach"
+	"github.com/slowpoke-dev/slowpoke/internal/inservice"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/stale"
@@ -555,7 +555,7 @@ func EndService(s Service, logf func(string, ...any)) string {
 
 // strays finds the processes of service s that its controller started
 // without anyone learning their process group: the service's name and a
-// socket in the controller's own directory (agent.SocketDirKind, named
+// socket in the controller's own directory (inservice.SocketDirKind, named
 // after the controller's pid) are in their environment, and they began no
 // earlier than the controller. Their parent may be gone: they are found
 // wherever they were reparented.
@@ -576,11 +576,11 @@ func strays(s Service) []proc.Stat {
 		if err != nil || start < since || st.Ended() || st.PID == os.Getpid() {
 			continue
 		}
-		if name, _ := proc.Getenv(st.PID, agent.EnvService); name != s.Name {
+		if name, _ := proc.Getenv(st.PID, inservice.EnvService); name != s.Name {
 			continue
 		}
-		sock, _ := proc.Getenv(st.PID, agent.EnvSocket)
-		if pid, ok := stale.Creator(filepath.Base(filepath.Dir(sock)), agent.SocketDirKind); !ok || pid != s.Controller.PID {
+		sock, _ := proc.Getenv(st.PID, inservice.EnvSocket)
+		if pid, ok := stale.Creator(filepath.Base(filepath.Dir(sock)), inservice.SocketDirKind); !ok || pid != s.Controller.PID {
 			continue
 		}
 		out = append(out, st)

@@ -17,8 +17,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/slowpoke-dev/slowpoke/internal/agent"
 	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
+	"github.com/slowpoke-dev/slowpoke/internal/inservice"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/stale"
@@ -68,14 +68,14 @@ func TestMain(m *testing.M) {
 // directory named after the controller in its environment), prints the
 // service's PID and its child's, and waits.
 func fakeController() {
-	dir, err := os.MkdirTemp("", stale.Prefix(agent.SocketDirKind))
+	dir, err := os.MkdirTemp("", stale.Prefix(inservice.SocketDirKind))
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(4)
 	}
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), roleEnv+"=wrapper",
-		agent.EnvSocket+"="+filepath.Join(dir, "agent.sock"), agent.EnvService+"="+os.Getenv("NAME"))
+		inservice.EnvSocket+"="+filepath.Join(dir, "link.sock"), inservice.EnvService+"="+os.Getenv("NAME"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGCONT}
 	out, _ := cmd.StdoutPipe()
 	if p := os.Getenv("CGROUP"); p != "" {
@@ -235,7 +235,7 @@ func startRun(t *testing.T, env ...string) (*exec.Cmd, io.WriteCloser, runInfo) 
 		}
 		cmd.Process.Kill()
 		cmd.Wait()
-		stale.Sweep(os.TempDir(), agent.SocketDirKind) // the killed controllers'
+		stale.Sweep(os.TempDir(), inservice.SocketDirKind) // the killed controllers'
 	})
 	return cmd, stdin, info
 }
@@ -473,15 +473,15 @@ func TestStrays(t *testing.T) {
 	if !ok {
 		t.Skip("cannot read start times from /proc")
 	}
-	sock := filepath.Join(os.TempDir(), fmt.Sprintf("%s-%d-test", agent.SocketDirKind, me.PID), "agent.sock")
+	sock := filepath.Join(os.TempDir(), fmt.Sprintf("%s-%d-test", inservice.SocketDirKind, me.PID), "link.sock")
 	cmd := exec.Command("sleep", "60")
-	cmd.Env = []string{agent.EnvService + "=svc", agent.EnvSocket + "=" + sock}
+	cmd.Env = []string{inservice.EnvService + "=svc", inservice.EnvSocket + "=" + sock}
 	if err := cmd.Start(); err != nil {
 		t.Skip("cannot run sleep:", err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if _, ok := proc.Getenv(cmd.Process.Pid, agent.EnvService); ok {
+		if _, ok := proc.Getenv(cmd.Process.Pid, inservice.EnvService); ok {
 			break // the environment is set a moment after exec begins
 		}
 	}

@@ -78,7 +78,7 @@ type RoundRecord struct {
 }
 
 // Stats is the reply to TStats: cumulative counters since the controller
-// started (agent counts) or since the last TReset (round and pause counts).
+// started (instrumentation counts) or since the last TReset (round and pause counts).
 type Stats struct {
 	Service        string            `json:"service"`
 	PID            int               `json:"pid"`

@@ -1,4 +1,4 @@
-package agent
+package inservice
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// newLocal is an agent with no controller, for driving its methods directly.
-func newLocal() *Agent {
-	return &Agent{endpoints: newCounterSet(), downstream: newCounterSet(), tick: make(chan struct{}, 1), counters: poolCounters{base: time.Now()}}
+// newLocal is a link with no controller, for driving its methods directly.
+func newLocal() *Link {
+	return &Link{endpoints: newCounterSet(), downstream: newCounterSet(), tick: make(chan struct{}, 1), counters: poolCounters{base: time.Now()}}
 }
 
 // TestLimitNeverExceeded runs many callers through limits changed while they
@@ -196,12 +196,12 @@ func TestPoolCounters(t *testing.T) {
 	if m.ThresholdNS != int64(300*time.Millisecond) || m.Limit != 0 {
 		t.Errorf("threshold %d limit %d", m.ThresholdNS, m.Limit)
 	}
-	var nilAgent *Agent
-	c, err := nilAgent.ServerStart(context.Background(), "x")
-	nilAgent.ServerEnd(c)
-	nilAgent.SetPool(3, time.Second)
+	var nilLink *Link
+	c, err := nilLink.ServerStart(context.Background(), "x")
+	nilLink.ServerEnd(c)
+	nilLink.SetPool(3, time.Second)
 	if err != nil {
-		t.Errorf("nil agent: %v", err)
+		t.Errorf("nil link: %v", err)
 	}
 }
 

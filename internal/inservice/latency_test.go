@@ -1,4 +1,4 @@
-package agent
+package inservice
 
 import (
 	"context"
@@ -151,9 +151,9 @@ func TestRequestOffCostsNothing(t *testing.T) {
 	if r := a.BeginRequest("1", "2"); r != nil {
 		t.Fatal("BeginRequest returned a request outside a what-if")
 	}
-	var nilAgent *Agent
-	if nilAgent.BeginRequest("1", "2") != nil || nilAgent.LatencyActive() {
-		t.Fatal("nil agent joined a what-if")
+	var nilLink *Link
+	if nilLink.BeginRequest("1", "2") != nil || nilLink.LatencyActive() {
+		t.Fatal("nil link joined a what-if")
 	}
 	var r *Request
 	r.Start()

@@ -1,4 +1,4 @@
-package agent
+package inservice
 
 import (
 	"context"
@@ -61,7 +61,7 @@ func init() { nextID.Store(rand.Uint64() >> 1) }
 // delay store file; target says whether this is the service virtually sped
 // up, by delay per call), or ends it when store is empty. The controller
 // sets it with a "latency" message; tests call it directly.
-func (a *Agent) SetLatency(store string, target bool, delay time.Duration) error {
+func (a *Link) SetLatency(store string, target bool, delay time.Duration) error {
 	if a == nil {
 		return nil
 	}
@@ -93,11 +93,11 @@ func (a *Agent) SetLatency(store string, target bool, delay time.Duration) error
 }
 
 // LatencyActive reports whether a latency what-if is under way.
-func (a *Agent) LatencyActive() bool { return a != nil && a.latency.Load() != nil }
+func (a *Link) LatencyActive() bool { return a != nil && a.latency.Load() != nil }
 
 // BeginRequest joins a served call to a latency what-if (NewRequest) and
 // starts its work (Start).
-func (a *Agent) BeginRequest(id, delay string) *Request {
+func (a *Link) BeginRequest(id, delay string) *Request {
 	r := a.NewRequest(id, delay)
 	r.Start()
 	return r
@@ -108,7 +108,7 @@ func (a *Agent) BeginRequest(id, delay string) *Request {
 // absent); malformed values count as absent, and a request without an id
 // gets a new one. It returns nil, at the cost of one atomic load, when no
 // what-if is under way.
-func (a *Agent) NewRequest(id, delay string) *Request {
+func (a *Link) NewRequest(id, delay string) *Request {
 	if a == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package agent
+package inservice
 
 import (
 	"bufio"
@@ -12,15 +12,19 @@ import (
 )
 
 // Environment variables set by the controller for the service it starts.
+// EnvSocket keeps its name from when this package was called agent:
+// services in other languages that speak the protocol read it.
 const (
 	EnvSocket  = "SLOWPOKE_AGENT_SOCKET"
 	EnvService = "SLOWPOKE_SERVICE"
 )
 
 // SocketDirKind starts the name of the directory that holds a controller's
-// agent socket (EnvSocket) and bell: the directory is named after the
-// controller's process id (see package stale), so that the service's
-// environment says which controller started it.
+// instrumentation socket (EnvSocket) and bell: the directory is named after
+// the controller's process id (see package stale), so that the service's
+// environment says which controller started it. Its value is from when
+// this package was called agent: package stale finds such directories
+// that older controllers left.
 const SocketDirKind = "slowpoke-agent"
 
 // Limits that keep reports bounded whatever the service does.
@@ -34,12 +38,12 @@ const (
 	writeDeadline = 2 * time.Second
 )
 
-// Message is one line on the agent socket, in either direction.
+// Message is one line on the instrumentation socket, in either direction.
 //
-// Agent to controller: "hello" (once), "tick" (the target crossed a batch
+// Link to controller: "hello" (once), "tick" (the target crossed a batch
 // boundary; Total is cumulative), "report" (cumulative counters; ID echoes a
 // "flush" request, 0 for periodic reports).
-// Controller to agent: "config" (Batch: start a round every Batch calls, 0
+// Controller to service: "config" (Batch: start a round every Batch calls, 0
 // for none: by writing a byte to the FIFO at Bell where it names one, by a
 // tick otherwise), "flush" (send a report now, echoing ID), "pool" (Limit: admit at
 // most this many calls at a time, queueing the rest first in first out, 0
@@ -80,9 +84,9 @@ type Message struct {
 	DelayNS int64  `json:"delay_ns,omitempty"`
 }
 
-// Agent counts calls and talks to the controller. Its methods are safe for
-// concurrent use and are no-ops on a nil *Agent.
-type Agent struct {
+// Link counts calls and talks to the controller. Its methods are safe for
+// concurrent use and are no-ops on a nil *Link.
+type Link struct {
 	service    string
 	total      atomic.Uint64
 	batch      atomic.Uint64
@@ -103,14 +107,14 @@ type Agent struct {
 }
 
 var (
-	defaultOnce  sync.Once
-	defaultAgent *Agent
+	defaultOnce sync.Once
+	defaultLink *Link
 )
 
-// Default returns the process-wide agent, connecting on first use, or nil
+// Default returns the process-wide link, connecting on first use, or nil
 // when the process was not started by a slowpoke controller or the
 // controller cannot be reached (the service then runs uninstrumented).
-func Default() *Agent {
+func Default() *Link {
 	defaultOnce.Do(func() {
 		path := os.Getenv(EnvSocket)
 		if path == "" {
@@ -121,18 +125,18 @@ func Default() *Agent {
 			fmt.Fprintf(os.Stderr, "slowpoke: instrumentation disabled: %v\n", err)
 			return
 		}
-		defaultAgent = a
+		defaultLink = a
 	})
-	return defaultAgent
+	return defaultLink
 }
 
-// Dial connects an agent to the controller socket at path.
-func Dial(path, service string) (*Agent, error) {
+// Dial connects a link to the controller socket at path.
+func Dial(path, service string) (*Link, error) {
 	c, err := net.DialTimeout("unix", path, dialTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("connect to controller socket %s: %w", path, err)
 	}
-	a := &Agent{
+	a := &Link{
 		counters:   poolCounters{base: time.Now()},
 		service:    service,
 		tick:       make(chan struct{}, 1),
@@ -153,7 +157,7 @@ func Dial(path, service string) (*Agent, error) {
 }
 
 // Close disconnects from the controller. Counting continues locally.
-func (a *Agent) Close() error {
+func (a *Link) Close() error {
 	if a == nil {
 		return nil
 	}
@@ -166,7 +170,7 @@ func (a *Agent) Close() error {
 }
 
 // ClientCall records an outgoing call to peer (host:port as dialled).
-func (a *Agent) ClientCall(peer string) {
+func (a *Link) ClientCall(peer string) {
 	if a == nil {
 		return
 	}
@@ -174,7 +178,7 @@ func (a *Agent) ClientCall(peer string) {
 }
 
 // Snapshot returns the current cumulative counters as a report message.
-func (a *Agent) Snapshot() Message {
+func (a *Link) Snapshot() Message {
 	inflight, busy := a.counters.read()
 	return Message{
 		Type:       "report",
@@ -195,7 +199,7 @@ func (a *Agent) Snapshot() Message {
 	}
 }
 
-func (a *Agent) write(m Message) error {
+func (a *Link) write(m Message) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -208,7 +212,7 @@ func (a *Agent) write(m Message) error {
 
 // writeLoop owns all writes after the hello: ticks first (they gate rounds),
 // then requested and periodic reports.
-func (a *Agent) writeLoop() {
+func (a *Link) writeLoop() {
 	t := time.NewTicker(ReportEvery)
 	defer t.Stop()
 	for {
@@ -234,7 +238,7 @@ func (a *Agent) writeLoop() {
 	}
 }
 
-func (a *Agent) readLoop() {
+func (a *Link) readLoop() {
 	sc := bufio.NewScanner(a.conn)
 	sc.Buffer(make([]byte, 0, 4096), MaxLine)
 	for sc.Scan() {

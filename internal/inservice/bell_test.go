@@ -1,4 +1,4 @@
-package agent
+package inservice
 
 import (
 	"bufio"
@@ -12,16 +12,16 @@ import (
 	"time"
 )
 
-// fakeController is the controller's end of an agent's socket.
+// fakeController is the controller's end of a link's socket.
 type fakeController struct {
 	t     *testing.T
 	conn  net.Conn
 	lines chan Message
 }
 
-func newFakeController(t *testing.T) (*fakeController, *Agent) {
+func newFakeController(t *testing.T) (*fakeController, *Link) {
 	t.Helper()
-	sock := filepath.Join(t.TempDir(), "agent.sock")
+	sock := filepath.Join(t.TempDir(), "link.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +73,8 @@ func (fc *fakeController) ticks(wait time.Duration) int {
 	}
 }
 
-// calls makes n calls of the agent's service.
-func calls(t *testing.T, a *Agent, n int) {
+// calls makes n calls of the link's service.
+func calls(t *testing.T, a *Link, n int) {
 	for range n {
 		c, err := a.ServerStart(context.Background(), "/x")
 		if err != nil {
@@ -84,13 +84,13 @@ func calls(t *testing.T, a *Agent, n int) {
 	}
 }
 
-// configured waits until the agent counts rounds every batch calls (0:
+// configured waits until the link counts rounds every batch calls (0:
 // none) with a bell or without.
-func configured(t *testing.T, a *Agent, batch uint64, rings bool) {
+func configured(t *testing.T, a *Link, batch uint64, rings bool) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); a.batch.Load() != batch || (a.bell.Load() != nil) != rings; {
 		if time.Now().After(deadline) {
-			t.Fatalf("the agent did not take batch %d (bell %v)", batch, rings)
+			t.Fatalf("the link did not take batch %d (bell %v)", batch, rings)
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -1,4 +1,6 @@
-package bench
+//go:build lab
+
+package lab
 
 import (
 	"context"

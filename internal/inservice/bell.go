@@ -1,4 +1,4 @@
-package agent
+package inservice
 
 import (
 	"fmt"
@@ -58,7 +58,7 @@ func (b *bell) ring() bool {
 
 // setBell rings rounds on the FIFO at path from now on, or as ticks where
 // path is "" or cannot be opened.
-func (a *Agent) setBell(path string) {
+func (a *Link) setBell(path string) {
 	var b *bell
 	if path != "" {
 		var err error

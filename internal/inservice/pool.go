@@ -1,4 +1,4 @@
-package agent
+package inservice
 
 import (
 	"container/list"
@@ -180,9 +180,9 @@ type Call struct {
 // admission limit set by the controller (see [Message] "pool") it first
 // waits its turn, first in first out, and returns ctx's error if ctx ends
 // before then: the call was not admitted and must not be served. Every
-// admitted call must be ended with ServerEnd. On a nil *Agent it returns at
+// admitted call must be ended with ServerEnd. On a nil *Link it returns at
 // once.
-func (a *Agent) ServerStart(ctx context.Context, endpoint string) (Call, error) {
+func (a *Link) ServerStart(ctx context.Context, endpoint string) (Call, error) {
 	if a == nil {
 		return Call{}, nil
 	}
@@ -204,7 +204,7 @@ func (a *Agent) ServerStart(ctx context.Context, endpoint string) (Call, error) 
 }
 
 // ServerEnd records the end of a call admitted by ServerStart.
-func (a *Agent) ServerEnd(c Call) {
+func (a *Link) ServerEnd(c Call) {
 	if a == nil || !c.ok {
 		return
 	}
@@ -219,7 +219,7 @@ func (a *Agent) ServerEnd(c Call) {
 // SetPool sets the admission limit (0: none) and the response-time
 // threshold for counting a call as good (0: none). The controller sets them
 // with a "pool" message; tests call it directly.
-func (a *Agent) SetPool(limit int64, threshold time.Duration) {
+func (a *Link) SetPool(limit int64, threshold time.Duration) {
 	if a == nil {
 		return
 	}
