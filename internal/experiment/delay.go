@@ -151,6 +151,10 @@ func (r *Runner) delayUsed(s *sample, in inserted) (float64, string) {
 	switch {
 	case in.nominal <= 0:
 		return 0, report.DelayNominal
+	case r.pool():
+		// The cut d·c1 frees that much of the pool's cores, whoever
+		// runs on them: spread over all of them.
+		return in.nominal * r.prof.q1 / r.poolCores(), report.DelayPool
 	case r.opts.Tuning.NominalDelay || !in.counted || in.measured <= 0:
 		return in.nominal, report.DelayNominal
 	case r.targetBusy(s) >= targetBindsBusy:
@@ -159,11 +163,51 @@ func (r *Runner) delayUsed(s *sample, in inserted) (float64, string) {
 	return in.measured, report.DelayMeasured
 }
 
+// poolIdlePct is the most the baseline's cores may idle (% of the window,
+// median over its runs) for keep placement to read them as one saturated
+// pool (see pool).
+const poolIdlePct = 5
+
+// pool says whether the prediction reads the machine's cores as one
+// pool: under keep placement, where every process shares every core,
+// with the cores saturated in the baseline (idle under poolIdlePct). A
+// freeze of the other services then slows the application only by what
+// it costs the pool: the cores' idle time beyond the baseline's, and the
+// extra work of stopping and continuing (every process's, the target's
+// included). With those taken off (roundOverhead), what the cut d·c1
+// frees is that much of the pool, whichever process runs on it: the
+// delay taken off is d·c1 spread over the pool's cores (delayUsed).
+func (r *Runner) pool() bool {
+	return r.d != nil && r.d.Placement().Keep && len(r.base) > 0 && medianOf(r.base, r.sharedIdlePct) < poolIdlePct
+}
+
+// poolCores is how many cores the pool has under keep placement.
+func (r *Runner) poolCores() float64 {
+	return float64(max(1, len(r.d.Placement().PausedCPUs())))
+}
+
 // predictWith is s's prediction for reduction d with delay seconds per
 // request taken off its throughput, its rounds' own overhead removed
 // first unless raw.
 func (r *Runner) predictWith(s *sample, delay float64, raw bool) (float64, error) {
 	return r.predictFrom(s, s.res.Throughput, delay, raw)
+}
+
+// classic is s's prediction under keep placement had its cores not been
+// read as one pool: the delay the pauses inserted (the nominal one where
+// nothing was counted), the paused services' own growth taken off, the
+// target's demand over its q1 cores as the floor.
+func (r *Runner) classic(s *sample, in inserted) (float64, error) {
+	delay := in.nominal
+	if in.counted && in.measured > 0 {
+		delay = in.measured
+	}
+	var floor float64
+	if n := s.responses(); n > 0 {
+		_, cpu := s.delta(r.opts.Target)
+		floor = cpu.Seconds() / float64(n) / r.prof.q1
+	}
+	return model.PredictDelay(model.WithoutOverhead(s.res.Throughput, r.overheadFor(s, false), floor), delay)
 }
 
 // predictFrom is predictWith with tvs in place of s's throughput.
@@ -250,7 +294,15 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 		for i, s := range samples {
 			in := ins[i]
 			used, which := r.delayUsed(s, in)
-			if which == report.DelayMeasured || r.d.Placement().Keep {
+			if which == report.DelayPool {
+				// The prediction as if the cores were not one pool:
+				// the delay the pauses inserted, the paused services'
+				// growth alone taken off.
+				if v, err := r.classic(s, in); err == nil {
+					other = append(other, v)
+				}
+			}
+			if which == report.DelayMeasured {
 				if v, err := r.predictFrom(s, r.idleFree(s, in), used, false); err == nil {
 					busy = append(busy, v)
 				}
@@ -259,7 +311,7 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 			if which == report.DelayMeasured {
 				alt = in.nominal
 			}
-			if in.counted && alt > 0 {
+			if in.counted && alt > 0 && which != report.DelayPool {
 				if v, err := r.predictWith(s, alt, false); err == nil {
 					other = append(other, v)
 				}

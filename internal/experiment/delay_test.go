@@ -326,49 +326,83 @@ func TestIdleFreeDedicated(t *testing.T) {
 	}
 }
 
-// Under keep placement every core is one pool: the idle time taken out is
-// what the pool idled beyond the baseline's idling per request, whatever
-// bound the run, and the interval's high end takes it in.
+// Under keep placement with cores that idled in the baseline (not a
+// saturated pool), the idle-free throughput takes out what every core
+// idled beyond the baseline's idling per request.
 func TestIdleFreeKeep(t *testing.T) {
 	const d = 400 * time.Microsecond
+	r := keepRunner(400 * time.Millisecond) // the baseline idled 20%: no pool
+	if r.pool() {
+		t.Fatal("a baseline that idled 20% read as a saturated pool")
+	}
+	for _, tt := range []struct {
+		name string
+		idle time.Duration
+		want float64
+	}{
+		// 500 requests: the baseline's idling is 200 ms of them, so 300 ms
+		// of the 2 core-seconds were lost to the pauses.
+		{"the cores idled more", 500 * time.Millisecond, 500 * 2 / (2 - 0.3)},
+		{"no more idling than the baseline's", 150 * time.Millisecond, 500},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := delaySample(0.6, map[string]time.Duration{"t": 240 * time.Millisecond}, nil)
+			s.idle = tt.idle
+			if free := r.idleFree(s, r.insertedDelay(s, d)); math.Abs(free-tt.want) > 1e-6*tt.want {
+				t.Fatalf("idleFree = %.2f, want %.2f", free, tt.want)
+			}
+		})
+	}
+}
+
+// keepRunner is a runner under keep placement on two cores whose
+// baseline (1000 requests/s) idled baseIdle of each second's 2
+// core-seconds.
+func keepRunner(baseIdle time.Duration) *Runner {
 	r := &Runner{
 		prof:   &profile{c1: 1, q1: 1, u1: time.Millisecond},
 		d:      placed{pl: backend.Placement{Target: "t", TargetCPUs: []int{0, 1}, OtherCPUs: []int{0, 1}, Keep: true}},
 		method: pause.MethodCgroup,
 		opts:   Options{Target: "t"},
 	}
-	// The baseline: 1000 requests in 1 s, 50 ms of the two cores idle.
 	for range 3 {
-		r.base = append(r.base, &sample{res: &load.Result{Throughput: 1000, Completed: 1000}, window: time.Second, idle: 50 * time.Millisecond})
+		r.base = append(r.base, &sample{res: &load.Result{Throughput: 1000, Completed: 1000}, window: time.Second, idle: baseIdle})
 	}
-	for _, tt := range []struct {
-		name       string
-		targetBusy float64
-		idle       time.Duration
-		want       float64
-	}{
-		// 500 requests: the baseline's idling is 25 ms of them, so 175 ms
-		// of the 2 core-seconds were lost to the pauses.
-		{"the pool idled", 0.6, 200 * time.Millisecond, 500 * 2 / (2 - 0.175)},
-		{"the target bound, the pool idled", 0.97, 200 * time.Millisecond, 500 * 2 / (2 - 0.175)},
-		{"no more idling than the baseline's", 0.6, 20 * time.Millisecond, 500},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			s := delaySample(tt.targetBusy, map[string]time.Duration{"t": 240 * time.Millisecond}, nil)
-			s.idle = tt.idle
-			free := r.idleFree(s, r.insertedDelay(s, d))
-			if math.Abs(free-tt.want) > 1e-6*tt.want {
-				t.Fatalf("idleFree = %.2f, want %.2f", free, tt.want)
-			}
-			p := r.point(d, &pointRuns{sd: *s.slowdown, samples: []*sample{s}}, nil)
-			used, _ := r.delayUsed(s, r.insertedDelay(s, d))
-			upper, err := r.predictFrom(s, free, used, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.IntervalHighRPS < upper*(1-1e-9) {
-				t.Errorf("interval [%.1f, %.1f]: the high end leaves out the idle-free prediction %.1f", p.IntervalLowRPS, p.IntervalHighRPS, upper)
-			}
-		})
+	return r
+}
+
+// Under keep placement with a saturated baseline, the cores are one pool:
+// the prediction takes off the pool's growth of work and idling per
+// request beyond the baseline's, and d·c1 spread over the pool's cores,
+// whatever the pauses inserted; the interval takes in the prediction as
+// if the cores were not a pool.
+func TestPredictPool(t *testing.T) {
+	const d = 400 * time.Microsecond
+	r := keepRunner(50 * time.Millisecond)
+	if !r.pool() {
+		t.Fatal("a baseline that idled 2.5% is not read as a saturated pool")
+	}
+	// 500 requests in 1 s, the cores idle 200 ms: per request 3.6 ms of
+	// work on the cores against the baseline's 1.95 ms (825 µs more per
+	// core), and 175 µs per core more idling; 2 ms less both is 1 ms,
+	// less d·c1/2 = 200 µs: 1250 requests/s.
+	s := delaySample(0.6, map[string]time.Duration{"t": 240 * time.Millisecond}, nil)
+	s.idle = 200 * time.Millisecond
+	in := r.insertedDelay(s, d)
+	used, which := r.delayUsed(s, in)
+	if which != report.DelayPool || math.Abs(used-200e-6) > 1e-12 {
+		t.Fatalf("delayUsed = %v, %q; want 200µs, pool", used, which)
+	}
+	got, err := r.predict(s, d)
+	if err != nil || math.Abs(got-1250) > 1e-6 {
+		t.Fatalf("predict = %.3f, %v; want 1250", got, err)
+	}
+	p := r.point(d, &pointRuns{sd: *s.slowdown, samples: []*sample{s}}, nil)
+	classic, err := r.classic(s, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.DelayUsed != report.DelayPool || classic < p.IntervalLowRPS || classic > p.IntervalHighRPS {
+		t.Errorf("point: delay used %q, interval [%.1f, %.1f]; want pool and the classic prediction %.1f inside", p.DelayUsed, p.IntervalLowRPS, p.IntervalHighRPS, classic)
 	}
 }

@@ -339,7 +339,11 @@ func (r *Runner) controllersCPU(s *sample) float64 {
 //
 // A run without pauses (a 0% point) has nothing to correct; taking noise
 // off it would only bias it, since growth below zero is not added back.
-func (r *Runner) roundOverhead(s *sample) float64 {
+func (r *Runner) roundOverhead(s *sample) float64 { return r.overheadFor(s, r.pool()) }
+
+// overheadFor is roundOverhead with the cores read as one pool (keep
+// placement, see Runner.pool) or not.
+func (r *Runner) overheadFor(s *sample, pool bool) float64 {
 	if len(r.base) == 0 || s.slowdown == nil || s.slowdown.pause <= 0 {
 		return 0
 	}
@@ -351,13 +355,20 @@ func (r *Runner) roundOverhead(s *sample) float64 {
 	}
 	if !r.opts.Tuning.NoGrowthCorrection {
 		growth := r.othersCPU
-		if r.method == pause.MethodCores {
+		if r.method == pause.MethodCores || pool {
 			// The held cores stop everything on them: what grows is all
 			// the work there, the load generator's and the controllers'
 			// with the services'.
+			// In the pool (keep placement) every process shares the
+			// cores, and all the work that grows there is the pauses'.
 			growth = r.pausedWork
 		}
 		extra += max(0, growth(s)-medianOf(r.base, growth))
+	}
+	if pool {
+		// The pool's idle time beyond the baseline's: a target alone
+		// during a freeze that cannot fill every core.
+		extra += 1e6 * max(0, idlePerRequest(s)-medianOf(r.base, idlePerRequest))
 	}
 	return extra / 1e6 / float64(max(1, len(r.d.Placement().PausedCPUs())))
 }
@@ -371,6 +382,9 @@ func (r *Runner) targetDemand(s *sample) float64 {
 		return 0
 	}
 	_, cpu := s.delta(r.opts.Target)
+	if r.pool() {
+		return cpu.Seconds() / float64(n) / r.poolCores()
+	}
 	return cpu.Seconds() / float64(n) / r.prof.q1
 }
 

@@ -48,6 +48,7 @@ const (
 	DelayNominal  = "nominal"  // d·c1/q1, what the model asks for
 	DelayMeasured = "measured" // what the pauses really inserted
 	DelayMixed    = "mixed"    // some runs one, some the other
+	DelayPool     = "pool"     // d·c1 over the cores of a saturated pool (keep placement)
 )
 
 // What a point's prediction is (Point.Estimate).

@@ -154,6 +154,8 @@ func delayCell(p Point) string {
 		got = "[" + got + "]"
 	case DelayMixed:
 		return asked + "/" + got + " mixed"
+	case DelayPool:
+		return asked + "/" + got + " pool"
 	}
 	return asked + "/" + got
 }
@@ -170,6 +172,9 @@ func writeTableFooter(w io.Writer, r *Results, levelled []string) {
 	}
 	if hasDelays(r) {
 		fmt.Fprintln(w, "\ndelay asked/got: pause per request the model asks of the other services (d·c1/q1) and what the pauses inserted, in brackets the one the prediction took off; corr.: what the pauses' own cost was corrected by, per request (docs/results.md)")
+		if hasPool(r) {
+			fmt.Fprintln(w, "pool: nothing was pinned and the cores were saturated: the prediction took off d·c1 spread over all the cores, and corr. is every process's extra work and idling per request (docs/method.md)")
+		}
 	}
 	if r.ArmedCostPct != nil && r.ArmedNoisePct != nil {
 		fmt.Fprintf(w, "armed, no pause (the 0%% point): %+.1f%% against the baseline (noise ± %.1f%%)\n", *r.ArmedCostPct, *r.ArmedNoisePct)
@@ -187,6 +192,16 @@ func writeTableFooter(w io.Writer, r *Results, levelled []string) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// hasPool says whether any of r's points read the cores as one pool.
+func hasPool(r *Results) bool {
+	for _, p := range r.Points {
+		if p.DelayUsed == DelayPool {
+			return true
+		}
+	}
+	return false
 }
 
 // hasDelays says whether any of r's points paused.

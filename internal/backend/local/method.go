@@ -10,7 +10,8 @@ import (
 )
 
 // PauseMethod resolves m for this deployment: MethodAuto becomes cores
-// where the deployment allows it and signal otherwise; a method it does
+// where the deployment allows it, cgroup under keep placement where it
+// can freeze, and signal otherwise; a method it does
 // not allow is an error that says why. cgroup is never chosen on its own:
 // on the boutique app it over-predicted by up to 42% where the other two
 // methods did not (docs/method.md, "Pausing methods").
@@ -36,6 +37,13 @@ func (d *Deployment) PauseMethod(m pause.Method) (pause.Method, error) {
 	if check[pause.MethodCores]() == nil {
 		return pause.MethodCores, nil
 	}
+	// Under keep placement the target shares every core with the others:
+	// freezing them is one write per service, where signals wake every
+	// controller at every round on the cores the target needs (and came
+	// out further from the truth there: docs/notes/trust.md).
+	if d.placement.Keep && check[pause.MethodCgroup]() == nil {
+		return pause.MethodCgroup, nil
+	}
 	return pause.MethodSignal, nil
 }
 
@@ -49,6 +57,8 @@ func (d *Deployment) canHold() error {
 	}
 	hold := p.HoldCores()
 	switch {
+	case p.Keep:
+		return errors.New("placement keep pins nothing: the target shares every core with the other services, and holding them would pause it too")
 	case len(p.TargetCPUs) == 0:
 		return errors.New("there is no target with cores of its own")
 	case len(hold) == 0:

@@ -12,6 +12,7 @@ import (
 func TestPauseMethod(t *testing.T) {
 	own := Placement{Target: "cart", TargetCPUs: []int{1}, OtherCPUs: []int{0}}
 	shared := Placement{Target: "cart", OtherCPUs: []int{0, 1}}
+	keep := Placement{Target: "cart", TargetCPUs: []int{0, 1}, OtherCPUs: []int{0, 1}, Keep: true}
 	holdable := (&Deployment{placement: own}).canHold() == nil
 	autoOwn := pause.MethodSignal
 	if holdable {
@@ -27,7 +28,10 @@ func TestPauseMethod(t *testing.T) {
 	}{
 		{"auto, target on a core of its own", own, "", pause.MethodAuto, autoOwn, ""},
 		{"empty is auto", own, "", "", autoOwn, ""},
-		{"auto never picks cgroup", shared, "/sys/fs/cgroup/freezer/x", pause.MethodAuto, pause.MethodSignal, ""},
+		{"auto picks cgroup only under keep", shared, "/sys/fs/cgroup/freezer/x", pause.MethodAuto, pause.MethodSignal, ""},
+		{"keep: auto freezes", keep, "/sys/fs/cgroup/freezer/x", pause.MethodAuto, pause.MethodCgroup, ""},
+		{"keep without cgroups: auto signals", keep, "", pause.MethodAuto, pause.MethodSignal, ""},
+		{"keep: cores refused", keep, "", pause.MethodCores, "", "placement keep pins nothing"},
 		{"cores with a shared target", shared, "", pause.MethodCores, "", "no target with cores of its own"},
 		{"cgroup without cgroups", own, "", pause.MethodCgroup, "", "no cgroups"},
 		{"cgroup with cgroups", own, "/sys/fs/cgroup/freezer/x", pause.MethodCgroup, pause.MethodCgroup, ""},
