@@ -18,9 +18,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
@@ -29,8 +31,9 @@ import (
 // The gonum/plot figures of the page are smaller than plot.svg, so that
 // their text stays legible when a phone shrinks them to its width.
 const (
-	htmlPlotWidth  = 4.5 * vg.Inch
-	htmlPlotHeight = 3.2 * vg.Inch
+	htmlPlotWidth            = 4.5 * vg.Inch
+	htmlPlotHeight           = 3.2 * vg.Inch
+	htmlPlotMargin vg.Length = 4 // points: room all round the chart
 )
 
 var (
@@ -46,7 +49,10 @@ var (
 func inlineSVG(p *plot.Plot, label string) (template.HTML, error) {
 	htmlPlotStyle(p)
 	c := vgsvg.New(htmlPlotWidth, htmlPlotHeight)
-	p.Draw(draw.New(c))
+	// A margin all round, so that the browser's box of the text along
+	// the edges (its font's full height) stays inside the figure.
+	m := htmlPlotMargin
+	p.Draw(draw.Crop(draw.New(c), m, -m, m, -m))
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
 		return "", err
@@ -83,7 +89,10 @@ func inlineSVG(p *plot.Plot, label string) (template.HTML, error) {
 }
 
 // htmlPlotStyle sets p's text a little larger than plot.svg's, for the
-// smaller canvas of the page, and spaces its legend entries apart.
+// smaller canvas of the page, spaces its legend entries apart by more
+// than the browser's box of their text (the font's full height) reaches
+// past gonum/plot's, and fits a title or an axis label too long for the
+// figure (a long service name in it) to it.
 func htmlPlotStyle(p *plot.Plot) {
 	p.Title.TextStyle.Font.Size = vg.Points(13)
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
@@ -91,7 +100,42 @@ func htmlPlotStyle(p *plot.Plot) {
 		a.Tick.Label.Font.Size = vg.Points(11)
 	}
 	p.Legend.TextStyle.Font.Size = vg.Points(10)
-	p.Legend.Padding = vg.Points(1.5)
+	p.Legend.Padding = vg.Points(3.5)
+	w, h := htmlPlotWidth-2*htmlPlotMargin, htmlPlotHeight-2*htmlPlotMargin
+	p.Title.Text = fitLabel(&p.Title.TextStyle, p.Title.Text, w, vg.Points(11.5))
+	// The axis labels are centred on the axes, which the other axis
+	// and the title leave shorter than the figure; no smaller than the
+	// ticks' labels.
+	p.X.Label.Text = fitLabel(&p.X.Label.TextStyle, p.X.Label.Text, 0.75*w, vg.Points(11))
+	p.Y.Label.Text = fitLabel(&p.Y.Label.TextStyle, p.Y.Label.Text, 0.7*h, vg.Points(11))
+}
+
+// fitLabel fits the one-line text s to width in sty: as it is if it fits,
+// else in a smaller font, down to smallest, and if that is not enough,
+// with its longest word cut in the middle until it fits. (Lines that
+// gonum/plot sets one em apart would run into each other in a browser.)
+func fitLabel(sty *text.Style, s string, width, smallest vg.Length) string {
+	w := sty.Width(s)
+	if w <= width {
+		return s
+	}
+	sty.Font.Size = max(smallest, sty.Font.Size*width/w)
+	for sty.Width(s) > width {
+		words := strings.Split(s, " ")
+		longest := 0
+		for i, word := range words {
+			if utf8.RuneCountInString(word) > utf8.RuneCountInString(words[longest]) {
+				longest = i
+			}
+		}
+		r := []rune(strings.Replace(words[longest], "…", "", 1))
+		if len(r) < 3 {
+			break
+		}
+		words[longest] = string(r[:(len(r)-1)/2]) + "…" + string(r[(len(r)-1)/2+1:])
+		s = strings.Join(words, " ")
+	}
+	return s
 }
 
 // hasErrors reports whether some point of r has a prediction error.
@@ -173,7 +217,16 @@ func newGainPlot(r *Rank) (p *plot.Plot, ok bool, err error) {
 	topLeftLegend(p)
 	ylo, yhi := 0.0, 0.0
 	xlo, xhi := math.Inf(1), math.Inf(-1)
-	var styles gainStyles
+	gainers := 0
+	for _, e := range r.Entries {
+		if e.Verdict == VerdictGain {
+			gainers++
+		}
+	}
+	// The services that gain and the two after them have colours of
+	// their own (four at least, as many as the palette at most), so that
+	// the legend of many services leaves room for their curves.
+	styles := gainStyles{limit: min(len(gainPalette), max(4, gainers+2))}
 	for _, e := range r.Entries {
 		s := gainSeries(e.Results)
 		if len(s.XYs) == 0 {
@@ -222,8 +275,9 @@ func gainSeries(res *Results) series {
 }
 
 // gainStyles hands out the services' colours and glyphs in the gain chart,
-// in rank order: the palette's, then grey.
+// in rank order: the palette's to the first limit services, then grey.
 type gainStyles struct {
+	limit  int  // services that may have a colour of their own
 	named  int  // services with a colour and a legend entry of their own
 	greyed bool // some service was drawn in grey
 }
@@ -232,7 +286,7 @@ type gainStyles struct {
 // own, or grey beyond the palette, where only the first grey one has a
 // legend entry ("other services").
 func (g *gainStyles) next(service string) (color.Color, draw.GlyphDrawer, string) {
-	if g.named < len(gainPalette) {
+	if g.named < min(g.limit, len(gainPalette)) {
 		i := g.named
 		g.named++
 		return gainPalette[i], gainGlyphs[i], service
