@@ -34,11 +34,14 @@ const (
 )
 
 // TestHTMLInBrowser loads a rank, a validate, a pools and a latency report in headless
-// chromium, at a desktop width and a phone's, and checks that the page
-// logs no error, makes no network request but for its own file, does not
-// overflow the phone's width, and renders to something that is not blank.
-// With SLOWPOKE_SCREENSHOT_DIR set, it writes the screenshots there
-// (rank-wide.png, rank-narrow.png, validate-wide.png, ..., latency-narrow.png).
+// chromium, and a rank and a validate report of 43 services
+// (html_many_test.go), at a desktop width and a phone's, and checks that
+// the page logs no error, makes no network request but for its own file,
+// does not overflow the phone's width, keeps the labels of its figures
+// apart and inside them (labelProblems), and renders to something that is
+// not blank. With SLOWPOKE_SCREENSHOT_DIR set, it writes the screenshots
+// there (rank-wide.png, rank-narrow.png, validate-wide.png, ...,
+// latency-narrow.png, rank-many-wide.png, ..., validate-many-narrow.png).
 //
 // Without chromium the test is skipped, unless SLOWPOKE_REQUIRE_BROWSER=1
 // (as in CI), which makes it fail.
@@ -67,48 +70,83 @@ func TestHTMLInBrowser(t *testing.T) {
 	if err := WriteLatencyHTML(latencyPath, latencyFixture()); err != nil {
 		t.Fatal(err)
 	}
+	manyRankPath := filepath.Join(dir, "rank-many.html")
+	if err := WriteRankHTML(manyRankPath, manySampleRank()); err != nil {
+		t.Fatal(err)
+	}
+	_, graph := manyServices()
+	manyValidatePath := filepath.Join(dir, "validate-many.html")
+	if err := WriteHTML(manyValidatePath, manyResults(KindValidate, manyPlanted, []float64{25, 50, 75}, []float64{31, 62, 70}, graph)); err != nil {
+		t.Fatal(err)
+	}
 	shots := os.Getenv("SLOWPOKE_SCREENSHOT_DIR")
 
-	for _, page := range []struct{ name, path string }{{"rank", rankPath}, {"validate", validatePath}, {"pools", poolsPath}, {"latency", latencyPath}} {
+	for _, page := range []struct {
+		name, path string
+		labels     map[string]int // the least labels checked in its figures
+	}{
+		{"rank", rankPath, map[string]int{"call graph": 4, "gain bars": 6, "chart": 10}},
+		{"validate", validatePath, map[string]int{"call graph": 4, "chart": 10}},
+		{"pools", poolsPath, map[string]int{"chart": 5}},
+		{"latency", latencyPath, map[string]int{"chart": 5}},
+		// Every service's name in the call graph, and the calls and CPU
+		// of the 36 ranked with results; its name and gain or verdict in
+		// the bars.
+		{"rank-many", manyRankPath, map[string]int{"call graph": 43 + 36, "gain bars": 2 * 43, "chart": 10}},
+		{"validate-many", manyValidatePath, map[string]int{"call graph": 43 + 1, "chart": 10}},
+	} {
 		t.Run(page.name, func(t *testing.T) {
+			views := []struct {
+				name  string
+				width int64
+				shot  []byte
+			}{{name: "wide", width: desktopWidth}, {name: "narrow", width: phoneWidth}}
 			withBrowser(t, exe, func(ctx context.Context) {
-				for _, view := range []struct {
-					name  string
-					width int64
-				}{{"wide", desktopWidth}, {"narrow", phoneWidth}} {
-					shot := checkInBrowser(t, ctx, page.path, view.width)
-					if shots != "" && shot != nil {
-						name := filepath.Join(shots, page.name+"-"+view.name+".png")
-						if err := os.WriteFile(name, shot, 0o644); err != nil {
-							t.Error(err)
-						}
-					}
+				for i, view := range views {
+					views[i].shot = checkInBrowser(t, ctx, page.path, view.width, page.labels)
 				}
 			})
+			// After the browser, whose time is bounded: decoding a tall
+			// page's screenshot takes seconds, tens under the race detector.
+			for _, view := range views {
+				checkScreenshot(t, page.path, view.width, view.shot)
+				if shots != "" {
+					name := filepath.Join(shots, page.name+"-"+view.name+".png")
+					if err := os.WriteFile(name, view.shot, 0o644); err != nil {
+						t.Error(err)
+					}
+				}
+			}
 		})
 	}
 
-	// The checks must be able to fail: a page that fetches an image and
-	// logs an error has to be caught.
+	// The checks must be able to fail: a page that fetches an image, logs
+	// an error and draws a call graph with labels on top of each other
+	// and past its edge has to be caught.
 	t.Run("control", func(t *testing.T) {
 		bad := filepath.Join(t.TempDir(), "bad.html")
 		page := `<!DOCTYPE html><html><head><meta charset="utf-8"><title>bad</title></head>` +
-			`<body><p>bad</p><img src="http://127.0.0.1:9/x.png" alt=""><script>console.error("oops")</script></body></html>`
+			`<body><p>bad</p><img src="http://127.0.0.1:9/x.png" alt=""><script>console.error("oops")</script>` +
+			`<svg class="graph" viewBox="0 0 200 100" style="width: 200px"><text x="10" y="20">svc-checkout-pricing-07</text>` +
+			`<text x="30" y="24">svc-checkout-tax-rules-08</text><text x="150" y="60">svc-checkout-promotions-09</text></svg></body></html>`
 		if err := os.WriteFile(bad, []byte(page), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		withBrowser(t, exe, func(ctx context.Context) {
-			problems, _, err := loadInBrowser(ctx, bad, desktopWidth)
+			problems, _, _, err := loadInBrowser(ctx, bad, desktopWidth)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var request, consoleErr bool
+			var request, consoleErr, overlap, leaves bool
 			for _, p := range problems {
 				request = request || strings.HasPrefix(p, "request ")
 				consoleErr = consoleErr || strings.Contains(p, "oops")
+				overlap = overlap || strings.Contains(p, `labels "svc-checkout-pricing-07"`) && strings.Contains(p, "overlap")
+				leaves = leaves || strings.Contains(p, `label "svc-checkout-promotions-09"`) && strings.Contains(p, "leaves the figure")
 			}
-			if !request || !consoleErr {
-				t.Errorf("the checks missed the control page's request (%v) or console error (%v): %q", request, consoleErr, problems)
+			if !request || !consoleErr || !overlap || !leaves {
+				t.Errorf("the checks missed the control page's request (%v), console error (%v), overlapping labels (%v) or label past its figure (%v): %q",
+					request, consoleErr, overlap, leaves, problems)
 			}
 		})
 	})
@@ -202,17 +240,38 @@ func processesWithArg(prefix string) []int {
 	return pids
 }
 
-// checkInBrowser loads path in a new tab of the browser at width and
-// checks the page; it returns the full-page screenshot (PNG).
-func checkInBrowser(t *testing.T, ctx context.Context, path string, width int64) []byte {
+// checkInBrowser loads path in a new tab of the browser at width, reports
+// what is wrong with the page, and returns its full-page screenshot (PNG).
+// labels are the least labels the page's figures must have, by kind
+// ("call graph", "gain bars", "chart"), so that a check of their boxes
+// that finds no figure cannot pass for one that found nothing wrong.
+func checkInBrowser(t *testing.T, ctx context.Context, path string, width int64, labels map[string]int) []byte {
 	t.Helper()
-	problems, shot, err := loadInBrowser(ctx, path, width)
+	problems, shot, figs, err := loadInBrowser(ctx, path, width)
 	if err != nil {
 		t.Fatalf("%s at %dpx: %v", filepath.Base(path), width, err)
 	}
 	for _, p := range problems {
 		t.Errorf("%s at %dpx: %s", filepath.Base(path), width, p)
 	}
+	found := map[string]int{}
+	for _, f := range figs {
+		kind := strings.TrimRight(f.Name, " 0123456789")
+		found[kind] += len(f.Labels)
+	}
+	for kind, least := range labels {
+		if found[kind] < least {
+			t.Errorf("%s at %dpx: %d labels checked in the %s, want %d at least", filepath.Base(path), width, found[kind], kind, least)
+		}
+	}
+	t.Logf("%s at %dpx: labels checked: %v", filepath.Base(path), width, found)
+	return shot
+}
+
+// checkScreenshot checks the full-page screenshot (PNG) of path at width:
+// as wide as the screen, reasonably tall and not blank.
+func checkScreenshot(t *testing.T, path string, width int64, shot []byte) {
+	t.Helper()
 	img, err := png.Decode(bytes.NewReader(shot))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
@@ -229,14 +288,14 @@ func checkInBrowser(t *testing.T, ctx context.Context, path string, width int64)
 		t.Errorf("%s at %dpx: the screenshot looks blank: %d colours, %.1f%% of the pixels not white", filepath.Base(path), width, colours, inked*100)
 	}
 	t.Logf("%s at %dpx: %dx%d, %d colours, %.1f%% inked", filepath.Base(path), width, b.Dx(), b.Dy(), colours, inked*100)
-	return shot
 }
 
 // loadInBrowser opens path in a new tab at width and returns what went
 // wrong (console errors, exceptions, error log entries, requests other
-// than for the file itself and data: URLs, a page wider than the screen)
-// and a full-page screenshot.
-func loadInBrowser(ctx context.Context, path string, width int64) (problems []string, shot []byte, err error) {
+// than for the file itself and data: URLs, a page wider than the screen,
+// labels of its figures that overlap or leave their figure, node or the
+// page), a full-page screenshot and the figures whose labels it checked.
+func loadInBrowser(ctx context.Context, path string, width int64) (problems []string, shot []byte, figs []svgFigure, err error) {
 	docURL := (&url.URL{Scheme: "file", Path: path}).String()
 	var mu sync.Mutex
 	sawDocument := false
@@ -286,26 +345,64 @@ func loadInBrowser(ctx context.Context, path string, width int64) (problems []st
 		chromedp.Navigate(docURL),
 		chromedp.WaitReady(chromedp.CSS("body")),
 	); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	overflow, err := chromedp.Run(tabCtx, chromedp.Evaluate[int64](`document.documentElement.scrollWidth - document.documentElement.clientWidth`))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if overflow > 0 {
 		note("the page is %dpx wider than the %dpx screen", overflow, width)
 	}
+	figs, err = chromedp.Run(tabCtx, chromedp.Evaluate[[]svgFigure](figureLabelsJS))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pageWidth, err := chromedp.Run(tabCtx, chromedp.Evaluate[float64](`document.documentElement.clientWidth`))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, p := range labelProblems(figs, pageWidth) {
+		note("%s", p)
+	}
 	shot, err = chromedp.Run(tabCtx, chromedp.FullScreenshot(100))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	if !sawDocument {
 		problems = append(problems, "saw no request for the document itself: is the network listener working?")
 	}
-	return problems, shot, nil
+	return problems, shot, figs, nil
 }
+
+// figureLabelsJS collects the boxes of the labels of the page's figures
+// (labels_test.go): the call graph, the gain bars and the gonum/plot
+// charts, each <svg> shown (not in a closed fold) with every text in it
+// that shows something, in the page's coordinates. A text of the call
+// graph comes with the box of its node.
+const figureLabelsJS = `(() => {
+  const box = r => ({X: r.left + window.scrollX, Y: r.top + window.scrollY, W: r.width, H: r.height});
+  const figs = [];
+  for (const [name, sel] of [["call graph", "svg.graph"], ["gain bars", "figure.bars svg"], ["chart", "figure.chart svg"]]) {
+    document.querySelectorAll(sel).forEach((svg, i) => {
+      const r = svg.getBoundingClientRect();
+      if (!svg.checkVisibility() || r.width === 0 || r.height === 0) return; // in a closed fold
+      const fig = {name: name + " " + (i + 1), box: box(r), labels: []};
+      svg.querySelectorAll("text").forEach(t => {
+        const b = t.getBoundingClientRect();
+        if (b.width === 0 || b.height === 0 || t.textContent.trim() === "") return;
+        const label = {text: t.textContent, box: box(b)};
+        const node = svg.classList.contains("graph") && t.parentElement.querySelector(":scope > rect");
+        if (node) label.node = box(node.getBoundingClientRect());
+        fig.labels.push(label);
+      });
+      figs.push(fig);
+    });
+  }
+  return figs;
+})()`
 
 // inkStats returns how many distinct colours img has (counting up to a
 // thousand) and the share of its pixels that are not (nearly) white.

@@ -999,7 +999,7 @@ func shellQuote(s string) string {
 
 func verdictClass(v string) string {
 	switch v {
-	case VerdictGain, VerdictNoGain, VerdictNotCalled, VerdictSkipped, VerdictFailed:
+	case VerdictGain, VerdictNoGain, VerdictNotCalled, VerdictSkipped, VerdictFailed, VerdictNotReached:
 		return v
 	}
 	return "unknown"
