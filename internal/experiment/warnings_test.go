@@ -149,7 +149,10 @@ func TestMissingSpansWarning(t *testing.T) {
 			}
 			defer rcv.Close()
 			_, res, err := runFake(t, runCase{reduce: "50%",
-				services: func(s []fakeService) { s[1].uninstrument = true },
+				// An uninstrumented target is refused below 1% of a
+				// core: 500 µs per call keeps it above that even when
+				// a loaded machine slows the fake's requests to 20/s.
+				services: func(s []fakeService) { s[1].uninstrument, s[1].cpuPerCall = true, 500*time.Microsecond },
 				app: func(a *fakeApp) {
 					if tc.export != "" {
 						exportSpans(t, rcv, a, tc.export)
