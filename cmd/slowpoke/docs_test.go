@@ -33,6 +33,7 @@ var flagPages = []struct {
 	{[]string{"bench", "latency"}, "docs/lab.md", "**`bench latency`**"},
 	{[]string{"bench", "accuracy"}, "docs/lab.md", "**`bench accuracy`**"},
 	{[]string{"bench", "attach"}, "docs/lab.md", "**`bench attach`**"},
+	{[]string{"bench", "placement"}, "docs/lab.md", "**`bench placement`**"},
 	{[]string{"bench", "faults"}, "docs/lab.md", "**`bench faults`**"},
 	// No flags: the page must still name them.
 	{[]string{"guard"}, "docs/cli.md", ""},

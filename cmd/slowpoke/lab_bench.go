@@ -32,6 +32,7 @@ func labBenches() []benchmark {
 		{"pausecost", "what one round of pauses costs the paused services' cores, per pause\nmethod, as the number of services sharing them grows", benchPauseCost},
 		{"methods", "validate an application with several pause methods against one ground\ntruth, interleaved: every method's error per point, paired", benchMethods},
 		{"pools", "slowpoke pools --validate on applications with a best pool size: the\nrecommended size's goodput against half, double and unlimited", benchPools},
+		{"placement", "keep (nothing pinned) against slowpoke's own placement, on the truth\nof the unpinned placement: validate --placement keep per pause method,\nthen predict --placement shared and its bound, per iteration", benchPlacement},
 		{"attach", "the demo started by a plain shell script and predicted attached, against\nthe demo started by slowpoke, alternating: both predictions per point, paired", benchAttach},
 		{"faults", "predict attached to the demo started by a shell script, with the\norchestrator, a controller or the guard SIGKILLed mid-pause: what was\nleft stopped, frozen, pinned or reniced, and the time to recovery", benchFaults},
 		{"latency", "slowpoke latency --validate on the latency suite and the applications:\npredicted against true p50 and p99 per request type; --overhead: the\nmetadata's cost at delay 0", benchLatency},

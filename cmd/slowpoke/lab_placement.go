@@ -1,0 +1,253 @@
+//go:build lab
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/record"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+	"github.com/slowpoke-dev/slowpoke/model"
+)
+
+// placementIteration is one iteration of bench placement: a validate
+// under keep placement per pause method, then a predict under slowpoke's
+// shared placement, each run's results by variant ("keep/cgroup",
+// "keep/signal", "shared").
+type placementIteration struct {
+	N       int
+	Results map[string]*report.Results
+	Errs    map[string]string
+}
+
+// placementVariants are the variants of an iteration in the order they
+// run, for methods (keep's pause methods).
+func placementVariants(methods []string) []string {
+	var out []string
+	for _, m := range methods {
+		out = append(out, "keep/"+m)
+	}
+	return append(out, "shared")
+}
+
+// benchPlacement measures the predictions for the user's own placement
+// (an application slowpoke starts, unpinned) against its truth:
+// validate --placement keep gives keep's prediction and the truth of the
+// unpinned placement (its ground-truth runs are unpinned too), and
+// predict --placement shared, right after, slowpoke's own placement's
+// prediction and the bound it gives for the unpinned one.
+func benchPlacement(args []string) int {
+	fs := benchFlags("placement")
+	specPath := fs.String("f", "", "application spec, started by slowpoke (required)")
+	target := fs.String("target", "", "service to virtually speed up (required)")
+	reduce := fs.String("reduce", "20,40,60,80%", "reductions, as a share of the target's cost (each run resolves them with its own u1)")
+	iterations := fs.Int("iterations", 3, "iterations, each every keep variant and then slowpoke's placement")
+	duration := fs.Duration("duration", 0, "measurement window (default: the spec's)")
+	pauses := fs.String("pause", "cgroup,signal", "keep's pause methods, one validate each; the truth of a point is the mean of theirs")
+	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-placement-<time>)")
+	rec := recordFlags(fs)
+	if code, ok := parseArgs("slowpoke-lab bench placement", fs, args); !ok {
+		return code
+	}
+	fail := func(code int, a ...any) int {
+		fmt.Fprintln(os.Stderr, append([]any{"slowpoke-lab bench placement:"}, a...)...)
+		return code
+	}
+	if *specPath == "" || *target == "" {
+		return fail(2, "-f and --target are required")
+	}
+	if _, err := model.ParseReductions(*reduce); err != nil {
+		return fail(2, "--reduce:", err)
+	}
+	if *iterations < 1 {
+		return fail(2, "--iterations must be at least 1")
+	}
+	methods := strings.Split(*pauses, ",")
+	for _, m := range methods {
+		if m != "cgroup" && m != "signal" {
+			return fail(2, fmt.Sprintf("--pause: %q: keep pauses by cgroup or signal", m))
+		}
+	}
+	s, err := spec.Load(*specPath)
+	if err != nil {
+		return fail(1, errText(err))
+	}
+	if *out == "" {
+		*out = filepath.Join("slowpoke-out", "bench-placement-"+time.Now().Format("20060102-150405"))
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fail(1, errText(err))
+	}
+	common := []string{"-f", *specPath, "--target", *target, "--reduce", *reduce, "--reps", "1", "--max-reps", "1"}
+	if *duration > 0 {
+		common = append(common, "--duration", duration.String())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	variants := placementVariants(methods)
+	var its []placementIteration
+	for i := 1; i <= *iterations && ctx.Err() == nil; i++ {
+		it := placementIteration{N: i, Results: map[string]*report.Results{}, Errs: map[string]string{}}
+		for _, v := range variants {
+			if ctx.Err() != nil {
+				break
+			}
+			args := append([]string{"predict", "--placement", "shared"}, common...)
+			if m, ok := strings.CutPrefix(v, "keep/"); ok {
+				args = append([]string{"validate", "--placement", "keep", "--pause", m}, common...)
+			}
+			dir := filepath.Join(*out, fmt.Sprintf("%s-%d", strings.ReplaceAll(v, "/", "-"), i))
+			res, err := runPlacement(ctx, exe, dir, args)
+			if err != nil {
+				it.Errs[v] = err.Error()
+				fmt.Fprintf(os.Stderr, "[%d/%d] %s: %v\n", i, *iterations, v, err)
+				continue
+			}
+			it.Results[v] = res
+			fmt.Fprintf(os.Stderr, "[%d/%d] %s: baseline %.0f req/s\n", i, *iterations, v, res.Baseline.RPS)
+		}
+		its = append(its, it)
+	}
+	if ctx.Err() != nil {
+		return fail(130, "interrupted")
+	}
+	r := &record.Record{Benchmark: "placement", Placement: "keep, shared"}
+	r.Rows = placementRows(s.Name, *target, variants, its)
+	r.Summarize()
+	writePlacementTable(os.Stdout, r)
+	path := filepath.Join(*out, "placement.json")
+	if err := writeJSONFile(path, its); err != nil {
+		return fail(1, err)
+	}
+	fmt.Printf("\nwrote %s\n", path)
+	rec.write(r)
+	for _, it := range its {
+		if len(it.Errs) > 0 {
+			return 1
+		}
+	}
+	return 0
+}
+
+// runPlacement runs one slowpoke command into dir and reads its results.
+func runPlacement(ctx context.Context, exe, dir string, args []string) (*report.Results, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	log, err := os.Create(filepath.Join(dir, "run.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	cmd := exec.CommandContext(ctx, exe, append(args, "--out", filepath.Join(dir, "out"))...)
+	// Told to stop as from the terminal, so that it gives everything back.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = time.Minute
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s: %v (see %s)", args[0], err, log.Name())
+	}
+	return report.ReadJSON(filepath.Join(dir, "out", "results.json"))
+}
+
+// placementRows are the iterations' points as record rows, each against
+// the truth of the unpinned placement: the mean, per reduction, of the
+// keep variants' ground truths in the same iteration. The variants are
+// keep's, slowpoke's placement ("shared") and the bound that run gave for
+// the unpinned placement ("bound", no interval). The configuration is
+// "APP #N" for iteration N, and every row of an iteration carries the
+// first keep run's time per call for its reduction, so that the
+// variants' rows line up (each run resolves a share with its own u1).
+func placementRows(app, target string, variants []string, its []placementIteration) []record.Row {
+	var rows []record.Row
+	for _, it := range its {
+		var truths [][]float64
+		var keys []float64
+		for _, v := range variants {
+			res := it.Results[v]
+			if res == nil || !strings.HasPrefix(v, "keep/") {
+				continue
+			}
+			for i, p := range res.Points {
+				for len(truths) <= i {
+					truths, keys = append(truths, nil), append(keys, p.ReductionUS)
+				}
+				if t, ok := p.TrueMean(); ok && t > 0 {
+					truths[i] = append(truths[i], t)
+				}
+			}
+		}
+		config := fmt.Sprintf("%s #%d", app, it.N)
+		add := func(variant string, i int, p report.Point, pred float64, interval bool) {
+			row := record.RowOf(config, target, variant, p)
+			row.ReductionUS, row.PredictedRPS, row.TrueRPS = keys[i], pred, 0
+			row.ErrorPct, row.NominalErrorPct, row.Covered = nil, nil, nil
+			if !interval {
+				row.IntervalLowRPS, row.IntervalHighRPS, row.Estimate, row.DelayUsed = 0, 0, "", ""
+				row.Flags = []string{}
+			}
+			if len(truths[i]) > 0 {
+				var sum float64
+				for _, t := range truths[i] {
+					sum += t
+				}
+				row.TrueRPS = sum / float64(len(truths[i]))
+				if pred > 0 {
+					e := 100 * (pred/row.TrueRPS - 1)
+					row.ErrorPct = &e
+				}
+				if interval && row.IntervalHighRPS > 0 {
+					in := row.IntervalLowRPS <= row.TrueRPS && row.TrueRPS <= row.IntervalHighRPS
+					row.Covered = &in
+				}
+			}
+			rows = append(rows, row)
+		}
+		for _, v := range variants {
+			res := it.Results[v]
+			if res == nil {
+				continue
+			}
+			for i, p := range res.Points {
+				if i >= len(keys) {
+					break
+				}
+				add(v, i, p, p.PredictedRPS, true)
+			}
+		}
+		if res := it.Results["shared"]; res != nil {
+			for i, p := range res.Points {
+				if i < len(keys) && p.DeployedBoundRPS > 0 {
+					add("bound", i, p, p.DeployedBoundRPS, false)
+				}
+			}
+		}
+	}
+	return rows
+}
+
+// writePlacementTable prints each variant's RMSE against the unpinned
+// truth, its worst error and how many intervals held the truth.
+func writePlacementTable(w io.Writer, r *record.Record) {
+	fmt.Fprintln(w, "against the truth of the unpinned placement:")
+	fmt.Fprintf(w, "%-14s %6s %8s %9s %s\n", "variant", "points", "RMSE", "max|err|", "intervals held")
+	for _, s := range r.Summary {
+		held := "-"
+		if s.WithInterval > 0 {
+			held = strconv.Itoa(s.Covered) + "/" + strconv.Itoa(s.WithInterval)
+		}
+		fmt.Fprintf(w, "%-14s %6d %7.1f%% %8.1f%% %s\n", s.Variant, s.Points, s.RMSEPct, s.MaxAbsPct, held)
+	}
+}
