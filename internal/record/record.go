@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -193,11 +194,13 @@ func ThisMachine() Machine {
 	return m
 }
 
-// commitOf is dir's commit, short, with "-dirty" for a changed work tree.
+// commitOf is dir's commit, short, with "-dirty" for a changed work tree;
+// outside a work tree, the commit this binary was built from, as the go
+// command stamped it ("" where it did not).
 func commitOf(dir string) string {
 	out, err := exec.Command("git", "-C", dir, "rev-parse", "--short=12", "HEAD").Output()
 	if err != nil {
-		return ""
+		return builtFrom()
 	}
 	c := strings.TrimSpace(string(out))
 	if st, err := exec.Command("git", "-C", dir, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
@@ -278,4 +281,30 @@ func Load(dir string) ([]Record, error) {
 	})
 	slices.SortStableFunc(out, func(a, b Record) int { return a.Date.Compare(b.Date) })
 	return out, err
+}
+
+// builtFrom is the commit the running binary was built from, short, with
+// "-dirty" for a changed work tree, from its build information.
+func builtFrom() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev string
+	var dirty bool
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" && dirty {
+		rev += "-dirty"
+	}
+	return rev
 }
