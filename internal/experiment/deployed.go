@@ -191,7 +191,7 @@ func placementChanged(deployed, base report.Baseline) (string, bool) {
 		more = "less"
 	}
 	return fmt.Sprintf("the application %s measured %.0f req/s; under slowpoke's placement (the target on cores of its own, the others sharing the rest) its baseline is %.0f req/s, %.0f%% %s: "+
-		"the predictions are for slowpoke's placement, where a different resource may bind than in yours, so the gain they show may not be the gain in your deployment",
+		"the predictions are for slowpoke's placement, where a different resource may bind than in yours, so the gain they show may not be the gain in your deployment (--placement keep asks the question in yours)",
 		deployed.DeployedWords(), deployed.RPS, base.RPS, math.Abs(diff), more), true
 }
 

@@ -554,7 +554,9 @@ func (r *Runner) summarize(out *report.Results, points []*measuredPoint) {
 	if d := r.opts.AsDeployed; d != nil {
 		out.DeployedBaseline = d
 		r.deployedBounds(out)
-		if w, changed := placementChanged(*d, out.Baseline); changed {
+		// Under keep placement nothing was re-placed: a difference is the
+		// armed controllers' cost, which armedCost reports.
+		if w, changed := placementChanged(*d, out.Baseline); changed && !r.d.Placement().Keep {
 			r.progress("warning: %s", w)
 			out.Warnings = append(out.Warnings, w)
 		}

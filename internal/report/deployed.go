@@ -67,8 +67,8 @@ func DeployedNote(r *Results) string {
 		high = p.IntervalHighRPS
 	}
 	predGain := (high/r.Baseline.RPS - 1) * 100
-	if boundGain > deployedGainWorthPct && predGain < deployedGainWorthPct {
-		note += fmt.Sprintf(" slowpoke's prediction (at most %+.0f%% at that point, the high end of its interval) is for its own placement, where another resource may bind: it does not rule out a gain of up to %+.0f%% in yours. Check it there before deciding against the optimization.",
+	if boundGain > deployedGainWorthPct && predGain < deployedGainWorthPct && r.Settings.PlacementMode != "keep" {
+		note += fmt.Sprintf(" slowpoke's prediction (at most %+.0f%% at that point, the high end of its interval) is for its own placement, where another resource may bind: it does not rule out a gain of up to %+.0f%% in yours. Check it there (--placement keep predicts in it) before deciding against the optimization.",
 			predGain, boundGain)
 	}
 	return note
