@@ -190,15 +190,19 @@ func TestAgentFreezesOtherPods(t *testing.T) {
 			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
 		}
 	}
+	started := time.Now()
 	freezeOthers(t, c, 10, 5*time.Millisecond, o1.uid, o2.uid)
-	// Within the lease (1 s) since Start: the slowdown still runs.
+	// Within the lease (1 s) since Start the slowdown still runs; a
+	// loaded machine may take longer than the lease to get here, and then
+	// only the freezes are checked.
 	time.Sleep(500 * time.Millisecond)
 	st, err := c.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Pauses == 0 || st.PauseActualNS == 0 || !st.Active {
-		t.Fatalf("no freezes in 500 ms: %d pauses, %v, active %v", st.Pauses, time.Duration(st.PauseActualNS), st.Active)
+	inLease := time.Since(started) < 900*time.Millisecond
+	if st.Pauses == 0 || st.PauseActualNS == 0 || !st.Active && inLease {
+		t.Fatalf("no freezes in 500 ms: %d pauses, %v, active %v (%v since Start)", st.Pauses, time.Duration(st.PauseActualNS), st.Active, time.Since(started))
 	}
 	t.Logf("%d freezes, %v frozen in all, the longest %v", st.Pauses, time.Duration(st.PauseActualNS), time.Duration(st.PauseMaxNS))
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
