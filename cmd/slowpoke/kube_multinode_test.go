@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -463,4 +464,150 @@ func TestKubeMultiNodeAgentPartition(t *testing.T) {
 		t.Error("frontend frozen after the run")
 	}
 	e.checkUntouched(t, before)
+}
+
+// The demo spread over the multi-node cluster (TestKubeMultiNodeDemo and
+// test/kube/multinode-pairs.sh).
+const (
+	mnDemoDir  = "testdata/kube-multinode-demo"
+	mnDemoSpec = mnDemoDir + "/app.yaml"
+)
+
+// TestKubeMultiNodeDemo: predict the demo with cart, the target, as two
+// replicas on both nodes behind a ClusterIP Service, through the node
+// agents, nothing rolled out: cart's CPU is summed over both replicas
+// (both work, and its CPU per call is not one replica's share), the other
+// services' pods are frozen in rounds on both nodes (the other node's
+// agent reporting when: the skew), every pod is thawed after, no pod
+// restarted, and `slowpoke restore` finds nothing to change. Its
+// prediction goes the right way (a faster cart, more requests); how close
+// it is, is test/kube/multinode-pairs.sh's question.
+func TestKubeMultiNodeDemo(t *testing.T) {
+	m := setupMultiNode(t)
+	t.Setenv("SLOWPOKE_TEST_KUBECONFIG", filepath.Join(m.dir, "kubeconfig"))
+	e := setupKubeApp(t, filepath.Join(mnDemoDir, "deployments.yaml"), mnDemoSpec)
+	carts := e.pods(t, "cart")
+	if len(carts) != 2 || carts[0].Spec.NodeName == carts[1].Spec.NodeName {
+		t.Fatalf("cart's replicas: %d, want 2 on two nodes", len(carts))
+	}
+	cpu := func(p *corev1.Pod) time.Duration {
+		b, err := os.ReadFile(filepath.Join(strings.Replace(m.podCgroup(t, p), "/freezer/", "/cpuacct/", 1), "cpuacct.usage"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ns)
+	}
+	// Every other service's pods, by node: each seen frozen at least once
+	// (a poll every 2 ms during the run).
+	others := map[string][]string{} // node: freezer.state files
+	for _, sv := range []string{"frontend", "catalog", "currency"} {
+		for _, p := range e.pods(t, sv) {
+			others[p.Spec.NodeName] = append(others[p.Spec.NodeName], filepath.Join(m.podCgroup(t, &p), "freezer.state"))
+		}
+	}
+	if len(others) != 2 {
+		t.Fatalf("the other services run on %d nodes, want 2", len(others))
+	}
+	before := e.podState(t)
+	cpu0 := []time.Duration{cpu(&carts[0]), cpu(&carts[1])}
+
+	out := t.TempDir()
+	cmd := e.command("predict", "-f", mnDemoSpec, "--target", "cart", "--kube-mode", "agent", "--reduce", "0,50%",
+		"--reps", "1", "--max-reps", "1", "--duration", "3s", "--warmup", "500ms", "--out", out)
+	var stdout bytes.Buffer
+	stderr := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	frozenOn := map[string]int{}
+	stop := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			for node, files := range others {
+				for _, f := range files {
+					if b, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(b)) != "THAWED" {
+						frozenOn[node]++
+					}
+				}
+			}
+		}
+	}()
+	start := time.Now()
+	err := runWithTimeout(cmd, 6*time.Minute)
+	close(stop)
+	<-polled
+	if err != nil {
+		t.Fatalf("predict: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	t.Logf("predict of 2 points took %v\n%s\n%s", time.Since(start).Round(time.Second), stdout.String(), stderr.String())
+	stderrText := stderr.String()
+
+	// Both replicas worked, and cart's CPU is theirs summed.
+	used := []time.Duration{cpu(&carts[0]) - cpu0[0], cpu(&carts[1]) - cpu0[1]}
+	t.Logf("cart's replicas used %v (%s) and %v (%s) during the run", used[0].Round(time.Millisecond), carts[0].Spec.NodeName, used[1].Round(time.Millisecond), carts[1].Spec.NodeName)
+	for i, u := range used {
+		if u < (used[0]+used[1])/10 {
+			t.Errorf("cart's replica on %s used %v of %v: the Service did not spread the calls", carts[i].Spec.NodeName, u, used[0]+used[1])
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		U1US   float64          `json:"u1_us"`
+		Q1     float64          `json:"q1"`
+		Points []validatedPoint `json:"points"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil || len(res.Points) != 2 {
+		t.Fatalf("results (%v): want 2 points\n%s", err, b)
+	}
+	// cart's work is 1200 µs of CPU a call: one replica's share of it
+	// (the other's CPU not summed) would be well under.
+	t.Logf("cart: %.0f µs of CPU per call, q1 %.2f cores", res.U1US, res.Q1)
+	if res.U1US < 0.75*1200 {
+		t.Errorf("cart's CPU per call %.0f µs, under its work (1200 µs): not summed over its replicas?", res.U1US)
+	}
+	if !strings.Contains(stderrText, "run on 2 nodes (slowpoke-n1, slowpoke-n2)") {
+		t.Errorf("the run does not say it spans both nodes")
+	}
+	// Rounds froze the other services on both nodes; the node of cart's
+	// controller's other reported when.
+	t.Logf("polls that found another service's pod frozen, by node: %v", frozenOn)
+	for node := range others {
+		if frozenOn[node] == 0 {
+			t.Errorf("no pod seen frozen on %s during the run", node)
+		}
+	}
+	for _, m := range regexp.MustCompile(`round skew across nodes, (\S+) as the target`).FindAllStringSubmatch(stderrText, -1) {
+		if m[1] != "cart" {
+			t.Errorf("skew reported with %s as the target: cart is", m[1])
+		}
+	}
+	sk := regexp.MustCompile(`round skew across nodes, cart as the target, node (slowpoke-n\d): (\d+) rounds \((\d+) unreported`).FindStringSubmatch(stderrText)
+	if sk == nil {
+		t.Fatalf("no skew across nodes reported")
+	}
+	if rounds, _ := strconv.Atoi(sk[2]); rounds < 10 {
+		t.Errorf("%s reported %d rounds, want at least 10", sk[1], rounds)
+	}
+	// Direction only: cart is the bottleneck, so a faster cart serves
+	// more requests.
+	if p0, p50 := res.Points[0].Predicted, res.Points[1].Predicted; p50 <= 1.1*p0 {
+		t.Errorf("predicted %.0f req/s at 50%% against %.0f at 0%%: no gain", p50, p0)
+	}
+	e.checkUntouched(t, before)
+	rout, err := e.command("restore", "-f", mnDemoSpec).CombinedOutput()
+	if err != nil || !strings.Contains(string(rout), "nothing to restore") {
+		t.Errorf("restore after the run: %v\n%s", err, rout)
+	}
 }

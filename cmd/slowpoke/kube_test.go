@@ -112,6 +112,15 @@ func (e *kubeEnv) apply(t *testing.T) {
 		case *appsv1.Deployment:
 			e.client.AppsV1().Deployments(o.Namespace).Delete(ctx, o.Name, metav1.DeleteOptions{})
 			_, err = e.client.AppsV1().Deployments(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.Service:
+			// One left from an earlier run is kept (as it is); a fixed
+			// ClusterIP may be held a moment after its Service is gone.
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
+				_, err = e.client.CoreV1().Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+				if err == nil || apierrors.IsAlreadyExists(err) || !apierrors.IsInvalid(err) || time.Now().After(deadline) {
+					break
+				}
+			}
 		default:
 			t.Fatalf("%s: unexpected %T", e.manifests, obj)
 		}
@@ -131,13 +140,17 @@ func (e *kubeEnv) deployment(t *testing.T, name string) *appsv1.Deployment {
 	return dep
 }
 
-// waitReady waits until every Deployment has rolled out with one ready pod
-// (and no other) for which ok holds (nil: any).
+// waitReady waits until every Deployment has rolled out with its replicas
+// ready (and no other pod) for which ok holds (nil: any).
 func (e *kubeEnv) waitReady(t *testing.T, ok func(*corev1.Pod) bool) {
 	t.Helper()
 	ns := e.spec.Kubernetes.Namespace
 	deadline := time.Now().Add(2 * time.Minute)
 	for _, sv := range e.spec.Services {
+		want := 1
+		if r := e.deployment(t, sv.Name).Spec.Replicas; r != nil {
+			want = int(*r)
+		}
 		for {
 			pods, err := e.client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + sv.Name})
 			ready := 0
@@ -146,7 +159,7 @@ func (e *kubeEnv) waitReady(t *testing.T, ok func(*corev1.Pod) bool) {
 					ready++
 				}
 			}
-			if err == nil && ready == 1 && len(pods.Items) == 1 {
+			if err == nil && ready == want && len(pods.Items) == want {
 				break
 			}
 			if time.Now().After(deadline) {
