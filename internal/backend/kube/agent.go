@@ -566,13 +566,13 @@ func (d *Deployment) checkAgent() error {
 		p, err := d.client.CoreV1().Pods(ns).Get(ctx, a.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err) || (err == nil && p.UID != a.UID):
-			return fmt.Errorf("the node agent's pod %s/%s was deleted during the run (it thawed every pod as it ended)", ns, a.Name)
+			return fmt.Errorf("node %s: the node agent's pod %s/%s was deleted during the run (it thawed every pod as it ended)", a.Spec.NodeName, ns, a.Name)
 		case err != nil:
 			continue
 		case p.DeletionTimestamp != nil:
-			return fmt.Errorf("the node agent's pod %s/%s is being deleted (evicted, or its node drained?); it thaws every pod as it ends", ns, a.Name)
+			return fmt.Errorf("node %s: the node agent's pod %s/%s is being deleted (evicted, or its node drained?); it thaws every pod as it ends", a.Spec.NodeName, ns, a.Name)
 		case restarts(p) != restarts(&a):
-			return fmt.Errorf("the node agent in pod %s/%s restarted during the run (kubectl logs -n %s %s -c %s --previous); its watchdog thaws what it had frozen", ns, a.Name, ns, a.Name, agentContainer)
+			return fmt.Errorf("node %s: the node agent in pod %s/%s restarted during the run (kubectl logs -n %s %s -c %s --previous); its watchdog thaws what it had frozen", a.Spec.NodeName, ns, a.Name, ns, a.Name, agentContainer)
 		}
 	}
 	if err := d.checkPeers(); err != nil {
@@ -583,13 +583,13 @@ func (d *Deployment) checkAgent() error {
 			p, err := d.client.CoreV1().Pods(ns).Get(ctx, ref.name, metav1.GetOptions{})
 			switch {
 			case apierrors.IsNotFound(err) || (err == nil && string(p.UID) != ref.uid):
-				return fmt.Errorf("service %q: its pod %s/%s was deleted during the run", sv.Name, ns, ref.name)
+				return fmt.Errorf("service %q: its pod %s/%s on node %s was deleted during the run", sv.Name, ns, ref.name, ref.node)
 			case err != nil:
 				continue
 			case p.DeletionTimestamp != nil:
-				return fmt.Errorf("service %q: its pod %s/%s is being deleted (evicted, or its node drained?)", sv.Name, ns, ref.name)
+				return fmt.Errorf("service %q: its pod %s/%s on node %s is being deleted (evicted, or its node drained?)", sv.Name, ns, ref.name, ref.node)
 			case restarts(p) != ref.restarts:
-				return fmt.Errorf("service %q: a container of its pod %s/%s restarted during the run (kubectl describe pod -n %s %s)", sv.Name, ns, ref.name, ns, ref.name)
+				return fmt.Errorf("service %q: a container of its pod %s/%s on node %s restarted during the run (kubectl describe pod -n %s %s)", sv.Name, ns, ref.name, ref.node, ns, ref.name)
 			}
 		}
 	}
