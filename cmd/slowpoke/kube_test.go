@@ -98,10 +98,11 @@ func (e *kubeEnv) apply(t *testing.T) {
 		var err error
 		switch o := obj.(type) {
 		case *corev1.Namespace:
-			// One an earlier test deleted may still be terminating.
+			// One an earlier test deleted may still be terminating; one
+			// that lives (applied again) is kept.
 			for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-				_, err = e.client.CoreV1().Namespaces().Get(ctx, o.Name, metav1.GetOptions{})
-				if apierrors.IsNotFound(err) || time.Now().After(deadline) {
+				cur, err := e.client.CoreV1().Namespaces().Get(ctx, o.Name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) || (err == nil && cur.DeletionTimestamp == nil) || time.Now().After(deadline) {
 					break
 				}
 			}
@@ -115,9 +116,14 @@ func (e *kubeEnv) apply(t *testing.T) {
 		case *corev1.Service:
 			// One left from an earlier run is kept (as it is); a fixed
 			// ClusterIP may be held a moment after its Service is gone.
+			// (A Service of that name asks for its IP again: the API
+			// server says "already allocated", not "already exists".)
 			for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
+				if _, err = e.client.CoreV1().Services(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{}); err == nil {
+					break
+				}
 				_, err = e.client.CoreV1().Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-				if err == nil || apierrors.IsAlreadyExists(err) || !apierrors.IsInvalid(err) || time.Now().After(deadline) {
+				if err == nil || !apierrors.IsInvalid(err) || time.Now().After(deadline) {
 					break
 				}
 			}
