@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/slowpoke-dev/slowpoke/internal/backend/kube"
 )
 
 // The multi-node tests run on the cluster test/kube/multinode.sh starts
@@ -610,4 +613,166 @@ func TestKubeMultiNodeDemo(t *testing.T) {
 	if err != nil || !strings.Contains(string(rout), "nothing to restore") {
 		t.Errorf("restore after the run: %v\n%s", err, rout)
 	}
+}
+
+// TestKubeMultiNodeFaults: faults across nodes on the spread demo, one
+// trial each (issue 44's step 4), each mid-pause, with other services'
+// pods frozen on both nodes: slowpoke-n1's agent SIGKILLed (its
+// watchdog thaws its node's pods, the target's rounds lose that node);
+// the orchestrator SIGKILLed (every agent's lease lapses); a pod of cart,
+// the target, deleted (its Deployment makes another, on the node the
+// scheduler picks). After each, every pod is thawed within the lease, the
+// run (where it lives on) ends with an error naming the node, `slowpoke
+// restore` leaves nothing to change (the agents it deletes aside), and no
+// pod of the application restarted (the deleted one replaced, no other).
+func TestKubeMultiNodeFaults(t *testing.T) {
+	m := setupMultiNode(t)
+	t.Setenv("SLOWPOKE_TEST_KUBECONFIG", filepath.Join(m.dir, "kubeconfig"))
+	e := setupKubeApp(t, filepath.Join(mnDemoDir, "deployments.yaml"), mnDemoSpec)
+	ns := e.spec.Kubernetes.Namespace
+	lastLine := func(s string) string {
+		s = strings.TrimSpace(s)
+		return s[strings.LastIndex(s, "\n")+1:]
+	}
+	restore := func(t *testing.T) string {
+		t.Helper()
+		out, err := e.command("restore", "-f", mnDemoSpec).CombinedOutput()
+		if err != nil {
+			t.Errorf("restore: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	t.Run("agent-killed", func(t *testing.T) {
+		before := e.podState(t)
+		cmd, stderr := m.startSpreadPredict(t, e)
+		agents, err := e.client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: kube.LabelAgent, FieldSelector: "spec.nodeName=slowpoke-n1"})
+		if err != nil || len(agents.Items) != 1 {
+			t.Fatalf("slowpoke-n1's agent pod: %v, %d found", err, len(agents.Items))
+		}
+		pid := agentProcess(t, string(agents.Items[0].UID))
+		frozen := waitFrozen(t)
+		killed := time.Now()
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatalf("SIGKILL slowpoke-n1's agent (PID %d): %v", pid, err)
+		}
+		thawed := waitThawed(t, killed, kube.DefaultLease, nil, stderr)
+		t.Logf("slowpoke-n1's agent SIGKILLed with %d pods frozen: all thawed %v after", frozen, thawed.Round(time.Millisecond))
+		if thawed > kube.DefaultLease {
+			t.Errorf("thawed %v after the kill: past the lease (%v)", thawed, kube.DefaultLease)
+		}
+		if err := waitExit(cmd, 3*time.Minute); err == nil {
+			t.Errorf("the run succeeded with slowpoke-n1's agent killed\n%s", stderr.String())
+		}
+		t.Logf("the run ended %v after the kill: %s", time.Since(killed).Round(time.Second), lastLine(stderr.String()))
+		if !strings.Contains(lastLine(stderr.String()), "slowpoke-n1") {
+			t.Errorf("the run's error does not name the node slowpoke-n1:\n%s", stderr.String())
+		}
+		t.Logf("restore:\n%s", restore(t))
+		e.checkUntouched(t, before)
+	})
+	t.Run("orchestrator-killed", func(t *testing.T) {
+		before := e.podState(t)
+		cmd, stderr := m.startSpreadPredict(t, e)
+		frozen := waitFrozen(t)
+		killed := time.Now()
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		thawed := waitThawed(t, killed, kube.DefaultLease+5*time.Second, nil, stderr)
+		t.Logf("orchestrator SIGKILLed with %d pods frozen: all thawed %v after (lease %v)", frozen, thawed.Round(time.Millisecond), kube.DefaultLease)
+		if thawed > kube.DefaultLease+time.Second {
+			t.Errorf("thawed %v after the kill: past the lease (%v)", thawed, kube.DefaultLease)
+		}
+		out := restore(t)
+		t.Logf("restore:\n%s", out)
+		if !strings.Contains(out, "deleted the node agents") {
+			t.Errorf("restore did not delete the killed run's agents")
+		}
+		if out := restore(t); !strings.Contains(out, "nothing to restore") {
+			t.Errorf("a second restore found something to change:\n%s", out)
+		}
+		e.checkUntouched(t, before)
+	})
+	t.Run("target-pod-deleted", func(t *testing.T) {
+		before := e.podState(t)
+		cmd, stderr := m.startSpreadPredict(t, e)
+		var victim corev1.Pod
+		for _, p := range e.pods(t, "cart") {
+			if p.Spec.NodeName == "slowpoke-n2" {
+				victim = p
+			}
+		}
+		if victim.Name == "" {
+			t.Fatal("no cart pod on slowpoke-n2")
+		}
+		frozen := waitFrozen(t)
+		deleted := time.Now()
+		if err := e.client.CoreV1().Pods(ns).Delete(context.Background(), victim.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		thawed := waitThawed(t, deleted, kube.DefaultLease, nil, stderr)
+		t.Logf("cart's pod on slowpoke-n2 deleted with %d pods frozen: all thawed %v after", frozen, thawed.Round(time.Millisecond))
+		if thawed > kube.DefaultLease {
+			t.Errorf("thawed %v after the deletion: past the lease (%v)", thawed, kube.DefaultLease)
+		}
+		if err := waitExit(cmd, 3*time.Minute); err == nil {
+			t.Errorf("the run succeeded with a pod of its target deleted\n%s", stderr.String())
+		}
+		t.Logf("the run ended %v after the deletion: %s", time.Since(deleted).Round(time.Second), lastLine(stderr.String()))
+		if !strings.Contains(stderr.String(), "on node slowpoke-n2") {
+			t.Errorf("the run's error does not name the node slowpoke-n2:\n%s", stderr.String())
+		}
+		if out := restore(t); !strings.Contains(out, "nothing to restore") {
+			t.Errorf("restore after the run found something to change:\n%s", out)
+		}
+		// The deleted pod replaced; every other as it was.
+		delete(before, string(victim.UID))
+		e.waitReady(t, nil)
+		var repl []string
+		for _, p := range e.pods(t, "cart") {
+			if _, ok := before[string(p.UID)]; !ok {
+				before[string(p.UID)] = 0
+				repl = append(repl, p.Name+" on "+p.Spec.NodeName)
+			}
+		}
+		t.Logf("cart's deleted pod replaced by %v", repl)
+		e.checkUntouched(t, before)
+	})
+}
+
+// startSpreadPredict starts a long predict of the spread demo through the
+// node agents (50%, 30 s) and waits until its rounds have frozen a pod on
+// each node.
+func (m *mnEnv) startSpreadPredict(t *testing.T, e *kubeEnv) (*exec.Cmd, *lockedBuffer) {
+	t.Helper()
+	cmd := e.command("predict", "-f", mnDemoSpec, "--target", "cart", "--kube-mode", "agent", "--reduce", "50%",
+		"--duration", "30s", "--reps", "1", "--max-reps", "1", "--out", t.TempDir())
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	states := map[string][]string{}
+	for _, sv := range []string{"frontend", "catalog", "currency"} {
+		for _, p := range e.pods(t, sv) {
+			states[p.Spec.NodeName] = append(states[p.Spec.NodeName], filepath.Join(m.podCgroup(t, &p), "freezer.state"))
+		}
+	}
+	seen := map[string]bool{}
+	waitUntil(t, "a pod frozen on each node", 3*time.Minute, func() bool {
+		for node, files := range states {
+			for _, f := range files {
+				if b, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(b)) != "THAWED" {
+					seen[node] = true
+				}
+			}
+		}
+		return len(seen) == len(states)
+	}, stderr)
+	return cmd, stderr
 }
