@@ -25,6 +25,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/slowpoke-dev/slowpoke/internal/emulator"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 )
 
@@ -231,5 +232,79 @@ func TestKubeManifests(t *testing.T) {
 				t.Errorf("%d Deployments for %d services", len(deps), len(local.Services))
 			}
 		})
+	}
+}
+
+// TestKubeMultiNodeDemoManifests: the demo spread over the multi-node
+// test cluster (testdata/kube-multinode-demo) runs the demo's services
+// with the demo's work and calls; every service the others call is
+// reached at its Service's ClusterIP, which selects its pods, where it
+// listens on every address; the frontend holds several connections to
+// cart, the target, which has two replicas spread over the nodes.
+func TestKubeMultiNodeDemoManifests(t *testing.T) {
+	const dir = "testdata/kube-multinode-demo"
+	demo, err := emulator.LoadTopology("../../examples/demo/topology.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := spec.Load(filepath.Join(dir, "app.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := map[string]*appsv1.Deployment{}
+	svcs := map[string]*corev1.Service{}
+	var topo *emulator.Topology
+	for _, obj := range decodeManifests(t, filepath.Join(dir, "deployments.yaml")) {
+		switch o := obj.(type) {
+		case *appsv1.Deployment:
+			deps[o.Name] = o
+		case *corev1.Service:
+			svcs[o.Name] = o
+		case *corev1.ConfigMap:
+			if topo, err = emulator.ParseTopology([]byte(o.Data["topology.yaml"])); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if topo == nil {
+		t.Fatal("no topology ConfigMap")
+	}
+	if len(topo.Services) != len(demo.Services) || topo.Entry != demo.Entry {
+		t.Fatalf("services %d, entry %q: want the demo's %d and %q", len(topo.Services), topo.Entry, len(demo.Services), demo.Entry)
+	}
+	for name, want := range demo.Services {
+		got := topo.Services[name]
+		if got.Port != want.Port || got.Protocol != want.Protocol || !reflect.DeepEqual(got.Endpoints, want.Endpoints) {
+			t.Errorf("%s: %+v, want the demo's %+v (but its host)", name, got, want)
+		}
+		d := deps[name]
+		if d == nil {
+			t.Errorf("no Deployment for %s", name)
+			continue
+		}
+		env := map[string]string{}
+		for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+			env[e.Name] = e.Value
+		}
+		if name == topo.Entry {
+			if !d.Spec.Template.Spec.HostNetwork || ks.Entry != "http://"+got.Addr() {
+				t.Errorf("the entry %s: host network %v, at %s; the spec's entry is %s", name, d.Spec.Template.Spec.HostNetwork, got.Addr(), ks.Entry)
+			}
+			if env["EMU_GRPC_CONNS"] == "" || env["EMU_GRPC_CONNS"] == "1" {
+				t.Errorf("%s: one gRPC connection to cart: kube-proxy would send every call to one replica", name)
+			}
+			continue
+		}
+		s := svcs[name]
+		if s == nil || s.Spec.ClusterIP != got.Host || !reflect.DeepEqual(s.Spec.Selector, d.Spec.Selector.MatchLabels) ||
+			len(s.Spec.Ports) != 1 || int(s.Spec.Ports[0].Port) != got.Port || s.Spec.Ports[0].TargetPort.IntValue() != got.Port {
+			t.Errorf("%s is called at %s: want a Service with that ClusterIP and port selecting its pods, got %+v", name, got.Addr(), s)
+		}
+		if d.Spec.Template.Spec.HostNetwork || env["EMU_LISTEN_HOST"] != "0.0.0.0" {
+			t.Errorf("%s: host network %v, EMU_LISTEN_HOST %q: want its pod's network, every address", name, d.Spec.Template.Spec.HostNetwork, env["EMU_LISTEN_HOST"])
+		}
+	}
+	if cart := deps["cart"]; cart == nil || cart.Spec.Replicas == nil || *cart.Spec.Replicas != 2 || len(cart.Spec.Template.Spec.TopologySpreadConstraints) != 1 {
+		t.Errorf("cart: want two replicas spread over the nodes")
 	}
 }

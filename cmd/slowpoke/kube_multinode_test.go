@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/slowpoke-dev/slowpoke/internal/backend/kube"
 )
 
 // The multi-node tests run on the cluster test/kube/multinode.sh starts
@@ -463,4 +467,312 @@ func TestKubeMultiNodeAgentPartition(t *testing.T) {
 		t.Error("frontend frozen after the run")
 	}
 	e.checkUntouched(t, before)
+}
+
+// The demo spread over the multi-node cluster (TestKubeMultiNodeDemo and
+// test/kube/multinode-pairs.sh).
+const (
+	mnDemoDir  = "testdata/kube-multinode-demo"
+	mnDemoSpec = mnDemoDir + "/app.yaml"
+)
+
+// TestKubeMultiNodeDemo: predict the demo with cart, the target, as two
+// replicas on both nodes behind a ClusterIP Service, through the node
+// agents, nothing rolled out: cart's CPU is summed over both replicas
+// (both work, and its CPU per call is not one replica's share), the other
+// services' pods are frozen in rounds on both nodes (the other node's
+// agent reporting when: the skew), every pod is thawed after, no pod
+// restarted, and `slowpoke restore` finds nothing to change. Its
+// prediction goes the right way (a faster cart, more requests); how close
+// it is, is test/kube/multinode-pairs.sh's question.
+func TestKubeMultiNodeDemo(t *testing.T) {
+	m := setupMultiNode(t)
+	t.Setenv("SLOWPOKE_TEST_KUBECONFIG", filepath.Join(m.dir, "kubeconfig"))
+	e := setupKubeApp(t, filepath.Join(mnDemoDir, "deployments.yaml"), mnDemoSpec)
+	carts := e.pods(t, "cart")
+	if len(carts) != 2 || carts[0].Spec.NodeName == carts[1].Spec.NodeName {
+		t.Fatalf("cart's replicas: %d, want 2 on two nodes", len(carts))
+	}
+	cpu := func(p *corev1.Pod) time.Duration {
+		b, err := os.ReadFile(filepath.Join(strings.Replace(m.podCgroup(t, p), "/freezer/", "/cpuacct/", 1), "cpuacct.usage"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ns)
+	}
+	// Every other service's pods, by node: each seen frozen at least once
+	// (a poll every 2 ms during the run).
+	others := map[string][]string{} // node: freezer.state files
+	for _, sv := range []string{"frontend", "catalog", "currency"} {
+		for _, p := range e.pods(t, sv) {
+			others[p.Spec.NodeName] = append(others[p.Spec.NodeName], filepath.Join(m.podCgroup(t, &p), "freezer.state"))
+		}
+	}
+	if len(others) != 2 {
+		t.Fatalf("the other services run on %d nodes, want 2", len(others))
+	}
+	before := e.podState(t)
+	cpu0 := []time.Duration{cpu(&carts[0]), cpu(&carts[1])}
+
+	out := t.TempDir()
+	cmd := e.command("predict", "-f", mnDemoSpec, "--target", "cart", "--kube-mode", "agent", "--reduce", "0,50%",
+		"--reps", "1", "--max-reps", "1", "--duration", "3s", "--warmup", "500ms", "--out", out)
+	var stdout bytes.Buffer
+	stderr := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	frozenOn := map[string]int{}
+	stop := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			for node, files := range others {
+				for _, f := range files {
+					if b, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(b)) != "THAWED" {
+						frozenOn[node]++
+					}
+				}
+			}
+		}
+	}()
+	start := time.Now()
+	err := runWithTimeout(cmd, 6*time.Minute)
+	close(stop)
+	<-polled
+	if err != nil {
+		t.Fatalf("predict: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	t.Logf("predict of 2 points took %v\n%s\n%s", time.Since(start).Round(time.Second), stdout.String(), stderr.String())
+	stderrText := stderr.String()
+
+	// Both replicas worked, and cart's CPU is theirs summed.
+	used := []time.Duration{cpu(&carts[0]) - cpu0[0], cpu(&carts[1]) - cpu0[1]}
+	t.Logf("cart's replicas used %v (%s) and %v (%s) during the run", used[0].Round(time.Millisecond), carts[0].Spec.NodeName, used[1].Round(time.Millisecond), carts[1].Spec.NodeName)
+	for i, u := range used {
+		if u < (used[0]+used[1])/10 {
+			t.Errorf("cart's replica on %s used %v of %v: the Service did not spread the calls", carts[i].Spec.NodeName, u, used[0]+used[1])
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		U1US   float64          `json:"u1_us"`
+		Q1     float64          `json:"q1"`
+		Points []validatedPoint `json:"points"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil || len(res.Points) != 2 {
+		t.Fatalf("results (%v): want 2 points\n%s", err, b)
+	}
+	// cart's work is 1200 µs of CPU a call: one replica's share of it
+	// (the other's CPU not summed) would be well under.
+	t.Logf("cart: %.0f µs of CPU per call, q1 %.2f cores", res.U1US, res.Q1)
+	if res.U1US < 0.75*1200 {
+		t.Errorf("cart's CPU per call %.0f µs, under its work (1200 µs): not summed over its replicas?", res.U1US)
+	}
+	if !strings.Contains(stderrText, "run on 2 nodes (slowpoke-n1, slowpoke-n2)") {
+		t.Errorf("the run does not say it spans both nodes")
+	}
+	// Rounds froze the other services on both nodes; the node of cart's
+	// controller's other reported when.
+	t.Logf("polls that found another service's pod frozen, by node: %v", frozenOn)
+	for node := range others {
+		if frozenOn[node] == 0 {
+			t.Errorf("no pod seen frozen on %s during the run", node)
+		}
+	}
+	for _, m := range regexp.MustCompile(`round skew across nodes, (\S+) as the target`).FindAllStringSubmatch(stderrText, -1) {
+		if m[1] != "cart" {
+			t.Errorf("skew reported with %s as the target: cart is", m[1])
+		}
+	}
+	sk := regexp.MustCompile(`round skew across nodes, cart as the target, node (slowpoke-n\d): (\d+) rounds \((\d+) unreported`).FindStringSubmatch(stderrText)
+	if sk == nil {
+		t.Fatalf("no skew across nodes reported")
+	}
+	if rounds, _ := strconv.Atoi(sk[2]); rounds < 10 {
+		t.Errorf("%s reported %d rounds, want at least 10", sk[1], rounds)
+	}
+	// Direction only: cart is the bottleneck, so a faster cart serves
+	// more requests.
+	if p0, p50 := res.Points[0].Predicted, res.Points[1].Predicted; p50 <= 1.1*p0 {
+		t.Errorf("predicted %.0f req/s at 50%% against %.0f at 0%%: no gain", p50, p0)
+	}
+	e.checkUntouched(t, before)
+	rout, err := e.command("restore", "-f", mnDemoSpec).CombinedOutput()
+	if err != nil || !strings.Contains(string(rout), "nothing to restore") {
+		t.Errorf("restore after the run: %v\n%s", err, rout)
+	}
+}
+
+// TestKubeMultiNodeFaults: faults across nodes on the spread demo, one
+// trial each (issue 44's step 4), each mid-pause, with other services'
+// pods frozen on both nodes: slowpoke-n1's agent SIGKILLed (its
+// watchdog thaws its node's pods, the target's rounds lose that node);
+// the orchestrator SIGKILLed (every agent's lease lapses); a pod of cart,
+// the target, deleted (its Deployment makes another, on the node the
+// scheduler picks). After each, every pod is thawed within the lease, the
+// run (where it lives on) ends with an error naming the node, `slowpoke
+// restore` leaves nothing to change (the agents it deletes aside), and no
+// pod of the application restarted (the deleted one replaced, no other).
+func TestKubeMultiNodeFaults(t *testing.T) {
+	m := setupMultiNode(t)
+	t.Setenv("SLOWPOKE_TEST_KUBECONFIG", filepath.Join(m.dir, "kubeconfig"))
+	e := setupKubeApp(t, filepath.Join(mnDemoDir, "deployments.yaml"), mnDemoSpec)
+	ns := e.spec.Kubernetes.Namespace
+	lastLine := func(s string) string {
+		s = strings.TrimSpace(s)
+		return s[strings.LastIndex(s, "\n")+1:]
+	}
+	restore := func(t *testing.T) string {
+		t.Helper()
+		out, err := e.command("restore", "-f", mnDemoSpec).CombinedOutput()
+		if err != nil {
+			t.Errorf("restore: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	t.Run("agent-killed", func(t *testing.T) {
+		before := e.podState(t)
+		cmd, stderr := m.startSpreadPredict(t, e)
+		agents, err := e.client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: kube.LabelAgent, FieldSelector: "spec.nodeName=slowpoke-n1"})
+		if err != nil || len(agents.Items) != 1 {
+			t.Fatalf("slowpoke-n1's agent pod: %v, %d found", err, len(agents.Items))
+		}
+		pid := agentProcess(t, string(agents.Items[0].UID))
+		frozen := waitFrozen(t)
+		killed := time.Now()
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatalf("SIGKILL slowpoke-n1's agent (PID %d): %v", pid, err)
+		}
+		thawed := waitThawed(t, killed, kube.DefaultLease, nil, stderr)
+		t.Logf("slowpoke-n1's agent SIGKILLed with %d pods frozen: all thawed %v after", frozen, thawed.Round(time.Millisecond))
+		if thawed > kube.DefaultLease {
+			t.Errorf("thawed %v after the kill: past the lease (%v)", thawed, kube.DefaultLease)
+		}
+		if err := waitExit(cmd, 3*time.Minute); err == nil {
+			t.Errorf("the run succeeded with slowpoke-n1's agent killed\n%s", stderr.String())
+		}
+		t.Logf("the run ended %v after the kill: %s", time.Since(killed).Round(time.Second), lastLine(stderr.String()))
+		if !strings.Contains(lastLine(stderr.String()), "slowpoke-n1") {
+			t.Errorf("the run's error does not name the node slowpoke-n1:\n%s", stderr.String())
+		}
+		t.Logf("restore:\n%s", restore(t))
+		e.checkUntouched(t, before)
+	})
+	t.Run("orchestrator-killed", func(t *testing.T) {
+		before := e.podState(t)
+		cmd, stderr := m.startSpreadPredict(t, e)
+		frozen := waitFrozen(t)
+		killed := time.Now()
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		thawed := waitThawed(t, killed, kube.DefaultLease+5*time.Second, nil, stderr)
+		t.Logf("orchestrator SIGKILLed with %d pods frozen: all thawed %v after (lease %v)", frozen, thawed.Round(time.Millisecond), kube.DefaultLease)
+		if thawed > kube.DefaultLease+time.Second {
+			t.Errorf("thawed %v after the kill: past the lease (%v)", thawed, kube.DefaultLease)
+		}
+		out := restore(t)
+		t.Logf("restore:\n%s", out)
+		if !strings.Contains(out, "deleted the node agents") {
+			t.Errorf("restore did not delete the killed run's agents")
+		}
+		if out := restore(t); !strings.Contains(out, "nothing to restore") {
+			t.Errorf("a second restore found something to change:\n%s", out)
+		}
+		e.checkUntouched(t, before)
+	})
+	t.Run("target-pod-deleted", func(t *testing.T) {
+		before := e.podState(t)
+		cmd, stderr := m.startSpreadPredict(t, e)
+		var victim corev1.Pod
+		for _, p := range e.pods(t, "cart") {
+			if p.Spec.NodeName == "slowpoke-n2" {
+				victim = p
+			}
+		}
+		if victim.Name == "" {
+			t.Fatal("no cart pod on slowpoke-n2")
+		}
+		frozen := waitFrozen(t)
+		deleted := time.Now()
+		if err := e.client.CoreV1().Pods(ns).Delete(context.Background(), victim.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		thawed := waitThawed(t, deleted, kube.DefaultLease, nil, stderr)
+		t.Logf("cart's pod on slowpoke-n2 deleted with %d pods frozen: all thawed %v after", frozen, thawed.Round(time.Millisecond))
+		if thawed > kube.DefaultLease {
+			t.Errorf("thawed %v after the deletion: past the lease (%v)", thawed, kube.DefaultLease)
+		}
+		if err := waitExit(cmd, 3*time.Minute); err == nil {
+			t.Errorf("the run succeeded with a pod of its target deleted\n%s", stderr.String())
+		}
+		t.Logf("the run ended %v after the deletion: %s", time.Since(deleted).Round(time.Second), lastLine(stderr.String()))
+		if !strings.Contains(stderr.String(), "on node slowpoke-n2") {
+			t.Errorf("the run's error does not name the node slowpoke-n2:\n%s", stderr.String())
+		}
+		if out := restore(t); !strings.Contains(out, "nothing to restore") {
+			t.Errorf("restore after the run found something to change:\n%s", out)
+		}
+		// The deleted pod replaced; every other as it was.
+		delete(before, string(victim.UID))
+		e.waitReady(t, nil)
+		var repl []string
+		for _, p := range e.pods(t, "cart") {
+			if _, ok := before[string(p.UID)]; !ok {
+				before[string(p.UID)] = 0
+				repl = append(repl, p.Name+" on "+p.Spec.NodeName)
+			}
+		}
+		t.Logf("cart's deleted pod replaced by %v", repl)
+		e.checkUntouched(t, before)
+	})
+}
+
+// startSpreadPredict starts a long predict of the spread demo through the
+// node agents (50%, 30 s) and waits until its rounds have frozen a pod on
+// each node.
+func (m *mnEnv) startSpreadPredict(t *testing.T, e *kubeEnv) (*exec.Cmd, *lockedBuffer) {
+	t.Helper()
+	cmd := e.command("predict", "-f", mnDemoSpec, "--target", "cart", "--kube-mode", "agent", "--reduce", "50%",
+		"--duration", "30s", "--reps", "1", "--max-reps", "1", "--out", t.TempDir())
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	states := map[string][]string{}
+	for _, sv := range []string{"frontend", "catalog", "currency"} {
+		for _, p := range e.pods(t, sv) {
+			states[p.Spec.NodeName] = append(states[p.Spec.NodeName], filepath.Join(m.podCgroup(t, &p), "freezer.state"))
+		}
+	}
+	seen := map[string]bool{}
+	waitUntil(t, "a pod frozen on each node", 3*time.Minute, func() bool {
+		for node, files := range states {
+			for _, f := range files {
+				if b, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(b)) != "THAWED" {
+					seen[node] = true
+				}
+			}
+		}
+		return len(seen) == len(states)
+	}, stderr)
+	return cmd, stderr
 }

@@ -98,10 +98,11 @@ func (e *kubeEnv) apply(t *testing.T) {
 		var err error
 		switch o := obj.(type) {
 		case *corev1.Namespace:
-			// One an earlier test deleted may still be terminating.
+			// One an earlier test deleted may still be terminating; one
+			// that lives (applied again) is kept.
 			for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-				_, err = e.client.CoreV1().Namespaces().Get(ctx, o.Name, metav1.GetOptions{})
-				if apierrors.IsNotFound(err) || time.Now().After(deadline) {
+				cur, err := e.client.CoreV1().Namespaces().Get(ctx, o.Name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) || (err == nil && cur.DeletionTimestamp == nil) || time.Now().After(deadline) {
 					break
 				}
 			}
@@ -112,6 +113,20 @@ func (e *kubeEnv) apply(t *testing.T) {
 		case *appsv1.Deployment:
 			e.client.AppsV1().Deployments(o.Namespace).Delete(ctx, o.Name, metav1.DeleteOptions{})
 			_, err = e.client.AppsV1().Deployments(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.Service:
+			// One left from an earlier run is kept (as it is); a fixed
+			// ClusterIP may be held a moment after its Service is gone.
+			// (A Service of that name asks for its IP again: the API
+			// server says "already allocated", not "already exists".)
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
+				if _, err = e.client.CoreV1().Services(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{}); err == nil {
+					break
+				}
+				_, err = e.client.CoreV1().Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+				if err == nil || !apierrors.IsInvalid(err) || time.Now().After(deadline) {
+					break
+				}
+			}
 		default:
 			t.Fatalf("%s: unexpected %T", e.manifests, obj)
 		}
@@ -131,13 +146,17 @@ func (e *kubeEnv) deployment(t *testing.T, name string) *appsv1.Deployment {
 	return dep
 }
 
-// waitReady waits until every Deployment has rolled out with one ready pod
-// (and no other) for which ok holds (nil: any).
+// waitReady waits until every Deployment has rolled out with its replicas
+// ready (and no other pod) for which ok holds (nil: any).
 func (e *kubeEnv) waitReady(t *testing.T, ok func(*corev1.Pod) bool) {
 	t.Helper()
 	ns := e.spec.Kubernetes.Namespace
 	deadline := time.Now().Add(2 * time.Minute)
 	for _, sv := range e.spec.Services {
+		want := 1
+		if r := e.deployment(t, sv.Name).Spec.Replicas; r != nil {
+			want = int(*r)
+		}
 		for {
 			pods, err := e.client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + sv.Name})
 			ready := 0
@@ -146,7 +165,7 @@ func (e *kubeEnv) waitReady(t *testing.T, ok func(*corev1.Pod) bool) {
 					ready++
 				}
 			}
-			if err == nil && ready == 1 && len(pods.Items) == 1 {
+			if err == nil && ready == want && len(pods.Items) == want {
 				break
 			}
 			if time.Now().After(deadline) {

@@ -28,6 +28,12 @@ const (
 	// so that several replicas on one host's network share its port (the
 	// kernel spreads the connections over them).
 	envReusePort = "EMU_REUSE_PORT"
+	// envListenHost is the address to listen on instead of the topology's
+	// host, which stays where the callers dial (a Kubernetes Service's
+	// ClusterIP, say, in front of replicas each on its own pod address).
+	envListenHost = "EMU_LISTEN_HOST"
+	// envGRPCConns is how many connections to make to each gRPC callee.
+	envGRPCConns = "EMU_GRPC_CONNS"
 )
 
 // Main is the slowpoke-emu command line: it parses args, runs the service
@@ -50,7 +56,9 @@ func Main(args []string, stderr io.Writer, mopts ...MainOption) int {
 		fmt.Fprintf(stderr, "\nenvironment:\n"+
 			"  %s  µs added to every endpoint's work_us (may be negative; floored at 0)\n"+
 			"  %s            port to listen on instead of the topology's\n"+
-			"  OTEL_*              with -otel: where and how spans are exported (OTEL_EXPORTER_OTLP_ENDPOINT, ...)\n", envWorkOffset, envPort)
+			"  %s     address to listen on instead of the topology's host (0.0.0.0: every one); callers still dial the topology's\n"+
+			"  %s      connections to each gRPC callee, calls spread over them in turn (default 1)\n"+
+			"  OTEL_*              with -otel: where and how spans are exported (OTEL_EXPORTER_OTLP_ENDPOINT, ...)\n", envWorkOffset, envPort, envListenHost, envGRPCConns)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -95,6 +103,13 @@ func Main(args []string, stderr io.Writer, mopts ...MainOption) int {
 		}
 		opts = append(opts, WithWorkOffset(time.Duration(math.Round(f*float64(time.Microsecond)))))
 	}
+	if v, ok := os.LookupEnv(envGRPCConns); ok && strings.TrimSpace(v) != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > maxGRPCConns {
+			return fail(2, "%s=%q is not a number of connections from 1 to %d", envGRPCConns, v, maxGRPCConns)
+		}
+		opts = append(opts, WithGRPCConns(n))
+	}
 	if *otelOn {
 		t, shutdown, reason, err := mc.otel(context.Background(), *name)
 		if err != nil {
@@ -123,6 +138,14 @@ func Main(args []string, stderr io.Writer, mopts ...MainOption) int {
 		host, _, _ := net.SplitHostPort(addr)
 		addr, own = net.JoinHostPort(host, strconv.Itoa(port)), true
 	}
+	if v, ok := os.LookupEnv(envListenHost); ok && strings.TrimSpace(v) != "" {
+		host := strings.TrimSpace(v)
+		if net.ParseIP(host) == nil {
+			return fail(2, "%s=%q is not an IP address", envListenHost, v)
+		}
+		_, port, _ := net.SplitHostPort(addr)
+		addr, own = net.JoinHostPort(host, port), true
+	}
 	reuse := os.Getenv(envReusePort) != ""
 	if own || reuse {
 		ln, err := listen(addr, reuse)
@@ -143,6 +166,9 @@ func Main(args []string, stderr io.Writer, mopts ...MainOption) int {
 	}
 	return 0
 }
+
+// maxGRPCConns bounds EMU_GRPC_CONNS.
+const maxGRPCConns = 1024
 
 // otelFlushTimeout bounds the export of the spans still queued at exit.
 const otelFlushTimeout = 2 * time.Second

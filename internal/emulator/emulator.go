@@ -41,6 +41,8 @@ type config struct {
 	logger   *log.Logger
 	hook     func(service, endpoint string)
 	tracing  Tracing
+	// grpcConns is how many connections are made to each gRPC callee.
+	grpcConns int
 }
 
 // WithPlain runs the service without slowpoke's instrumentation wrappers.
@@ -50,6 +52,13 @@ func WithPlain(plain bool) Option { return func(c *config) { c.plain = plain } }
 // endpoint of the service; the result is floored at 0. mutex_work_us is not
 // changed.
 func WithWorkOffset(d time.Duration) Option { return func(c *config) { c.offset = d } }
+
+// WithGRPCConns makes n connections (at least 1, the default) to every
+// gRPC callee instead of one, and spreads the calls over them in turn. A
+// callee reached at a Kubernetes Service's ClusterIP gets one replica per
+// connection (kube-proxy balances connections, not calls), so one
+// connection would send every call to one replica.
+func WithGRPCConns(n int) Option { return func(c *config) { c.grpcConns = n } }
 
 // WithListener makes the service serve on l instead of listening on its
 // topology address. Run closes l.
@@ -142,10 +151,23 @@ type call struct {
 	service, endpoint string
 	repeat            int
 	probability       float64
-	// Exactly one of url (HTTP callee) and conn (gRPC callee) is set.
+	// Exactly one of url (HTTP callee) and conns (gRPC callee) is set.
 	url    string
-	conn   *grpc.ClientConn
+	conns  *grpcConns
 	method string // full gRPC method name
+}
+
+// grpcConns are the connections to one gRPC callee, used in turn.
+type grpcConns struct {
+	conns []*grpc.ClientConn
+	next  atomic.Uint64
+}
+
+func (g *grpcConns) pick() *grpc.ClientConn {
+	if len(g.conns) == 1 {
+		return g.conns[0]
+	}
+	return g.conns[(g.next.Add(1)-1)%uint64(len(g.conns))]
 }
 
 func us(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Microsecond))) }
@@ -161,7 +183,7 @@ func newServer(t *Topology, name string, cfg *config) (*server, error) {
 		tracing:   cfg.tracing,
 		endpoints: make(map[string]*endpoint, len(svc.Endpoints)),
 	}
-	conns := map[string]*grpc.ClientConn{}
+	conns := map[string]*grpcConns{}
 	for epName, e := range svc.Endpoints {
 		body, err := json.Marshal(struct {
 			Service  string `json:"service"`
@@ -184,17 +206,21 @@ func newServer(t *Topology, name string, cfg *config) (*server, error) {
 			cl := call{service: c.Service, endpoint: c.Endpoint, repeat: c.Repeat, probability: c.Probability}
 			switch callee.Protocol {
 			case ProtocolGRPC:
-				conn := conns[c.Service]
-				if conn == nil {
-					conn, err = s.dialGRPC(callee.Addr())
-					if err != nil {
-						s.close()
-						return nil, fmt.Errorf("connect to service %q: %w", c.Service, err)
+				g := conns[c.Service]
+				if g == nil {
+					g = &grpcConns{}
+					for range max(1, cfg.grpcConns) {
+						conn, err := s.dialGRPC(callee.Addr())
+						if err != nil {
+							s.close()
+							return nil, fmt.Errorf("connect to service %q: %w", c.Service, err)
+						}
+						g.conns = append(g.conns, conn)
+						s.grpcConns = append(s.grpcConns, conn)
 					}
-					conns[c.Service] = conn
-					s.grpcConns = append(s.grpcConns, conn)
+					conns[c.Service] = g
 				}
-				cl.conn = conn
+				cl.conns = g
 				cl.method = "/" + GRPCService + "/" + c.Endpoint
 			default:
 				cl.url = "http://" + callee.Addr() + c.Endpoint
@@ -297,8 +323,8 @@ func (s *server) handle(ctx context.Context, ep *endpoint) error {
 
 func (s *server) invoke(ctx context.Context, c *call) error {
 	var err error
-	if c.conn != nil {
-		err = c.conn.Invoke(ctx, c.method, &emptyMessage, &discardMessage)
+	if c.conns != nil {
+		err = c.conns.pick().Invoke(ctx, c.method, &emptyMessage, &discardMessage)
 	} else {
 		err = s.httpCall(ctx, c.url)
 	}

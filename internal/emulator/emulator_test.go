@@ -592,3 +592,76 @@ services:
 		t.Errorf("two requests at once used %v of CPU, want >= 40ms of contention", used)
 	}
 }
+
+// countingListener counts the connections it accepts.
+type countingListener struct {
+	net.Listener
+	n atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+// TestGRPCConns: a caller makes WithGRPCConns' number of connections to a
+// gRPC callee (one by default) and uses every one of them.
+func TestGRPCConns(t *testing.T) {
+	for _, n := range []int{0, 3} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			topo, err := ParseTopology([]byte(`
+services:
+  front:
+    port: 1
+    endpoints:
+      /f: {calls: [{service: cart, endpoint: Get}]}
+  cart:
+    port: 2
+    protocol: grpc
+    endpoints:
+      Get: {}
+`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lns := map[string]net.Listener{}
+			for _, name := range []string{"front", "cart"} {
+				l, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				svc := topo.Services[name]
+				svc.Port = l.Addr().(*net.TCPAddr).Port
+				topo.Services[name] = svc
+				lns[name] = l
+			}
+			cart := &countingListener{Listener: lns["cart"]}
+			lns["cart"] = cart
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			for name, l := range lns {
+				opts := []Option{WithListener(l), WithLogger(testLogger(t)), WithPlain(true)}
+				if n > 0 {
+					opts = append(opts, WithGRPCConns(n))
+				}
+				wg.Go(func() {
+					if err := Run(ctx, topo, name, opts...); err != nil {
+						t.Errorf("Run(%s): %v", name, err)
+					}
+				})
+			}
+			defer func() { cancel(); wg.Wait() }()
+			c := &cluster{topo: topo, client: &http.Client{Timeout: 30 * time.Second}}
+			defer c.client.CloseIdleConnections()
+			for range 2*n + 1 {
+				c.mustGet(t, "front", "/f")
+			}
+			if got, want := cart.n.Load(), int64(max(1, n)); got != want {
+				t.Errorf("cart accepted %d connections from front, want %d", got, want)
+			}
+		})
+	}
+}

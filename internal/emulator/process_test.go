@@ -242,6 +242,29 @@ services:
 	}
 }
 
+// TestBinaryListenHost: EMU_LISTEN_HOST listens on another address than
+// the topology's host, which callers dial (here one this machine does not
+// have, as a Service's ClusterIP is not a pod's).
+func TestBinaryListenHost(t *testing.T) {
+	port := freePort(t)
+	topo := writeTopology(t, `
+services:
+  web:
+    host: 192.0.2.1
+    port: `+strconv.Itoa(port)+`
+    endpoints: {/hello: {work_us: 100}}
+`)
+	p := startReady(t, []string{"EMU_LISTEN_HOST=127.0.0.1"}, "-topology", topo, "-service", "web", "-plain")
+	if want := net.JoinHostPort("127.0.0.1", strconv.Itoa(port)); p.addr != want {
+		t.Errorf("listening on %s, want %s", p.addr, want)
+	}
+	client := &http.Client{Timeout: 20 * time.Second}
+	defer client.CloseIdleConnections()
+	if code, _ := httpGet(t, client, "http://"+p.addr+"/hello"); code != 200 {
+		t.Errorf("/hello: %d", code)
+	}
+}
+
 func TestBinaryGRPCServiceSIGINT(t *testing.T) {
 	topo := writeTopology(t, `
 services:
@@ -282,6 +305,8 @@ func TestBinaryUsageErrors(t *testing.T) {
 		{nil, []string{"-bogus"}, "flag provided but not defined"},
 		{[]string{"EMU_WORK_OFFSET_US=fast"}, []string{"-topology", good, "-service", "a"}, "EMU_WORK_OFFSET_US"},
 		{[]string{"EMU_PORT=-3"}, []string{"-topology", good, "-service", "a"}, "EMU_PORT"},
+		{[]string{"EMU_LISTEN_HOST=pod"}, []string{"-topology", good, "-service", "a"}, "EMU_LISTEN_HOST"},
+		{[]string{"EMU_GRPC_CONNS=0"}, []string{"-topology", good, "-service", "a"}, "EMU_GRPC_CONNS"},
 	}
 	for _, tc := range cases {
 		p := start(t, tc.env, tc.args...)

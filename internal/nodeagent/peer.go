@@ -651,6 +651,9 @@ func (f *spanFreezer) readAcks(l *peerLink) {
 			select {
 			case <-f.done:
 			default:
+				if l.lost.Load() {
+					return // lost by send, which closed the connection: its reason stands
+				}
 				f.a.log.Warn("lost the agent of another node: its pods thaw within the cap", "node", l.node, "err", err)
 				f.a.setLost(l.node, fmt.Sprintf("no answer from its agent (%v); its pods thaw within their cap there", err))
 				l.lost.Store(true)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"time"
 )
@@ -280,7 +281,16 @@ func (w *Conn) sendRaw(t Type, payload []byte) error {
 	if w.Timeout > 0 {
 		w.c.SetWriteDeadline(time.Now().Add(w.Timeout))
 	}
-	if _, err := w.c.Write(w.wbuf); err != nil {
+	n, err := w.c.Write(w.wbuf)
+	if n == 0 && w.Timeout > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+		// Nothing written: the deadline may have passed before the write
+		// was even tried (this goroutine waiting for a CPU on a busy
+		// machine), not while the peer's window was full. The
+		// connection is intact: once more, with a fresh deadline.
+		w.c.SetWriteDeadline(time.Now().Add(w.Timeout))
+		_, err = w.c.Write(w.wbuf)
+	}
+	if err != nil {
 		return err
 	}
 	w.sendSeq++

@@ -172,3 +172,39 @@ func FuzzReadFrame(f *testing.F) {
 		}
 	})
 }
+
+// lateConn is a real connection whose first write comes a while after it
+// is asked for, as on a machine whose CPUs are all busy.
+type lateConn struct {
+	net.Conn
+	late time.Duration
+	once bool
+}
+
+func (c *lateConn) Write(p []byte) (int, error) {
+	if !c.once {
+		c.once = true
+		time.Sleep(c.late)
+	}
+	return c.Conn.Write(p)
+}
+
+// TestSendLateWrite: a Send whose deadline passed before its write was
+// even tried (nothing written) tries once more, and the frame arrives,
+// in sequence; the connection goes on.
+func TestSendLateWrite(t *testing.T) {
+	srv, cl, err := pipe(t, secret, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.c = &lateConn{Conn: cl.c, late: 30 * time.Millisecond}
+	cl.Timeout = 10 * time.Millisecond
+	for i := range 2 {
+		if err := cl.Send(TRenew, nil); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+		if typ, _, err := srv.Recv(time.Second); err != nil || typ != TRenew {
+			t.Fatalf("frame %d: %v, %v", i, typ, err)
+		}
+	}
+}

@@ -481,23 +481,38 @@ func (d *Deployment) stopAgent() error {
 
 // logSkews says, for a run whose pods span nodes, how far apart each
 // other node froze and thawed its pods from the target's node, over the
-// rounds of the run (the target controllers' stats).
+// rounds of the run (the target controller's stats).
 func (d *Deployment) logSkews() {
 	if len(d.agents) < 2 {
 		return
 	}
-	for _, s := range d.controlled() {
-		st, err := s.Control.Stats()
-		if err != nil {
-			continue
-		}
-		for _, k := range st.NodeSkews {
-			d.opts.Logf("round skew across nodes, %s as the target, node %s: %d rounds (%d unreported, %d ended by the node's cap); freeze start p50 %v, p99 %v, max %v; thaw p50 %v, p99 %v, max %v",
-				s.Name, k.Node, k.Rounds, k.Missing, k.Capped,
-				time.Duration(k.StartP50NS), time.Duration(k.StartP99NS), time.Duration(k.StartMaxNS),
-				time.Duration(k.EndP50NS), time.Duration(k.EndP99NS), time.Duration(k.EndMaxNS))
-		}
+	s := d.targetControlled()
+	if s == nil {
+		return
 	}
+	st, err := s.Control.Stats()
+	if err != nil {
+		return
+	}
+	for _, k := range st.NodeSkews {
+		d.opts.Logf("round skew across nodes, %s as the target, node %s: %d rounds (%d unreported, %d ended by the node's cap); freeze start p50 %v, p99 %v, max %v; thaw p50 %v, p99 %v, max %v",
+			s.Name, k.Node, k.Rounds, k.Missing, k.Capped,
+			time.Duration(k.StartP50NS), time.Duration(k.StartP99NS), time.Duration(k.StartMaxNS),
+			time.Duration(k.EndP50NS), time.Duration(k.EndP99NS), time.Duration(k.EndMaxNS))
+	}
+}
+
+// targetControlled is the target's service where its controller is
+// reachable, or nil. Its node's agent holds the rounds across nodes: the
+// controllers of other services in that agent report the same skews and
+// losses (the agent's), which are not theirs.
+func (d *Deployment) targetControlled() *service {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s := d.services[d.target]; s != nil && s.Control != nil {
+		return s
+	}
+	return nil
 }
 
 // controlled lists, in spec order, the services whose controllers are
@@ -521,19 +536,20 @@ func (d *Deployment) checkPeers() error {
 	if len(d.agents) < 2 {
 		return nil
 	}
-	for _, s := range d.controlled() {
-		// A loss is reported until the next point connects again, even
-		// where the slowdown ended meanwhile (its lease lapsed: the
-		// orchestrator's renewals may have been held up by the same
-		// cut).
-		st, err := s.Control.Stats()
-		if err != nil {
-			continue
-		}
-		for _, k := range st.NodeSkews {
-			if k.Lost != "" {
-				return fmt.Errorf("node %s: the target's (%s) agent lost that node's agent mid-run: %s", k.Node, s.Name, k.Lost)
-			}
+	s := d.targetControlled()
+	if s == nil {
+		return nil
+	}
+	// A loss is reported until the next point connects again, even where
+	// the slowdown ended meanwhile (its lease lapsed: the orchestrator's
+	// renewals may have been held up by the same cut).
+	st, err := s.Control.Stats()
+	if err != nil {
+		return nil
+	}
+	for _, k := range st.NodeSkews {
+		if k.Lost != "" {
+			return fmt.Errorf("node %s: the target's (%s) agent lost that node's agent mid-run: %s", k.Node, s.Name, k.Lost)
 		}
 	}
 	return nil
@@ -550,13 +566,13 @@ func (d *Deployment) checkAgent() error {
 		p, err := d.client.CoreV1().Pods(ns).Get(ctx, a.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err) || (err == nil && p.UID != a.UID):
-			return fmt.Errorf("the node agent's pod %s/%s was deleted during the run (it thawed every pod as it ended)", ns, a.Name)
+			return fmt.Errorf("node %s: the node agent's pod %s/%s was deleted during the run (it thawed every pod as it ended)", a.Spec.NodeName, ns, a.Name)
 		case err != nil:
 			continue
 		case p.DeletionTimestamp != nil:
-			return fmt.Errorf("the node agent's pod %s/%s is being deleted (evicted, or its node drained?); it thaws every pod as it ends", ns, a.Name)
+			return fmt.Errorf("node %s: the node agent's pod %s/%s is being deleted (evicted, or its node drained?); it thaws every pod as it ends", a.Spec.NodeName, ns, a.Name)
 		case restarts(p) != restarts(&a):
-			return fmt.Errorf("the node agent in pod %s/%s restarted during the run (kubectl logs -n %s %s -c %s --previous); its watchdog thaws what it had frozen", ns, a.Name, ns, a.Name, agentContainer)
+			return fmt.Errorf("node %s: the node agent in pod %s/%s restarted during the run (kubectl logs -n %s %s -c %s --previous); its watchdog thaws what it had frozen", a.Spec.NodeName, ns, a.Name, ns, a.Name, agentContainer)
 		}
 	}
 	if err := d.checkPeers(); err != nil {
@@ -567,13 +583,13 @@ func (d *Deployment) checkAgent() error {
 			p, err := d.client.CoreV1().Pods(ns).Get(ctx, ref.name, metav1.GetOptions{})
 			switch {
 			case apierrors.IsNotFound(err) || (err == nil && string(p.UID) != ref.uid):
-				return fmt.Errorf("service %q: its pod %s/%s was deleted during the run", sv.Name, ns, ref.name)
+				return fmt.Errorf("service %q: its pod %s/%s on node %s was deleted during the run", sv.Name, ns, ref.name, ref.node)
 			case err != nil:
 				continue
 			case p.DeletionTimestamp != nil:
-				return fmt.Errorf("service %q: its pod %s/%s is being deleted (evicted, or its node drained?)", sv.Name, ns, ref.name)
+				return fmt.Errorf("service %q: its pod %s/%s on node %s is being deleted (evicted, or its node drained?)", sv.Name, ns, ref.name, ref.node)
 			case restarts(p) != ref.restarts:
-				return fmt.Errorf("service %q: a container of its pod %s/%s restarted during the run (kubectl describe pod -n %s %s)", sv.Name, ns, ref.name, ns, ref.name)
+				return fmt.Errorf("service %q: a container of its pod %s/%s on node %s restarted during the run (kubectl describe pod -n %s %s)", sv.Name, ns, ref.name, ref.node, ns, ref.name)
 			}
 		}
 	}
