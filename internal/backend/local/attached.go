@@ -138,7 +138,7 @@ func (d *Deployment) launchAttached(s *spec.Service, logPath string, logf *os.Fi
 	if err := st.Apply(cpus, cg); err != nil {
 		return fmt.Errorf("service %q: %w", s.Name, err)
 	}
-	addr, err := waitAddr(addrFile, svc.exited, 10*time.Second)
+	addr, err := waitAddr(addrFile, svc.exited, controllerStartTimeout)
 	os.Remove(addrFile)
 	atomicfile.RemoveLeftovers(addrFile)
 	if err != nil {

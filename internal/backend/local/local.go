@@ -160,6 +160,13 @@ func resolveOptions(opts Options) (Options, error) {
 	return opts, nil
 }
 
+// controllerStartTimeout bounds the wait for a controller to publish its
+// control address. A controller that exits ends the wait at once; one
+// that hangs is reported after this long. 10 s was too short on a loaded
+// 2-core machine (the unit tier's packages side by side): an attached
+// service's controller was not up after 10 s there.
+const controllerStartTimeout = 30 * time.Second
+
 // newDeployment makes the Deployment of s with opts (as resolveOptions
 // left them), starting no service: its secret, the services' placement on
 // the available cores, and, unless opts.NoCgroups, the cgroup hierarchy
@@ -349,7 +356,7 @@ func (d *Deployment) launch(s *spec.Service) error {
 		return fmt.Errorf("service %q: %w", s.Name, err)
 	}
 	if addrFile != "" {
-		addr, err := waitAddr(addrFile, svc.exited, 10*time.Second)
+		addr, err := waitAddr(addrFile, svc.exited, controllerStartTimeout)
 		// Read once: neither the file nor what a controller killed while
 		// writing it left is needed any more.
 		os.Remove(addrFile)
