@@ -22,7 +22,10 @@ func screenFake(t *testing.T, reduce string, groups [][]float64) (*Screening, *r
 	for _, r := range reds {
 		texts = append(texts, r.Text)
 	}
-	r, err := New(app, Options{Target: "t", Reductions: reds, ReductionsText: texts, Repetitions: 3, MaxRepetitions: 6, NoiseGroups: groups})
+	// Windows of 400 ms, not the fake's 100: a slowdown run that
+	// completed no request in 100 ms of a loaded unit tier had no
+	// prediction to give an interval.
+	r, err := New(app, Options{Target: "t", Reductions: reds, ReductionsText: texts, Repetitions: 3, MaxRepetitions: 6, NoiseGroups: groups, Duration: 400 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
