@@ -248,17 +248,7 @@ func predictedPoints(t *testing.T, dir string, n int) []float64 {
 func (e *kubeEnv) startAgentPredict(t *testing.T) (*exec.Cmd, *lockedBuffer, []*controller.Client) {
 	t.Helper()
 	cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--kube-mode", "agent", "--reduce", "0,50%", "--duration", "30s", "--reps", "1", "--max-reps", "1", "--out", t.TempDir())
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	stderr := startUntilEnd(t, cmd)
 	ctls := e.waitControllers(t, 2*time.Minute, stderr)
 	waitUntil(t, "a slowdown", 2*time.Minute, func() bool {
 		st, err := ctls[1].Stats() // cart's

@@ -746,17 +746,7 @@ func (m *mnEnv) startSpreadPredict(t *testing.T, e *kubeEnv) (*exec.Cmd, *locked
 	t.Helper()
 	cmd := e.command("predict", "-f", mnDemoSpec, "--target", "cart", "--kube-mode", "agent", "--reduce", "50%",
 		"--duration", "30s", "--reps", "1", "--max-reps", "1", "--out", t.TempDir())
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	stderr := startUntilEnd(t, cmd)
 	states := map[string][]string{}
 	for _, sv := range []string{"frontend", "catalog", "currency"} {
 		for _, p := range e.pods(t, sv) {

@@ -532,14 +532,10 @@ func (e *kubeEnv) grantRole(t *testing.T, user string) {
 	})
 }
 
-// startPredict starts a long predict of the demo on the cluster, waits
-// until its services are under their controllers, and returns it, its
-// standard error and clients for the controllers. The run is killed when
-// the test ends, if it has not ended before.
-func (e *kubeEnv) startPredict(t *testing.T) (*exec.Cmd, *lockedBuffer, []*controller.Client) {
+// startUntilEnd starts cmd with its stderr in the buffer it returns, and
+// kills it when the test ends if it has not ended before.
+func startUntilEnd(t *testing.T, cmd *exec.Cmd) *lockedBuffer {
 	t.Helper()
-	// The template mode's faults: the node agent's are TestKubeAgentFaults.
-	cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--kube-mode", "template", "--reduce", "0,50%", "--duration", "30s", "--reps", "1", "--max-reps", "1", "--out", t.TempDir())
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -551,6 +547,18 @@ func (e *kubeEnv) startPredict(t *testing.T) (*exec.Cmd, *lockedBuffer, []*contr
 			cmd.Wait()
 		}
 	})
+	return stderr
+}
+
+// startPredict starts a long predict of the demo on the cluster, waits
+// until its services are under their controllers, and returns it, its
+// standard error and clients for the controllers. The run is killed when
+// the test ends, if it has not ended before.
+func (e *kubeEnv) startPredict(t *testing.T) (*exec.Cmd, *lockedBuffer, []*controller.Client) {
+	t.Helper()
+	// The template mode's faults: the node agent's are TestKubeAgentFaults.
+	cmd := e.command("predict", "-f", demoKubeSpec, "--target", "cart", "--kube-mode", "template", "--reduce", "0,50%", "--duration", "30s", "--reps", "1", "--max-reps", "1", "--out", t.TempDir())
+	stderr := startUntilEnd(t, cmd)
 	return cmd, stderr, e.waitControllers(t, 2*time.Minute, stderr)
 }
 
