@@ -202,12 +202,7 @@ func (r *Runner) classic(s *sample, in inserted) (float64, error) {
 	if in.counted && in.measured > 0 {
 		delay = in.measured
 	}
-	var floor float64
-	if n := s.responses(); n > 0 {
-		_, cpu := s.delta(r.opts.Target)
-		floor = cpu.Seconds() / float64(n) / r.prof.q1
-	}
-	return model.PredictDelay(model.WithoutOverhead(s.res.Throughput, r.overheadFor(s, false), floor), delay)
+	return model.PredictDelay(model.WithoutOverhead(s.res.Throughput, r.overheadFor(s, false), r.targetDemandOver(s, r.prof.q1)), delay)
 }
 
 // predictFrom is predictWith with tvs in place of s's throughput.

@@ -375,17 +375,24 @@ func (r *Runner) overheadFor(s *sample, pool bool) float64 {
 
 // targetDemand is the target's CPU time per completed request divided by
 // its quota (seconds): no throughput above its inverse is possible, with
-// or without the rounds' overhead.
+// or without the rounds' overhead. Over a pool (keep placement,
+// Runner.pool) its quota is every core.
 func (r *Runner) targetDemand(s *sample) float64 {
+	if r.pool() {
+		return r.targetDemandOver(s, r.poolCores())
+	}
+	return r.targetDemandOver(s, r.prof.q1)
+}
+
+// targetDemandOver is the target's CPU time per completed request divided
+// by cores (seconds).
+func (r *Runner) targetDemandOver(s *sample, cores float64) float64 {
 	n := s.responses()
 	if n == 0 {
 		return 0
 	}
 	_, cpu := s.delta(r.opts.Target)
-	if r.pool() {
-		return cpu.Seconds() / float64(n) / r.poolCores()
-	}
-	return cpu.Seconds() / float64(n) / r.prof.q1
+	return cpu.Seconds() / float64(n) / cores
 }
 
 // predict is one slowdown run's prediction for reduction d, its rounds'
