@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aclements/go-moremath/stats"
+
 	"github.com/slowpoke-dev/slowpoke/internal/record"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
@@ -199,11 +201,7 @@ func placementRows(app, target string, variants []string, its []placementIterati
 				row.Flags = []string{}
 			}
 			if len(truths[i]) > 0 {
-				var sum float64
-				for _, t := range truths[i] {
-					sum += t
-				}
-				row.TrueRPS = sum / float64(len(truths[i]))
+				row.TrueRPS = stats.Mean(truths[i])
 				if pred > 0 {
 					e := 100 * (pred/row.TrueRPS - 1)
 					row.ErrorPct = &e
