@@ -132,3 +132,17 @@ func TestSplice(t *testing.T) {
 		t.Fatal("Splice without markers: no error")
 	}
 }
+
+func TestFileSafe(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"methods-demo", "methods-demo"},
+		{"placement-demo #1", "placement-demo_1"},
+		{"methods-cores/cpu", "methods-cores_cpu"},
+		{"a / b", "a_b"},
+		{"hotel_profile v1.2", "hotel_profile_v1.2"},
+	} {
+		if got := fileSafe(tc.in); got != tc.want {
+			t.Errorf("fileSafe(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
