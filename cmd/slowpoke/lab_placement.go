@@ -31,6 +31,11 @@ type placementIteration struct {
 	N       int
 	Results map[string]*report.Results
 	Errs    map[string]string
+	// Truth is, with --truth-on, the throughput the application measured
+	// as it runs (its deployed baseline) with the real change applied:
+	// the truth of every variant's one point in this iteration. 0 where
+	// the truth is the keep runs' ground truths, or its run failed.
+	Truth float64 `json:",omitempty"`
 }
 
 // placementVariants are the variants of an iteration in the order they
@@ -49,15 +54,25 @@ func placementVariants(methods []string) []string {
 // unpinned placement (its ground-truth runs are unpinned too), and
 // predict --placement shared, right after, slowpoke's own placement's
 // prediction and the bound it gives for the unpinned one.
+//
+// An application slowpoke attaches to has no knob that validate could
+// set. With --truth-on and --truth-off (shell commands that apply a real
+// change to the running application and take it back, a signal to a
+// service, say), each keep variant runs predict at the one reduction the
+// change is worth, and each iteration ends with the change applied and
+// the application measured as it runs (a predict's deployed baseline):
+// that throughput is the iteration's truth.
 func benchPlacement(args []string) int {
 	fs := benchFlags("placement")
-	specPath := fs.String("f", "", "application spec, started by slowpoke (required)")
+	specPath := fs.String("f", "", "application spec, started by slowpoke or attached (required)")
 	target := fs.String("target", "", "service to virtually speed up (required)")
 	reduce := fs.String("reduce", "20,40,60,80%", "reductions, as a share of the target's cost (each run resolves them with its own u1)")
 	iterations := fs.Int("iterations", 3, "iterations, each every keep variant and then slowpoke's placement")
 	duration := fs.Duration("duration", 0, "measurement window (default: the spec's)")
 	pauses := fs.String("pause", "cgroup,signal", "keep's pause methods, one validate each; the truth of a point is the mean of theirs")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-placement-<time>)")
+	truthOn := fs.String("truth-on", "", "shell command that applies the real change to the running application (with --truth-off; one reduction, what the change is worth)")
+	truthOff := fs.String("truth-off", "", "shell command that takes the change back; also run before the first iteration and after the last")
 	rec := recordFlags(fs)
 	if code, ok := parseArgs("slowpoke-lab bench placement", fs, args); !ok {
 		return code
@@ -69,8 +84,15 @@ func benchPlacement(args []string) int {
 	if *specPath == "" || *target == "" {
 		return fail(2, "-f and --target are required")
 	}
-	if _, err := model.ParseReductions(*reduce); err != nil {
+	rs, err := model.ParseReductions(*reduce)
+	if err != nil {
 		return fail(2, "--reduce:", err)
+	}
+	if (*truthOn == "") != (*truthOff == "") {
+		return fail(2, "--truth-on and --truth-off go together")
+	}
+	if *truthOn != "" && len(rs) != 1 {
+		return fail(2, "--truth-on: give one reduction, what the real change is worth (--reduce)")
 	}
 	if *iterations < 1 {
 		return fail(2, "--iterations must be at least 1")
@@ -99,6 +121,24 @@ func benchPlacement(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	variants := placementVariants(methods)
+	shell := func(what, c string) error {
+		out, err := exec.CommandContext(ctx, "sh", "-c", c).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%s %q: %v: %s", what, c, err, strings.TrimSpace(string(out)))
+		}
+		return nil
+	}
+	if *truthOff != "" {
+		if err := shell("--truth-off", *truthOff); err != nil {
+			return fail(1, err)
+		}
+		// Whatever happens, the application is left as it was found.
+		defer func() {
+			if err := shell("--truth-off", *truthOff); err != nil {
+				fmt.Fprintln(os.Stderr, "slowpoke-lab bench placement:", err)
+			}
+		}()
+	}
 	var its []placementIteration
 	for i := 1; i <= *iterations && ctx.Err() == nil; i++ {
 		it := placementIteration{N: i, Results: map[string]*report.Results{}, Errs: map[string]string{}}
@@ -108,7 +148,11 @@ func benchPlacement(args []string) int {
 			}
 			args := append([]string{"predict", "--placement", "shared"}, common...)
 			if m, ok := strings.CutPrefix(v, "keep/"); ok {
-				args = append([]string{"validate", "--placement", "keep", "--pause", m}, common...)
+				cmd := "validate"
+				if *truthOn != "" {
+					cmd = "predict"
+				}
+				args = append([]string{cmd, "--placement", "keep", "--pause", m}, common...)
 			}
 			dir := filepath.Join(*out, fmt.Sprintf("%s-%d", strings.ReplaceAll(v, "/", "-"), i))
 			res, err := runPlacement(ctx, exe, dir, args)
@@ -119,6 +163,10 @@ func benchPlacement(args []string) int {
 			}
 			it.Results[v] = res
 			fmt.Fprintf(os.Stderr, "[%d/%d] %s: baseline %.0f req/s\n", i, *iterations, v, res.Baseline.RPS)
+		}
+		if *truthOn != "" && ctx.Err() == nil {
+			it.Truth = placementTruth(ctx, exe, filepath.Join(*out, fmt.Sprintf("truth-%d", i)), common, shell, *truthOn, *truthOff, it.Errs)
+			fmt.Fprintf(os.Stderr, "[%d/%d] truth (the real change applied): %.0f req/s\n", i, *iterations, it.Truth)
 		}
 		its = append(its, it)
 	}
@@ -164,6 +212,28 @@ func runPlacement(ctx context.Context, exe, dir string, args []string) (*report.
 	return report.ReadJSON(filepath.Join(dir, "out", "results.json"))
 }
 
+// placementTruth applies the real change (on), measures the application
+// as it runs by a predict's deployed baseline, and takes the change back
+// (off). A failure is noted in errs under "truth" and gives 0.
+func placementTruth(ctx context.Context, exe, dir string, common []string, shell func(what, c string) error, on, off string, errs map[string]string) float64 {
+	if err := shell("--truth-on", on); err != nil {
+		errs["truth"] = err.Error()
+		return 0
+	}
+	res, err := runPlacement(ctx, exe, dir, append([]string{"predict", "--placement", "keep"}, common...))
+	if offErr := shell("--truth-off", off); offErr != nil && err == nil {
+		err = offErr
+	}
+	if err == nil && (res.DeployedBaseline == nil || res.DeployedBaseline.RPS <= 0) {
+		err = fmt.Errorf("%s: no deployed baseline (is the application attached?)", dir)
+	}
+	if err != nil {
+		errs["truth"] = err.Error()
+		return 0
+	}
+	return res.DeployedBaseline.RPS
+}
+
 // placementRows are the iterations' points as record rows, each against
 // the truth of the unpinned placement: the mean, per reduction, of the
 // keep variants' ground truths in the same iteration. The variants are
@@ -189,6 +259,12 @@ func placementRows(app, target string, variants []string, its []placementIterati
 				if t, ok := p.TrueMean(); ok && t > 0 {
 					truths[i] = append(truths[i], t)
 				}
+			}
+		}
+		if it.Truth > 0 {
+			// The real change's truth (--truth-on), for the one reduction.
+			for i := range truths {
+				truths[i] = []float64{it.Truth}
 			}
 		}
 		config := fmt.Sprintf("%s #%d", app, it.N)

@@ -64,3 +64,33 @@ func TestPlacementRows(t *testing.T) {
 		t.Errorf("the bound has an interval: %+v", b)
 	}
 }
+
+// TestPlacementRowsRealChange: with a truth measured with the real change
+// applied (--truth-on), every variant's point is read against it, not
+// against ground truths the keep runs do not have.
+func TestPlacementRowsRealChange(t *testing.T) {
+	keep := &report.Results{Points: []report.Point{{ReductionUS: 400, PredictedRPS: 900, IntervalLowRPS: 800, IntervalHighRPS: 1050}}}
+	shared := &report.Results{Points: []report.Point{{ReductionUS: 380, PredictedRPS: 500, IntervalLowRPS: 450, IntervalHighRPS: 550, DeployedBoundRPS: 1100}}}
+	its := []placementIteration{{N: 1, Truth: 1000, Results: map[string]*report.Results{"keep/cgroup": keep, "shared": shared}}}
+	rows := placementRows("boutique", "productcatalog", placementVariants([]string{"cgroup"}), its)
+	want := map[string]float64{"keep/cgroup": -10, "shared": -50, "bound": 10}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %+v", len(rows), len(want), rows)
+	}
+	for _, r := range rows {
+		if r.TrueRPS != 1000 || r.ReductionUS != 400 || r.ErrorPct == nil || math.Abs(*r.ErrorPct-want[r.Variant]) > 1e-9 {
+			t.Errorf("%s: truth %.0f at %.0f µs, error %v; want truth 1000 at 400 µs, error %.0f%%", r.Variant, r.TrueRPS, r.ReductionUS, r.ErrorPct, want[r.Variant])
+		}
+	}
+	if c := rows[0].Covered; c == nil || !*c {
+		t.Errorf("keep's interval 800-1050 holds 1000: covered %v", c)
+	}
+
+	// Without the truth run (it failed), nothing is compared.
+	its[0].Truth = 0
+	for _, r := range placementRows("boutique", "productcatalog", placementVariants([]string{"cgroup"}), its) {
+		if r.ErrorPct != nil || r.TrueRPS != 0 {
+			t.Errorf("%s: an error against no truth: %+v", r.Variant, r)
+		}
+	}
+}
