@@ -419,7 +419,7 @@ func gainBars(r *Rank) *htmlBars {
 			row.Title += " — " + e.Reason
 		}
 		if measured(e) {
-			row.Value, row.ValueX = fitText(barValue(e), valueW, barsValuePx, false), svgNum(right)
+			row.Value, row.ValueX = barValueFit(e, valueW), svgNum(right)
 			row.Title += ": " + e.GainText()
 			barY := y + 22
 			x0, x1 := x(0), x(e.GainPct)
@@ -456,6 +456,29 @@ func barValue(e RankEntry) string {
 		return fmt.Sprintf("%+.1f%% (≥ %+.1f)", e.GainPct, *e.GainLowPct)
 	}
 	return fmt.Sprintf("%+.1f%% (%+.1f to %+.1f)", e.GainPct, *e.GainLowPct, *e.GainHighPct)
+}
+
+// barValueFit is barValue(e) if it fits width at the chart's size, else
+// the same with its interval's ends in whole percent ("+106.8% (+87 to
+// +127)"), else the gain alone: a figure is never cut in the middle (the
+// table and the bar's title give it in full).
+func barValueFit(e RankEntry, width float64) string {
+	forms := []string{barValue(e)}
+	switch {
+	case e.GainLowPct == nil:
+		forms = append(forms, fmt.Sprintf("%+.1f%% ± %.0f", e.GainPct, e.GainStdErrPct))
+	case e.GainHighPct == nil:
+		forms = append(forms, fmt.Sprintf("%+.1f%% (≥ %+.0f)", e.GainPct, *e.GainLowPct))
+	default:
+		forms = append(forms, fmt.Sprintf("%+.1f%% (%+.0f to %+.0f)", e.GainPct, *e.GainLowPct, *e.GainHighPct))
+	}
+	forms = append(forms, fmt.Sprintf("%+.1f%%", e.GainPct))
+	for _, f := range forms {
+		if textWidth(f, barsValuePx, false) <= width {
+			return f
+		}
+	}
+	return fitText(forms[len(forms)-1], width, barsValuePx, false)
 }
 
 // barTicks are the gain chart's grid lines over lo..hi, about five at

@@ -125,3 +125,31 @@ func TestLabelProblems(t *testing.T) {
 		})
 	}
 }
+
+// TestBarValueFit: a gain's figures in the gain chart are never cut in
+// the middle of a number: the interval's ends lose their decimals first,
+// then the interval goes.
+func TestBarValueFit(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	wide := RankEntry{GainPct: 106.8, GainStdErrPct: 3.9, GainLowPct: f(86.6), GainHighPct: f(127.1)}
+	bound := RankEntry{GainPct: 11.8, GainStdErrPct: 2, GainLowPct: f(-1.5)}
+	se := RankEntry{GainPct: 12.3, GainStdErrPct: 4.25}
+	for _, tc := range []struct {
+		name  string
+		e     RankEntry
+		width float64
+		want  string
+	}{
+		{"fits", wide, 1000, "+106.8% (+86.6 to +127.1)"},
+		{"whole percent", wide, textWidth("+106.8% (+87 to +127)", barsValuePx, false), "+106.8% (+87 to +127)"},
+		{"gain alone", wide, textWidth("+106.8%", barsValuePx, false) + 1, "+106.8%"},
+		{"bound", bound, textWidth("+11.8% (≥ -2)", barsValuePx, false), "+11.8% (≥ -2)"},
+		{"standard error", se, textWidth("+12.3% ± 4", barsValuePx, false), "+12.3% ± 4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := barValueFit(tc.e, tc.width); got != tc.want {
+				t.Errorf("barValueFit(width %.0f) = %q, want %q", tc.width, got, tc.want)
+			}
+		})
+	}
+}
