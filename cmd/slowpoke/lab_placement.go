@@ -121,20 +121,13 @@ func benchPlacement(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	variants := placementVariants(methods)
-	shell := func(what, c string) error {
-		out, err := exec.CommandContext(ctx, "sh", "-c", c).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("%s %q: %v: %s", what, c, err, strings.TrimSpace(string(out)))
-		}
-		return nil
-	}
 	if *truthOff != "" {
-		if err := shell("--truth-off", *truthOff); err != nil {
+		if err := shellFlag(ctx, "--truth-off", *truthOff); err != nil {
 			return fail(1, err)
 		}
 		// Whatever happens, the application is left as it was found.
 		defer func() {
-			if err := shell("--truth-off", *truthOff); err != nil {
+			if err := shellFlag(context.Background(), "--truth-off", *truthOff); err != nil {
 				fmt.Fprintln(os.Stderr, "slowpoke-lab bench placement:", err)
 			}
 		}()
@@ -165,7 +158,7 @@ func benchPlacement(args []string) int {
 			fmt.Fprintf(os.Stderr, "[%d/%d] %s: baseline %.0f req/s\n", i, *iterations, v, res.Baseline.RPS)
 		}
 		if *truthOn != "" && ctx.Err() == nil {
-			it.Truth = placementTruth(ctx, exe, filepath.Join(*out, fmt.Sprintf("truth-%d", i)), common, shell, *truthOn, *truthOff, it.Errs)
+			it.Truth = placementTruth(ctx, exe, filepath.Join(*out, fmt.Sprintf("truth-%d", i)), common, *truthOn, *truthOff, it.Errs)
 			fmt.Fprintf(os.Stderr, "[%d/%d] truth (the real change applied): %.0f req/s\n", i, *iterations, it.Truth)
 		}
 		its = append(its, it)
@@ -212,16 +205,26 @@ func runPlacement(ctx context.Context, exe, dir string, args []string) (*report.
 	return report.ReadJSON(filepath.Join(dir, "out", "results.json"))
 }
 
+// shellFlag runs the shell command c that flag gave, its output in the
+// error where it fails.
+func shellFlag(ctx context.Context, flag, c string) error {
+	out, err := exec.CommandContext(ctx, "sh", "-c", c).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %q: %v: %s", flag, c, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
 // placementTruth applies the real change (on), measures the application
 // as it runs by a predict's deployed baseline, and takes the change back
 // (off). A failure is noted in errs under "truth" and gives 0.
-func placementTruth(ctx context.Context, exe, dir string, common []string, shell func(what, c string) error, on, off string, errs map[string]string) float64 {
-	if err := shell("--truth-on", on); err != nil {
+func placementTruth(ctx context.Context, exe, dir string, common []string, on, off string, errs map[string]string) float64 {
+	if err := shellFlag(ctx, "--truth-on", on); err != nil {
 		errs["truth"] = err.Error()
 		return 0
 	}
 	res, err := runPlacement(ctx, exe, dir, append([]string{"predict", "--placement", "keep"}, common...))
-	if offErr := shell("--truth-off", off); offErr != nil && err == nil {
+	if offErr := shellFlag(context.Background(), "--truth-off", off); offErr != nil && err == nil {
 		err = offErr
 	}
 	if err == nil && (res.DeployedBaseline == nil || res.DeployedBaseline.RPS <= 0) {

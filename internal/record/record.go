@@ -224,26 +224,11 @@ func quoteArgs(args []string) []string {
 	return out
 }
 
-// fileSafe keeps letters, digits, '.', '-' and '_' of name and turns
-// every run of other characters (a configuration's "/", " " or "#")
-// into one '_', so that a record's file name needs no quoting in a
-// shell or a link.
-func fileSafe(name string) string {
-	var b strings.Builder
-	under := false
-	for _, c := range name {
-		ok := c == '.' || c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		switch {
-		case ok:
-			b.WriteRune(c)
-			under = c == '_'
-		case !under:
-			b.WriteByte('_')
-			under = true
-		}
-	}
-	return b.String()
-}
+// fileUnsafe is a run of characters other than letters, digits, '.', '-'
+// and '_' (a configuration's "/", " " or "#"): Write turns each into one
+// '_', so that a record's file name needs no quoting in a shell or a
+// link.
+var fileUnsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // Write writes r into dir (made if missing) as
 // DATE-BENCHMARK-NAME.json, NAME the first row's configuration, and
@@ -256,7 +241,7 @@ func Write(dir string, r *Record) (string, error) {
 	if len(r.Rows) > 0 {
 		name += "-" + r.Rows[0].Config
 	}
-	name = fileSafe(name)
+	name = fileUnsafe.ReplaceAllString(name, "_")
 	path := filepath.Join(dir, r.Date.Format("20060102-150405")+"-"+name+".json")
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {

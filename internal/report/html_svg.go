@@ -389,7 +389,7 @@ func gainBars(r *Rank) *htmlBars {
 		if measured(e) {
 			elo, ehi := e.GainRange()
 			lo, hi = min(lo, elo), max(hi, ehi)
-			valueW = max(valueW, textWidth(barValue(e), barsValuePx, false))
+			valueW = max(valueW, textWidth(barValue(e, 1), barsValuePx, false))
 		}
 	}
 	valueW = min(valueW, 0.45*(right-left))
@@ -447,38 +447,29 @@ func gainBars(r *Rank) *htmlBars {
 
 // barValue is e's gain in figures for the gain chart: the gain and its
 // 90% interval in brackets ("+12.3% (+5.0 to +20.1)", "+12.3% (≥ +5.0)"
-// for a lower bound), or the gain ± its standard error.
-func barValue(e RankEntry) string {
+// for a lower bound), or the gain ± its standard error; the interval's
+// ends (or the standard error) with digits decimals.
+func barValue(e RankEntry, digits int) string {
 	switch {
 	case e.GainLowPct == nil:
-		return fmt.Sprintf("%+.1f%% ± %.1f", e.GainPct, e.GainStdErrPct)
+		return fmt.Sprintf("%+.1f%% ± %.*f", e.GainPct, digits, e.GainStdErrPct)
 	case e.GainHighPct == nil:
-		return fmt.Sprintf("%+.1f%% (≥ %+.1f)", e.GainPct, *e.GainLowPct)
+		return fmt.Sprintf("%+.1f%% (≥ %+.*f)", e.GainPct, digits, *e.GainLowPct)
 	}
-	return fmt.Sprintf("%+.1f%% (%+.1f to %+.1f)", e.GainPct, *e.GainLowPct, *e.GainHighPct)
+	return fmt.Sprintf("%+.1f%% (%+.*f to %+.*f)", e.GainPct, digits, *e.GainLowPct, digits, *e.GainHighPct)
 }
 
-// barValueFit is barValue(e) if it fits width at the chart's size, else
-// the same with its interval's ends in whole percent ("+106.8% (+87 to
-// +127)"), else the gain alone: a figure is never cut in the middle (the
-// table and the bar's title give it in full).
+// barValueFit is barValue(e, 1) if it fits width at the chart's size,
+// else the same with whole percents ("+106.8% (+87 to +127)"), else the
+// gain alone: a figure is never cut in the middle (the table and the
+// bar's title give it in full).
 func barValueFit(e RankEntry, width float64) string {
-	forms := []string{barValue(e)}
-	switch {
-	case e.GainLowPct == nil:
-		forms = append(forms, fmt.Sprintf("%+.1f%% ± %.0f", e.GainPct, e.GainStdErrPct))
-	case e.GainHighPct == nil:
-		forms = append(forms, fmt.Sprintf("%+.1f%% (≥ %+.0f)", e.GainPct, *e.GainLowPct))
-	default:
-		forms = append(forms, fmt.Sprintf("%+.1f%% (%+.0f to %+.0f)", e.GainPct, *e.GainLowPct, *e.GainHighPct))
-	}
-	forms = append(forms, fmt.Sprintf("%+.1f%%", e.GainPct))
-	for _, f := range forms {
+	for _, f := range []string{barValue(e, 1), barValue(e, 0), fmt.Sprintf("%+.1f%%", e.GainPct)} {
 		if textWidth(f, barsValuePx, false) <= width {
 			return f
 		}
 	}
-	return fitText(forms[len(forms)-1], width, barsValuePx, false)
+	return fitText(fmt.Sprintf("%+.1f%%", e.GainPct), width, barsValuePx, false)
 }
 
 // barTicks are the gain chart's grid lines over lo..hi, about five at
