@@ -56,7 +56,7 @@ func DeployedNote(r *Results) string {
 		where = "where the cores bind"
 	}
 	note := fmt.Sprintf("%s, the application ran at %s req/s with the machine's %d cores %.0f%% busy, and %s took %.0f%% of the CPU its services spent per request (%.0f of %.0f µs): "+
-		"%.0f µs less of its CPU per request (the %s%% point) could raise that to at most %s req/s (%+.0f%%), %s.",
+		"%.0f µs less of its CPU per request (the %s%% point) could raise that to at most %s req/s (%+.0f%%), %s, as long as the other services' CPU per request stays as measured here (on real runtimes it often falls as throughput rises, and the gain is then larger).",
 		upperFirst(d.DeployedWords()), rps(d.RPS), c.Cores, c.BusyPct, r.Target, 100*target/total, target, total,
 		cut, trimFloat(p.ReductionPct), rps(p.DeployedBoundRPS), boundGain, where)
 	if r.Baseline.RPS <= 0 || p.Infeasible() || p.Estimate == EstimateLowerBound {

@@ -79,7 +79,7 @@ func TestDeployedNoteLimit(t *testing.T) {
 	r := &Results{Target: "cart", C1: 1, Baseline: Baseline{RPS: 1000},
 		DeployedBaseline: &Baseline{RPS: 1000, CPU: &CPUUse{ServicesUS: map[string]float64{"cart": 800, "front": 700}, MachineUS: 2000, BusyPct: 100, Cores: 2}},
 		Points:           []Point{{ReductionPct: 50, ReductionUS: 400, PredictedRPS: 1300, DeployedBoundRPS: 1250}}}
-	if got := DeployedNote(r); !strings.Contains(got, "where the cores bind") || !strings.Contains(got, "400 µs less") {
+	if got := DeployedNote(r); !strings.Contains(got, "where the cores bind") || !strings.Contains(got, "400 µs less") || !strings.Contains(got, "as long as the other services' CPU per request stays as measured") {
 		t.Errorf("cores' limit: %q", got)
 	}
 	r.DeployedBaseline.CPU.MachineUS = 1000
