@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -68,12 +69,27 @@ func startSpinner(t *testing.T, core int, cg *pause.Cgroup) int {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = childEnv("spin")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Every thread of the spinner must stay on core: pinning its first
+	// thread after the start leaves the runtime's other threads free to
+	// spin elsewhere while the core is held. The child inherits the
+	// affinity of the thread that forks it.
+	runtime.LockOSThread()
+	var old, set unix.CPUSet
+	set.Set(core)
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		t.Fatal(err)
+	}
 	var err error
 	if cg != nil {
 		err = cg.Start(cmd)
 	} else {
 		err = cmd.Start()
 	}
+	unix.SchedSetaffinity(0, &old)
+	runtime.UnlockOSThread()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,11 +101,6 @@ func startSpinner(t *testing.T, core int, cg *pause.Cgroup) int {
 		unix.Kill(-pid, unix.SIGKILL)
 		cmd.Wait()
 	})
-	var set unix.CPUSet
-	set.Set(core)
-	if err := unix.SchedSetaffinity(pid, &set); err != nil {
-		t.Fatal(err)
-	}
 	return pid
 }
 
@@ -109,7 +120,7 @@ func TestGroupMethodsPauseTheOthers(t *testing.T) {
 	first, last := twoCores(t)
 	for _, m := range []pause.Method{pause.MethodCores, pause.MethodCgroup} {
 		t.Run(string(m), func(t *testing.T) {
-			cf := wire.Configure{Epoch: 1, Target: true, Batch: 5, PausePerRoundNS: int64(2 * time.Millisecond)}
+			cf := wire.Configure{Epoch: 1, Target: true, Batch: 5, PausePerRoundNS: int64(4 * time.Millisecond)}
 			var cg *pause.Cgroup
 			var held *pause.HeldFile
 			if m == pause.MethodCgroup {
@@ -136,7 +147,9 @@ func TestGroupMethodsPauseTheOthers(t *testing.T) {
 				}
 				t.Fatal(err)
 			}
+			t0 := time.Now()
 			paused := share(other, 600*time.Millisecond)
+			window := time.Since(t0)
 			c.stopSlowdown()
 			st := c.Stats()
 			c.mu.Lock()
@@ -148,8 +161,16 @@ func TestGroupMethodsPauseTheOthers(t *testing.T) {
 			if free < 0.3 {
 				t.Skipf("the core is too busy to tell (%.2f free)", free)
 			}
-			if paused > free*0.9 || st.Pauses == 0 || st.PauseActualNS < st.PauseRequestedNS/2 {
-				t.Errorf("the others were not paused: share %.2f against %.2f free; stats %+v", paused, free, st)
+			// The free share is the mean of the windows before and after
+			// (the machine's other load moves between windows), and the
+			// pauses must have taken at least half of what they held: with
+			// f of the window paused the share falls to about free*(1-f).
+			ref := (free + after) / 2
+			f := min(float64(st.PauseActualNS)/float64(window), 1)
+			// Below a quarter of the window paused, the machine's noise is as
+			// large as the effect: only the counters are checked.
+			if (f >= 0.25 && paused > ref*(1-f/2)) || st.Pauses == 0 || st.PauseActualNS < st.PauseRequestedNS/2 {
+				t.Errorf("the others were not paused: share %.2f against %.2f free (%.0f%% of the window paused); stats %+v", paused, ref, 100*f, st)
 			}
 			if after < free/2 {
 				t.Errorf("the other service got %.2f of its core after the run, %.2f before", after, free)
