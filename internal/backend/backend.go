@@ -9,6 +9,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/controller"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
+	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
 // Backend is a running application, as the experiment flow sees it. Its
@@ -81,11 +82,41 @@ func (o Options) WithDefaults() Options {
 type Service struct {
 	Name    string
 	Port    int
-	Control *controller.Client // nil when it runs without a controller
+	Control Control // nil when it runs without a controller
 	// LogPath is where its output goes: a file, or for a pod the command
 	// that shows it.
 	LogPath string
 }
+
+// Control is a service's controller as the experiment drives it, over its
+// authenticated control port (docs/controller.md); *controller.Client is
+// the one implementation slowpoke uses. A call fails with an error that
+// wraps wire.ErrRemote when the controller refused it, and with a
+// network error when it could not be reached.
+type Control interface {
+	// Addr is the control port's address, where neighbours send rounds.
+	Addr() string
+	// Stats is a fresh snapshot of the service's counters.
+	Stats() (*wire.Stats, error)
+	// Configure sets the next slowdown run's parameters.
+	Configure(wire.Configure) error
+	// Start starts the slowdown run; Stop ends it and resumes the
+	// service; Reset ends any run and zeroes the round and pause
+	// counters.
+	Start() error
+	Stop() error
+	Reset() error
+	// SetPool sets the service's admission limit and good-call threshold.
+	SetPool(wire.Pool) error
+	// SetLatency starts (or, with an empty store, ends) a latency what-if.
+	SetLatency(wire.Latency) error
+	// Renew renews the orchestrator's lease.
+	Renew() error
+	// Close closes the connection; a later call opens a new one.
+	Close() error
+}
+
+var _ Control = (*controller.Client)(nil)
 
 // CanTarget says why the service called name of b cannot be a target, or
 // returns nil: it must be in the spec and run under a controller. It need

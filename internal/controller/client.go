@@ -11,7 +11,7 @@ import (
 // Client talks to one controller's control port. It keeps one connection,
 // redials once on failure, and is safe for concurrent use.
 type Client struct {
-	Addr    string
+	addr    string
 	secret  []byte
 	timeout time.Duration
 
@@ -21,7 +21,7 @@ type Client struct {
 
 // NewClient returns a client for the controller at addr.
 func NewClient(addr string, secret []byte) *Client {
-	return &Client{Addr: addr, secret: secret, timeout: 5 * time.Second}
+	return &Client{addr: addr, secret: secret, timeout: 5 * time.Second}
 }
 
 func (c *Client) call(t wire.Type, req, resp any) error {
@@ -30,7 +30,7 @@ func (c *Client) call(t wire.Type, req, resp any) error {
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
 		if c.conn == nil {
-			if c.conn, err = wire.Dial(c.Addr, c.secret, c.timeout); err != nil {
+			if c.conn, err = wire.Dial(c.addr, c.secret, c.timeout); err != nil {
 				c.conn = nil
 				continue
 			}
@@ -47,6 +47,10 @@ func (c *Client) call(t wire.Type, req, resp any) error {
 	}
 	return err
 }
+
+// Addr is the controller's control address (host:port): where its
+// neighbours send it rounds.
+func (c *Client) Addr() string { return c.addr }
 
 func isRemote(err error) bool { return errors.Is(err, wire.ErrRemote) }
 

@@ -53,7 +53,7 @@ func (signals) configure(r *Runner, cf *wire.Configure, name string, neighbours 
 	}
 	for _, n := range neighbours[name] {
 		if ns := r.d.Service(n); ns != nil && ns.Control != nil {
-			s.Neighbours = append(s.Neighbours, wire.Neighbour{Name: n, Addr: ns.Control.Addr})
+			s.Neighbours = append(s.Neighbours, wire.Neighbour{Name: n, Addr: ns.Control.Addr()})
 		}
 	}
 	return false

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
-	"github.com/slowpoke-dev/slowpoke/internal/controller"
+	"github.com/slowpoke-dev/slowpoke/internal/backend/backendtest"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
@@ -49,7 +49,7 @@ func TestPausingsConfigureEveryService(t *testing.T) {
 	pl := backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}}
 	d := served{placed: placed{pl: pl}, pids: map[string]int{}, cgroups: map[string]string{}}
 	for i, name := range []string{"t", "a", "b"} {
-		d.svcs = append(d.svcs, &backend.Service{Name: name, Control: controller.NewClient(fmt.Sprintf("127.0.0.1:%d", 1+i), nil)})
+		d.svcs = append(d.svcs, &backend.Service{Name: name, Control: &backendtest.Control{Service: name, Address: fmt.Sprintf("127.0.0.1:%d", 1+i)}})
 		d.pids[name], d.cgroups[name] = 1000+i, "/sys/fs/cgroup/slowpoke/"+name
 	}
 	graph := map[string][]string{"t": {"a"}, "a": {"t", "b"}, "b": {"a"}}

@@ -184,7 +184,7 @@ func slowdown(t *testing.T, d *Deployment, m pause.Method, target, other string)
 		tcf.Pause.Cgroup = &wire.CgroupPause{Freeze: []string{cg}}
 		ocf.Pause.Cgroup = &wire.CgroupPause{}
 	case pause.MethodSignal:
-		tcf.Pause.Signal = &wire.SignalPause{Neighbours: []wire.Neighbour{{Name: other, Addr: oc.Addr}}}
+		tcf.Pause.Signal = &wire.SignalPause{Neighbours: []wire.Neighbour{{Name: other, Addr: oc.Addr()}}}
 		ocf.Pause.Signal = &wire.SignalPause{}
 	}
 	if err := oc.Configure(ocf); err != nil {
