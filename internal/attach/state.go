@@ -102,15 +102,15 @@ func Capture(service string, roots []int) (*State, error) {
 	for _, pid := range pids {
 		st, ok := proc.Read(pid)
 		switch {
-		case !ok || st.Ended():
-			continue // exited meanwhile
+		case !ok || st.Ended() || st.Exiting():
+			continue // exited meanwhile, or exiting
 		case pid == 1:
 			return nil, errors.New("attach: refusing to attach to PID 1")
 		case pid == self || above[pid]:
 			return nil, fmt.Errorf("attach: slowpoke itself runs under process %d: pausing it would pause slowpoke", pid)
 		case st.State == 'T' || st.State == 't':
 			return nil, fmt.Errorf("attach: process %d (%s) is stopped: slowpoke would continue it; continue it first (kill -CONT %d)", pid, describe(pid), pid)
-		case kernelThread(pid):
+		case st.Kernel():
 			return nil, fmt.Errorf("attach: process %d is a kernel thread", pid)
 		}
 		p := Process{PID: pid, Start: st.Start}
@@ -160,17 +160,6 @@ func ancestors(pid int) map[int]bool {
 		out[pid] = true
 	}
 	return out
-}
-
-// kernelThread reports whether pid is a kernel thread (it runs no
-// program). A process that exited meanwhile is not one.
-func kernelThread(pid int) bool {
-	_, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
-	if err == nil {
-		return false
-	}
-	_, serr := os.Stat("/proc/" + strconv.Itoa(pid))
-	return errors.Is(err, os.ErrNotExist) && serr == nil
 }
 
 func describe(pid int) string {

@@ -18,7 +18,21 @@ type Stat struct {
 	PGRP  int
 	CPU   time.Duration // user and system time
 	Start string        // start time in clock ticks after boot, as /proc writes it
+	Flags uint64        // the kernel's per-process flags (PF_*)
 }
+
+// The kernel's per-process flags that slowpoke reads (include/linux/sched.h).
+const (
+	pfExiting = 0x00000004
+	pfKthread = 0x00200000
+)
+
+// Kernel says whether the process is a kernel thread.
+func (s Stat) Kernel() bool { return s.Flags&pfKthread != 0 }
+
+// Exiting says whether the process is exiting: it has no program any more
+// (its /proc/PID/exe is gone) and is about to end.
+func (s Stat) Exiting() bool { return s.Flags&pfExiting != 0 }
 
 // Ended says whether the process has exited and waits to be reaped.
 func (s Stat) Ended() bool { return s.State == 'Z' || s.State == 'X' }
@@ -124,8 +138,8 @@ func parse(pid int, b []byte) (Stat, bool) {
 		return Stat{}, false
 	}
 	f := bytes.Fields(b[i+1:])
-	// f[0] is field 3 (state); ppid 4, pgrp 5, utime 14, stime 15,
-	// starttime 22.
+	// f[0] is field 3 (state); ppid 4, pgrp 5, flags 9, utime 14,
+	// stime 15, starttime 22.
 	if len(f) < 20 || len(f[0]) != 1 {
 		return Stat{}, false
 	}
@@ -133,9 +147,10 @@ func parse(pid int, b []byte) (Stat, bool) {
 	pgrp, err2 := strconv.Atoi(string(f[2]))
 	ut, err3 := strconv.ParseInt(string(f[11]), 10, 64)
 	st, err4 := strconv.ParseInt(string(f[12]), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+	flags, err5 := strconv.ParseUint(string(f[6]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil {
 		return Stat{}, false
 	}
-	return Stat{PID: pid, State: f[0][0], PPID: ppid, PGRP: pgrp,
+	return Stat{PID: pid, State: f[0][0], PPID: ppid, PGRP: pgrp, Flags: flags,
 		CPU: time.Duration(ut+st) * (time.Second / clockTick), Start: string(f[19])}, true
 }

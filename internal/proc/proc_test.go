@@ -18,11 +18,14 @@ func TestParse(t *testing.T) {
 		ok   bool
 	}{
 		{"plain", "42 (sleep) S 7 42 42 0 -1 4194304 100 0 0 0 150 50 0 0 20 0 1 0 12345 1000 10",
-			Stat{PID: 42, State: 'S', PPID: 7, PGRP: 42, CPU: 2 * time.Second, Start: "12345"}, true},
+			Stat{PID: 42, State: 'S', PPID: 7, PGRP: 42, Flags: 4194304, CPU: 2 * time.Second, Start: "12345"}, true},
+		{"kernel thread", "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 1 0 0 20 0 1 0 31 0 0",
+			Stat{PID: 42, State: 'S', Flags: 2129984, CPU: 10 * time.Millisecond, Start: "31"}, true},
 		{"name with spaces and parentheses", "42 (a) b (c)) Z 1 40 40 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 99 0 0",
 			Stat{PID: 42, State: 'Z', PPID: 1, PGRP: 40, CPU: 30 * time.Millisecond, Start: "99"}, true},
 		{"no parenthesis", "42 sleep S 7 42", Stat{}, false},
 		{"too short", "42 (x) S 7 42 42", Stat{}, false},
+		{"flags not a number", "42 (x) S 1 42 42 0 -1 x 0 0 0 0 1 2 0 0 20 0 1 0 99 0 0", Stat{}, false},
 		{"not a number", "42 (x) S x 42 42 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 99 0 0", Stat{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,8 +71,13 @@ func TestReadRealProcess(t *testing.T) {
 	if _, ok := Read(pid); ok {
 		t.Error("a reaped child is still read")
 	}
-	if me, ok := Read(os.Getpid()); !ok || me.PID != os.Getpid() || me.Ended() {
+	if me, ok := Read(os.Getpid()); !ok || me.PID != os.Getpid() || me.Ended() || me.Kernel() || me.Exiting() {
 		t.Errorf("this process: %+v, %v", me, ok)
+	}
+	// PID 2 is the kernel's kthreadd where this runs in the host's PID
+	// namespace.
+	if k, ok := Read(2); ok && k.PPID == 0 && !k.Kernel() {
+		t.Errorf("PID 2, child of no process: %+v, not read as a kernel thread", k)
 	}
 }
 
