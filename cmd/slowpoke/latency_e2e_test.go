@@ -245,8 +245,11 @@ func latencyCase(t *testing.T, name string) (bin, work, spec string) {
 
 // bench latency --stretch predicts again with the delay per call
 // stretched by the target's wait for a core, on real processes: the
-// stretch is measured (at least 1), and the prediction is there and
-// faster than the baseline.
+// stretch is measured (at least 1) and the stretched prediction is there.
+// No direction is asserted: the variant, tried and not kept, comes out
+// 56% fast to 18% slow (docs/notes/latency.md), and its own prediction
+// run at the same rate once came out above the baseline's p50 (CI,
+// 2026-11-28: 4.12 against 3.12 ms, stretch 2.31).
 func TestLatencyStretch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an emulated application")
@@ -274,10 +277,10 @@ func TestLatencyStretch(t *testing.T) {
 		t.Fatalf("no stretched prediction in results.json: %s", b)
 	}
 	p := res.Points[0]
-	// Direction only, not accuracy (bench latency's, in
-	// docs/notes/latency.md): the stretched prediction is below the
-	// baseline's p50.
-	if base := res.Baseline[0].P50MS; p.Stretch < 1 || p.Stretch > 10 || p.Stretched.N < 200 || p.Stretched.P50MS >= base {
+	// Neither accuracy nor direction (bench latency's to measure, in
+	// docs/notes/latency.md): a measured stretch and a p50 from enough
+	// responses.
+	if base := res.Baseline[0].P50MS; p.Stretch < 1 || p.Stretch > 10 || p.Stretched.N < 200 || p.Stretched.P50MS <= 0 {
 		t.Errorf("stretched prediction: stretch %.2f, %+v, p50 off by %+.0f%%, baseline p50 %.2fms\nstdout:\n%s", p.Stretch, *p.Stretched, p.StretchedErrP50Pct, base, stdout.String())
 	}
 	if !strings.Contains(stdout.String(), "stretched: ") {
