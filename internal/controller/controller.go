@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,6 +24,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/stale"
+	"github.com/slowpoke-dev/slowpoke/internal/threads"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 )
 
@@ -306,24 +306,6 @@ func (c *Controller) startChild(sock string) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGCONT}
 
 	start := cmd.Start
-	if len(c.cfg.CPUs) > 0 {
-		// The child inherits the affinity of the thread that forks it: pin
-		// this thread for the fork only, then restore it.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		var old unix.CPUSet
-		if err := unix.SchedGetaffinity(0, &old); err != nil {
-			return err
-		}
-		var set unix.CPUSet
-		for _, cpu := range c.cfg.CPUs {
-			set.Set(cpu)
-		}
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
-			return fmt.Errorf("controller: set CPU affinity %v: %w", c.cfg.CPUs, err)
-		}
-		defer unix.SchedSetaffinity(0, &old)
-	}
 	if c.cfg.Cgroup != "" {
 		v2, err := cgroupVersion(c.cfg.Cgroup)
 		if err != nil {
@@ -333,7 +315,8 @@ func (c *Controller) startChild(sock string) error {
 		c.cgroup = &cg
 		start = func() error { return cg.Start(cmd) }
 	}
-	if err := start(); err != nil {
+	// The child inherits the affinity of the thread that forks it.
+	if err := threads.StartOn(c.cfg.CPUs, start); err != nil {
 		return fmt.Errorf("controller: start %s: %w", c.cfg.Command[0], err)
 	}
 	c.cmd = cmd

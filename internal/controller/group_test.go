@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -69,28 +68,12 @@ func startSpinner(t *testing.T, core int, cg *pause.Cgroup) int {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = childEnv("spin")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// Every thread of the spinner must stay on core: pinning its first
-	// thread after the start leaves the runtime's other threads free to
-	// spin elsewhere while the core is held. The child inherits the
-	// affinity of the thread that forks it.
-	runtime.LockOSThread()
-	var old, set unix.CPUSet
-	set.Set(core)
-	if err := unix.SchedGetaffinity(0, &old); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		t.Fatal(err)
-	}
-	var err error
+	// Every thread of the spinner stays on core.
+	start := cmd.Start
 	if cg != nil {
-		err = cg.Start(cmd)
-	} else {
-		err = cmd.Start()
+		start = func() error { return cg.Start(cmd) }
 	}
-	unix.SchedSetaffinity(0, &old)
-	runtime.UnlockOSThread()
-	if err != nil {
+	if err := threads.StartOn([]int{core}, start); err != nil {
 		t.Fatal(err)
 	}
 	pid := cmd.Process.Pid

@@ -19,6 +19,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/cpuwork"
 	"github.com/slowpoke-dev/slowpoke/internal/proc"
 	"github.com/slowpoke-dev/slowpoke/internal/testroot"
+	"github.com/slowpoke-dev/slowpoke/internal/threads"
 )
 
 const roleEnv = "SLOWPOKE_PAUSE_TEST_ROLE"
@@ -88,29 +89,8 @@ func start(t *testing.T, role string, cpus ...int) *exec.Cmd {
 	cmd.Env = append(os.Environ(), roleEnv+"="+role)
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// The child inherits the affinity of the thread that forks it, so every
-	// thread of it stays on cpus (pinning its first thread after the start
-	// would leave the runtime's other threads free to run elsewhere).
-	runtime.LockOSThread()
-	var old unix.CPUSet
-	if len(cpus) > 0 {
-		var set unix.CPUSet
-		for _, c := range cpus {
-			set.Set(c)
-		}
-		if err := unix.SchedGetaffinity(0, &old); err != nil {
-			t.Fatal(err)
-		}
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
-			t.Fatal(err)
-		}
-	}
-	err := cmd.Start()
-	if len(cpus) > 0 {
-		unix.SchedSetaffinity(0, &old)
-	}
-	runtime.UnlockOSThread()
-	if err != nil {
+	// Every thread of the child stays on cpus.
+	if err := threads.StartOn(cpus, cmd.Start); err != nil {
 		t.Fatal(err)
 	}
 	pid := cmd.Process.Pid

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -58,4 +59,27 @@ func CPUs(set *unix.CPUSet) []int {
 		}
 	}
 	return out
+}
+
+// StartOn calls start (an exec.Cmd's Start, or a function that starts one)
+// on a thread pinned to cpus for the call only: the child it forks
+// inherits that affinity, and so does every thread the child makes, which
+// pinning the child's PID after it started would not do (that pins its
+// first thread only). With no cpus it calls start as it is.
+func StartOn(cpus []int, start func() error) error {
+	if len(cpus) == 0 {
+		return start()
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var old unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		return fmt.Errorf("read the CPU affinity: %w", err)
+	}
+	set := CPUSet(cpus)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return fmt.Errorf("set CPU affinity %v: %w", cpus, err)
+	}
+	defer unix.SchedSetaffinity(0, &old)
+	return start()
 }

@@ -63,33 +63,23 @@ func (c *Control) Stats() (*wire.Stats, error) {
 
 // Configure records cf.
 func (c *Control) Configure(cf wire.Configure) error {
-	if err := c.record(wire.TConfigure); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.configures = append(c.configures, cf)
-	c.mu.Unlock()
-	return nil
+	return told(c, wire.TConfigure, &c.configures, cf)
 }
 
 // SetPool records p.
-func (c *Control) SetPool(p wire.Pool) error {
-	if err := c.record(wire.TPool); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.pools = append(c.pools, p)
-	c.mu.Unlock()
-	return nil
-}
+func (c *Control) SetPool(p wire.Pool) error { return told(c, wire.TPool, &c.pools, p) }
 
 // SetLatency records l.
-func (c *Control) SetLatency(l wire.Latency) error {
-	if err := c.record(wire.TLatency); err != nil {
+func (c *Control) SetLatency(l wire.Latency) error { return told(c, wire.TLatency, &c.latencies, l) }
+
+// told records a call of type t and, unless Fail fails it, what it was
+// told.
+func told[T any](c *Control, t wire.Type, list *[]T, v T) error {
+	if err := c.record(t); err != nil {
 		return err
 	}
 	c.mu.Lock()
-	c.latencies = append(c.latencies, l)
+	*list = append(*list, v)
 	c.mu.Unlock()
 	return nil
 }
@@ -116,31 +106,22 @@ func (c *Control) Close() error {
 
 // Calls lists the calls made so far, by message type, Close and Addr left
 // out.
-func (c *Control) Calls() []wire.Type {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]wire.Type(nil), c.calls...)
-}
+func (c *Control) Calls() []wire.Type { return snapshot(c, &c.calls) }
 
 // Configures lists what Configure was given, in order.
-func (c *Control) Configures() []wire.Configure {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]wire.Configure(nil), c.configures...)
-}
+func (c *Control) Configures() []wire.Configure { return snapshot(c, &c.configures) }
 
 // Pools lists what SetPool was given, in order.
-func (c *Control) Pools() []wire.Pool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]wire.Pool(nil), c.pools...)
-}
+func (c *Control) Pools() []wire.Pool { return snapshot(c, &c.pools) }
 
 // Latencies lists what SetLatency was given, in order.
-func (c *Control) Latencies() []wire.Latency {
+func (c *Control) Latencies() []wire.Latency { return snapshot(c, &c.latencies) }
+
+// snapshot copies *list under the lock.
+func snapshot[T any](c *Control, list *[]T) []T {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]wire.Latency(nil), c.latencies...)
+	return append([]T(nil), *list...)
 }
 
 // Closed is how many times Close was called.

@@ -4,8 +4,6 @@ import (
 	"os/exec"
 	"runtime"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/slowpoke-dev/slowpoke/internal/threads"
 )
 
@@ -29,18 +27,7 @@ func newSpawner() *spawner {
 	go func() {
 		runtime.LockOSThread() // never unlocked: this thread must not exit
 		for r := range s.reqs {
-			var orig unix.CPUSet
-			unix.SchedGetaffinity(0, &orig)
-			if len(r.cpus) > 0 {
-				set := threads.CPUSet(r.cpus)
-				if err := unix.SchedSetaffinity(0, &set); err != nil {
-					r.done <- err
-					continue
-				}
-			}
-			err := r.cmd.Start()
-			unix.SchedSetaffinity(0, &orig)
-			r.done <- err
+			r.done <- threads.StartOn(r.cpus, r.cmd.Start)
 		}
 	}()
 	return s
