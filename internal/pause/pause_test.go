@@ -241,19 +241,28 @@ func TestHolderEnds(t *testing.T) {
 			// could wait behind the first hold and start a hold of its
 			// own instead of extending it.
 			offCore(t, core)
+			asked := time.Now()
 			for _, d := range tc.pauses {
 				h.Pause(d)
 			}
+			hi, checkClip := tc.max, true
 			if tc.halt {
 				time.Sleep(20 * time.Millisecond)
 				h.Halt()
+				// On a loaded machine the sleep itself can run long: the
+				// hold must end within a margin of the halt, whenever it
+				// came. Whether the cap was reached first says nothing
+				// when the halt came near the cap.
+				halted := time.Since(asked)
+				hi = halted + 50*time.Millisecond
+				checkClip = halted < 150*time.Millisecond
 			}
 			waitHolds(h, 1)
 			st := h.Stats()
-			if st.Held < tc.min || st.Held > tc.max {
-				t.Errorf("held %v, want %v to %v", st.Held, tc.min, tc.max)
+			if st.Held < tc.min || st.Held > hi {
+				t.Errorf("held %v, want %v to %v", st.Held, tc.min, hi)
 			}
-			if (st.Clipped > 0) != tc.clipped {
+			if checkClip && (st.Clipped > 0) != tc.clipped {
 				t.Errorf("clipped %v", st.Clipped)
 			}
 		})
