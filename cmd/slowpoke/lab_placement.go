@@ -275,6 +275,9 @@ func placementRows(app, target string, variants []string, its []placementIterati
 			row := record.RowOf(config, target, variant, p)
 			row.ReductionUS, row.PredictedRPS, row.TrueRPS = keys[i], pred, 0
 			row.ErrorPct, row.NominalErrorPct, row.Covered = nil, nil, nil
+			// slowpoke's placement answers for itself, not for the
+			// unpinned placement whose truth this is.
+			row.OtherPlacement = variant == "shared"
 			if !interval {
 				row.IntervalLowRPS, row.IntervalHighRPS, row.Estimate, row.DelayUsed = 0, 0, "", ""
 				row.Flags = []string{}

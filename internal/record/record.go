@@ -25,7 +25,9 @@ import (
 )
 
 // Version is the version of the record format written by this package.
-const Version = 1
+// Version 2 added Row.OtherPlacement and Summary.OtherPlacement; Load
+// reads version 1 records as version 2 (upgrade).
+const Version = 2
 
 // Record is one benchmark run.
 type Record struct {
@@ -72,6 +74,13 @@ type Row struct {
 	Covered         *bool    `json:"covered,omitempty"`
 	DelayUsed       string   `json:"delay_used,omitempty"`
 	Flags           []string `json:"flags"`
+	// OtherPlacement says that the prediction is for a placement other
+	// than the one its truth was measured in (bench placement's
+	// slowpoke's placement against the application's own, unpinned):
+	// its error and interval are shown, but its interval answers a
+	// different question and is not counted in the coverage of
+	// intervals.
+	OtherPlacement bool `json:"other_placement,omitempty"`
 }
 
 // Summary is one variant's figures over a record's rows.
@@ -84,6 +93,9 @@ type Summary struct {
 	NominalRMSEPct *float64 `json:"nominal_rmse_pct,omitempty"`
 	Covered        int      `json:"covered"`
 	WithInterval   int      `json:"with_interval"`
+	// OtherPlacement: the variant's rows are for another placement than
+	// their truth's (Row.OtherPlacement).
+	OtherPlacement bool `json:"other_placement,omitempty"`
 }
 
 // RowOf is point p of variant on config (target) as a row.
@@ -119,6 +131,7 @@ func (r *Record) Summarize() {
 			r.Summary = append(r.Summary, Summary{Variant: row.Variant})
 		}
 		s := &r.Summary[i]
+		s.OtherPlacement = s.OtherPlacement || row.OtherPlacement
 		if row.ErrorPct != nil {
 			e := *row.ErrorPct
 			s.Points++
@@ -277,12 +290,57 @@ func Load(dir string) ([]Record, error) {
 		if r.Version == 0 || r.Version > Version {
 			return fmt.Errorf("%s: record version %d, want 1..%d", path, r.Version, Version)
 		}
+		r.upgrade()
 		out = append(out, r)
 		return nil
 	})
 	slices.SortStableFunc(out, func(a, b Record) int { return a.Date.Compare(b.Date) })
 	return out, err
 }
+
+// upgrade brings a record of an older version to this one. Version 1
+// did not mark predictions for another placement than their truth's: in
+// bench placement, the variant "shared" (slowpoke's placement) always was
+// one, judged against the unpinned truth.
+func (r *Record) upgrade() {
+	if r.Version >= 2 {
+		return
+	}
+	if r.Benchmark == "placement" {
+		for i := range r.Rows {
+			if r.Rows[i].Variant == "shared" {
+				r.Rows[i].OtherPlacement = true
+			}
+		}
+		for i := range r.Summary {
+			if r.Summary[i].Variant == "shared" {
+				r.Summary[i].OtherPlacement = true
+			}
+		}
+	}
+	r.Version = Version
+}
+
+// Coverage is how many intervals held the truth over recs' points:
+// those whose prediction is for the placement its truth was measured in
+// (own), and those for another placement (other).
+func Coverage(recs []Record) (own, other Count) {
+	for _, r := range recs {
+		for _, s := range r.Summary {
+			c := &own
+			if s.OtherPlacement {
+				c = &other
+			}
+			c.Covered += s.Covered
+			c.With += s.WithInterval
+		}
+	}
+	return own, other
+}
+
+// Count is a number of intervals that held the truth (Covered) of those
+// checked (With).
+type Count struct{ Covered, With int }
 
 // builtFrom is the commit the running binary was built from, short, with
 // "-dirty" for a changed work tree, from its build information.

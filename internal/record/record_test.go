@@ -146,3 +146,46 @@ func TestFileSafe(t *testing.T) {
 		}
 	}
 }
+
+// Version 1 records of bench placement are read with their "shared"
+// variant marked for another placement, and the coverage counts it apart.
+func TestUpgradeAndCoverage(t *testing.T) {
+	covered := func(in bool) *bool { return &in }
+	tests := []struct {
+		name       string
+		version    int
+		benchmark  string
+		own, other Count
+	}{
+		{name: "version 1 placement", version: 1, benchmark: "placement", own: Count{1, 1}, other: Count{0, 1}},
+		{name: "version 1 methods", version: 1, benchmark: "methods", own: Count{1, 2}},
+		{name: "version 2 placement, unmarked", version: 2, benchmark: "placement", own: Count{1, 2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Record{Version: tc.version, Benchmark: tc.benchmark, Date: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC),
+				Rows: []Row{{Config: "demo", Variant: "keep/cgroup", Covered: covered(true), Flags: []string{}},
+					{Config: "demo", Variant: "shared", Covered: covered(false), Flags: []string{}}}}
+			r.Summarize()
+			dir := t.TempDir()
+			if _, err := Write(dir, &r); err != nil {
+				t.Fatal(err)
+			}
+			recs, err := Load(dir)
+			if err != nil || len(recs) != 1 {
+				t.Fatalf("Load = %d, %v", len(recs), err)
+			}
+			if recs[0].Version != Version {
+				t.Errorf("version %d after Load, want %d", recs[0].Version, Version)
+			}
+			own, other := Coverage(recs)
+			if own != tc.own || other != tc.other {
+				t.Errorf("coverage own %+v, other %+v; want %+v, %+v", own, other, tc.own, tc.other)
+			}
+			page := RenderAccuracy(recs)
+			if marked := strings.Contains(page, "(for another placement)"); marked != (tc.other.With > 0) {
+				t.Errorf("page marks a variant for another placement: %v; want %v\n%s", marked, tc.other.With > 0, page)
+			}
+		})
+	}
+}

@@ -17,16 +17,14 @@ const (
 // variants' totals.
 func RenderAccuracy(recs []Record) string {
 	var b strings.Builder
-	covered, with := 0, 0
-	for _, r := range recs {
-		for _, s := range r.Summary {
-			covered += s.Covered
-			with += s.WithInterval
-		}
-	}
+	own, other := Coverage(recs)
 	fmt.Fprintf(&b, "%d recorded runs (records/).", len(recs))
-	if with > 0 {
-		fmt.Fprintf(&b, " Over all their points with a truth and an interval, the 90%% intervals held the truth (the mean of its runs) at %d of %d (%.0f%%).", covered, with, 100*float64(covered)/float64(with))
+	if own.With > 0 {
+		fmt.Fprintf(&b, " Over all their points with a truth and an interval, where the prediction is for the placement the truth was measured in, the 90%% intervals held the truth (the mean of its runs) at %d of %d (%.0f%%).", own.Covered, own.With, 100*float64(own.Covered)/float64(own.With))
+	}
+	if other.With > 0 {
+		all := Count{own.Covered + other.Covered, own.With + other.With}
+		fmt.Fprintf(&b, " Predictions for slowpoke's placement checked against the truth of the application's own (marked \"for another placement\") held it at %d of %d: an interval answers for its own placement, and the bound for the application's own is the figure to check there; counted with them, %d of %d (%.0f%%).", other.Covered, other.With, all.Covered, all.With, 100*float64(all.Covered)/float64(all.With))
 	}
 	b.WriteString("\n")
 	for i := len(recs) - 1; i >= 0; i-- {
@@ -101,6 +99,9 @@ func renderRecord(b *strings.Builder, r *Record) {
 		nom := "–"
 		if s.NominalRMSEPct != nil {
 			nom = fmt.Sprintf("%.2f%%", *s.NominalRMSEPct)
+		}
+		if s.OtherPlacement && s.WithInterval > 0 {
+			cov += " (for another placement)"
 		}
 		fmt.Fprintf(b, "| %s | %d | %.2f%% | %s | %+.2f%% | %.2f%% | %s |\n", s.Variant, s.Points, s.RMSEPct, nom, s.MeanPct, s.MaxAbsPct, cov)
 	}
