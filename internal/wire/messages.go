@@ -173,18 +173,30 @@ type Stats struct {
 
 // NodeSkew is one other node's skew over rounds (Stats.NodeSkews): the
 // absolute differences between when it and the target's node froze (and
-// thawed) their pods for the same round.
+// thawed) their pods for the same round, and signed ones.
 type NodeSkew struct {
 	Node       string `json:"node"`
 	Rounds     int    `json:"rounds"`
-	Missing    int    `json:"missing,omitempty"` // rounds it did not report
-	Capped     int    `json:"capped,omitempty"`  // freezes its own cap ended
+	Missing    int    `json:"missing,omitempty"`  // rounds it did not report
+	Capped     int    `json:"capped,omitempty"`   // freezes its own cap ended
+	Timed      int    `json:"timed,omitempty"`    // freezes its own timer ended at the length asked
+	Refrozen   int    `json:"refrozen,omitempty"` // rounds it froze again, a lengthening having come after its timer thawed
 	StartP50NS int64  `json:"start_p50_ns"`
 	StartP99NS int64  `json:"start_p99_ns"`
 	StartMaxNS int64  `json:"start_max_ns"`
 	EndP50NS   int64  `json:"end_p50_ns"`
 	EndP99NS   int64  `json:"end_p99_ns"`
 	EndMaxNS   int64  `json:"end_max_ns"`
+	// Signed, per round: the medians of when it froze (thawed) less when
+	// the target's node did, and how much longer its freeze lasted than
+	// the target's node's (negative: shorter), its 1st, 50th and 99th
+	// percentiles. LongerP50NS is the pause it got beyond what the
+	// target's node got, at the median.
+	LateStartP50NS int64 `json:"late_start_p50_ns,omitempty"`
+	LateEndP50NS   int64 `json:"late_end_p50_ns,omitempty"`
+	LongerP1NS     int64 `json:"longer_p1_ns,omitempty"`
+	LongerP50NS    int64 `json:"longer_p50_ns,omitempty"`
+	LongerP99NS    int64 `json:"longer_p99_ns,omitempty"`
 	// Lost says why the target's agent lost this node's agent during
 	// the slowdown under way ("": it did not); its pods thaw within
 	// their cap there.
