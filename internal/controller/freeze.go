@@ -3,6 +3,7 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -49,7 +50,11 @@ func (f freezes) start(c *Controller, _ wire.Configure) (group, error) {
 			return nil, err
 		}
 	}
-	p := newPauser(c.cfg.MaxPause, freezeStopper{fr})
+	var s stopper = freezeStopper{fr}
+	if tf, ok := fr.(TimedPodFreezer); ok {
+		s = timedFreezeStopper{freezeStopper{fr}, tf}
+	}
+	p := newPauser(c.cfg.MaxPause, s)
 	// The never-paused processes listed share the frozen services'
 	// cores, which are this controller's own (it runs beside them).
 	var own unix.CPUSet
@@ -84,6 +89,16 @@ type freezeStopper struct{ f PodFreezer }
 
 func (s freezeStopper) stop() error { return s.f.Set(true) }
 func (s freezeStopper) cont()       { s.f.Set(false) }
+
+// timedFreezeStopper tells its freezer how long each freeze is to last
+// (timedStopper).
+type timedFreezeStopper struct {
+	freezeStopper
+	t TimedPodFreezer
+}
+
+func (s timedFreezeStopper) stopFor(d time.Duration) error { return s.t.Freeze(d) }
+func (s timedFreezeStopper) lengthen(d time.Duration)      { s.t.Lengthen(d) }
 
 // freezeGroup freezes cgroups from a pause loop of its own: a frozen
 // cgroup stays frozen until thawed, so the loop times every freeze.

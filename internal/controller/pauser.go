@@ -15,6 +15,17 @@ type stopper interface {
 	cont()
 }
 
+// timedStopper is a stopper told how long each stop is to last, from
+// when stopFor is called, and again whenever the stop under way grows
+// (lengthen: the new length in all, never less than before): what it
+// stops on other nodes then ends on time there (TimedPodFreezer). cont
+// still ends every stop.
+type timedStopper interface {
+	stopper
+	stopFor(d time.Duration) error
+	lengthen(d time.Duration)
+}
+
 // signalStopper stops and continues a process group with signals.
 type signalStopper func(stop bool) error
 
@@ -195,7 +206,21 @@ func (p *pauser) interrupted() (halted, closed bool) {
 // cores overlap only as far as their stops do.
 func (p *pauser) stopOnce(wake *alarm, due time.Time) (halted, closed bool) {
 	start := time.Now()
-	if err := p.s.stop(); err != nil {
+	var tell func(time.Duration) // the stop's length, as it grows, to a timed stopper
+	var err error
+	if ts, ok := p.s.(timedStopper); ok {
+		told := p.owed()
+		err = ts.stopFor(told)
+		tell = func(d time.Duration) {
+			if d > told {
+				told = d
+				ts.lengthen(d)
+			}
+		}
+	} else {
+		err = p.s.stop()
+	}
+	if err != nil {
 		// A stop may have reached part of what it pauses (a freeze of
 		// several cgroups of which one failed): undo it at once, since no
 		// hard cap is armed for a stop that failed.
@@ -212,7 +237,7 @@ func (p *pauser) stopOnce(wake *alarm, due time.Time) (halted, closed bool) {
 	// is continued once max has passed.
 	guard := time.AfterFunc(p.max, p.s.cont)
 	co := p.markStopped(start)
-	halted, closed = p.waitStopped(wake, start, &co)
+	halted, closed = p.waitStopped(wake, start, &co, tell)
 	wake.stop()
 	// The stop lasts until the continue is issued: the stopped threads
 	// the continue wakes may run before this one does again (a freeze's
@@ -253,10 +278,15 @@ func (p *pauser) markStopped(start time.Time) coLocated {
 
 // waitStopped waits, the stop having begun at start, until the owed pause
 // has passed (new requests and the co-located CPU use extend it), or a
-// halt or a close.
-func (p *pauser) waitStopped(wake *alarm, start time.Time, co *coLocated) (halted, closed bool) {
+// halt or a close. tell, if not nil, is told the owed pause whenever it
+// is reckoned.
+func (p *pauser) waitStopped(wake *alarm, start time.Time, co *coLocated, tell func(time.Duration)) (halted, closed bool) {
 	for {
-		left := p.owed() - time.Since(start)
+		owed := p.owed()
+		if tell != nil {
+			tell(owed)
+		}
+		left := owed - time.Since(start)
 		if left <= 0 {
 			if ext := co.extension(); ext > 0 {
 				p.extend(ext)

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -144,5 +146,83 @@ func TestStatsCountStopInProgress(t *testing.T) {
 	}
 	if end := p.stats(); end.actual < mid.actual {
 		t.Fatalf("actual went back from %v to %v when the stop ended", mid.actual, end.actual)
+	}
+}
+
+// timedFake is a timedStopper that records what it is told.
+type timedFake struct {
+	mu                sync.Mutex
+	stopFors, lengths []time.Duration
+	plain             int // stops without a length
+}
+
+func (f *timedFake) stop() error { f.mu.Lock(); f.plain++; f.mu.Unlock(); return nil }
+func (f *timedFake) cont()       {}
+func (f *timedFake) stopFor(d time.Duration) error {
+	f.mu.Lock()
+	f.stopFors = append(f.stopFors, d)
+	f.mu.Unlock()
+	return nil
+}
+func (f *timedFake) lengthen(d time.Duration) {
+	f.mu.Lock()
+	f.lengths = append(f.lengths, d)
+	f.mu.Unlock()
+}
+
+// TestTimedStopperTold: a timed stopper (the freezer of pods on other
+// nodes, whose agents thaw on time themselves) is told each stop's length
+// as it starts, within the cap, and its new length whenever it grows: by
+// pause asked for meanwhile, by the peers' extension at its end.
+func TestTimedStopperTold(t *testing.T) {
+	const long = 300 * time.Millisecond
+	tests := []struct {
+		name     string
+		max      time.Duration
+		pause    time.Duration
+		more     time.Duration // asked for once the stop began
+		peers    time.Duration // the peers' extension
+		want     time.Duration // the stop's first length told
+		lengths  []time.Duration
+		haltSeen bool // halt the stop once the lengthening was told
+	}{
+		{name: "as asked", max: time.Second, pause: 30 * time.Millisecond, want: 30 * time.Millisecond},
+		{name: "within the cap", max: 50 * time.Millisecond, pause: 80 * time.Millisecond, want: 50 * time.Millisecond},
+		{name: "asked for more meanwhile", max: time.Second, pause: long, more: 20 * time.Millisecond, want: long,
+			lengths: []time.Duration{long + 20*time.Millisecond}, haltSeen: true},
+		{name: "extended for the peers", max: time.Second, pause: 30 * time.Millisecond, peers: 20 * time.Millisecond,
+			want: 30 * time.Millisecond, lengths: []time.Duration{50 * time.Millisecond}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &timedFake{}
+			p := newPauser(tt.max, f)
+			defer p.Close()
+			var reads time.Duration
+			p.setOthers(nil, func() time.Duration {
+				v := reads
+				reads += tt.peers
+				return v
+			})
+			p.Pause(tt.pause)
+			told := func() (stopFors, lengths []time.Duration) {
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				return slices.Clone(f.stopFors), slices.Clone(f.lengths)
+			}
+			waitFor(t, "the stop", 5*time.Second, func() bool { s, _ := told(); return len(s) == 1 })
+			if tt.more > 0 {
+				p.Pause(tt.more)
+			}
+			if tt.haltSeen {
+				waitFor(t, "the lengthening", 5*time.Second, func() bool { _, l := told(); return len(l) > 0 })
+				p.Halt()
+			}
+			waitFor(t, "the stop to end", 5*time.Second, func() bool { return p.stats().pauses == 1 })
+			stopFors, lengths := told()
+			if f.plain != 0 || len(stopFors) != 1 || stopFors[0] != tt.want || !slices.Equal(lengths, tt.lengths) {
+				t.Errorf("told %v, lengthened to %v (%d plain stops); want %v, then %v", stopFors, lengths, f.plain, tt.want, tt.lengths)
+			}
+		})
 	}
 }

@@ -53,6 +53,20 @@ type PodFreezer interface {
 	Close() error
 }
 
+// TimedPodFreezer is a PodFreezer told how long each freeze is to last,
+// and again whenever the freeze under way grows (pause asked for
+// meanwhile, the co-located extension): the other nodes' agents then
+// thaw on time by themselves instead of when the thaw reaches them
+// (internal/nodeagent). Set(false) still thaws everything, at once where
+// it comes first.
+type TimedPodFreezer interface {
+	PodFreezer
+	// Freeze freezes, for d from now.
+	Freeze(d time.Duration) error
+	// Lengthen says that the freeze under way lasts d in all.
+	Lengthen(d time.Duration)
+}
+
 // errNoGroup refuses the methods that need the service's process group.
 var errNoGroup = errors.New("this controller serves pods it did not start (the node agent): it has no process group to signal or cores to keep; use the cgroup method")
 
