@@ -2,7 +2,6 @@ package nodeagent
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -24,7 +23,8 @@ import (
 // the target's node, whose controller freezes the other services' pods
 // (wire.CgroupPause.Pods), freezes those on its node itself and asks the
 // agent of every other node that holds some to freeze them, at every
-// round: one frame each way per freeze and per thaw, on a connection
+// round: one frame each way per freeze, per thaw and per lengthening
+// (Timed thaws, below), on a connection
 // opened when the slowdown starts, authenticated with the run's secret
 // (internal/wire's frames: HMAC, a nonce, sequence numbers).
 //
@@ -32,17 +32,38 @@ import (
 //
 //	initiator → peer  TConfigure peerPrepare   the pods it asks for, the cap
 //	peer → initiator  TOK        peerPrepared  those on the peer's node
-//	initiator → peer  TRound     peerSet       freeze (or thaw) round Seq
+//	initiator → peer  TRound     peerSet       freeze (or thaw, or lengthen) round Seq
 //	peer → initiator  TOK        peerAck       when it froze (thawed) it
 //	initiator → peer  TRenew                   nothing else to say
+//
+// Timed thaws. A thaw frame reaches a peer late: its trip, and the peer
+// agent getting a CPU just as every process the initiator thawed becomes
+// runnable (on the namespace cluster remote freezes started 0.7-0.9 ms
+// late at p50 but thawed 1.9-2.8 ms late, on pauses of 3.8 ms; see
+// docs/notes/multinode.md). So a peer that says so (peerPrepared.Timed)
+// is told with each freeze how long it is to last (peerSet.ForNS), and
+// thaws by its own timer once that has passed since its own freeze
+// completed: its pause lasts what was asked, offset by the freeze's lag
+// only. A pause may grow while it is held (pause asked for meanwhile, the
+// co-located extension at its end): the initiator then sends the freeze
+// frame of the same round again with the new length in all, and the peer
+// re-arms its timer; one that arrives after the timer thawed freezes
+// again until the new end, if at least minRefreeze is left (the remote
+// pause then loses only the frame's lateness, instead of the whole
+// lengthening). The thaw frame still thaws at once where it comes first,
+// and ends the round (no freezing again after it). An initiator that
+// sends no length (ForNS 0: an older one) gets the older behaviour: the
+// thaw frame or the cap ends each freeze.
 //
 // Safety on the peer: it freezes only pods of the run's services that run
 // on its own node (under its kubelet's cgroup root), never its own pod,
 // records them in its ledger before the first freeze (the watchdog thaws
-// them should it be killed), caps every freeze by its own timer at the
-// smaller of the initiator's cap and its own --max-pause, thaws at once
-// when the connection ends, and ends the connection, thawed, once the
-// initiator has been silent for the lease.
+// them should it be killed), caps every round by its own timer at the
+// smaller of the initiator's cap and its own --max-pause from the round's
+// first freeze (a length asked is only ever shorter), refuses a length
+// below zero or over the initiator's cap (ending the connection, thawed),
+// thaws at once when the connection ends, and ends the connection,
+// thawed, once the initiator has been silent for the lease.
 
 // Peer is another node's agent.
 type Peer struct {
@@ -71,11 +92,20 @@ type peerPrepare struct {
 type peerPrepared struct {
 	Node string   `json:"node"`
 	Pods []string `json:"pods"` // those of peerPrepare.Pods on this node
+	// Timed says that this agent thaws by itself once the length a freeze
+	// asks for has passed (peerSet.ForNS): an initiator sends lengths to
+	// those agents only.
+	Timed bool `json:"timed,omitempty"`
 }
 
 type peerSet struct {
 	Seq    uint64 `json:"seq"`
 	Frozen bool   `json:"frozen"`
+	// ForNS, on a freeze, is how long it is to last from when the peer's
+	// freeze completed (0: until the thaw frame, or the cap). A freeze of
+	// the round already under way lengthens it: ForNS is then the new
+	// length in all.
+	ForNS int64 `json:"for_ns,omitempty"`
 }
 
 type peerAck struct {
@@ -83,7 +113,12 @@ type peerAck struct {
 	Frozen   bool   `json:"frozen"`
 	AtUnixNS int64  `json:"at_unix_ns"`
 	Capped   bool   `json:"capped,omitempty"` // thawed by the cap's timer, not by a thaw
-	Err      string `json:"err,omitempty"`
+	Timed    bool   `json:"timed,omitempty"`  // thawed by its own timer, the length asked having passed
+	// Again answers a lengthening that came after the timer had thawed
+	// the round: frozen again at AtUnixNS (the round's first freeze
+	// stands as its start).
+	Again bool   `json:"again,omitempty"`
+	Err   string `json:"err,omitempty"`
 }
 
 // Bounds of the peer protocol.
@@ -101,6 +136,19 @@ const (
 	// how many an agent keeps over its runs (NodeSkews).
 	keepRounds = 4096
 	keepAll    = 1 << 16
+	// minRefreeze is the least of a lengthened round left for which a
+	// peer whose timer already thawed it freezes again: less is not worth
+	// two more cgroup writes.
+	minRefreeze = 200 * time.Microsecond
+)
+
+// How a peer's freeze ended.
+type thawBy int
+
+const (
+	byFrame thawBy = iota // the initiator's thaw frame
+	byCap                 // the cap's timer
+	byTimer               // its own timer, the length asked having passed
 )
 
 // servePeers accepts other nodes' agents on ln until it is closed.
@@ -158,19 +206,49 @@ func (a *Agent) servePeer(c net.Conn) {
 		log.Warn("refused a peer's pods", "from", prep.Node, "err", err)
 		return
 	}
-	if err := w.Send(wire.TOK, peerPrepared{Node: a.cfg.Node, Pods: found}); err != nil {
+	if err := w.Send(wire.TOK, peerPrepared{Node: a.cfg.Node, Pods: found, Timed: true}); err != nil {
 		fr.Close()
 		return
 	}
 	log.Info("freezing pods of this node for another node's rounds", "from", prep.Node, "pods", len(found), "cap", capd)
+	// The longest length a freeze may ask for: the initiator's cap (its
+	// own pauses never exceed it), else this agent's.
+	limit := time.Duration(prep.MaxPauseNS)
+	if limit <= 0 {
+		limit = capd
+	}
 	var mu sync.Mutex
-	var seq uint64 // the round frozen now, if frozen
-	var frozen bool
+	var seq uint64   // the round under way, or the last
+	var frozen bool  // its pods frozen now
+	var ended bool   // it was ended by the thaw frame or the cap: never frozen again
+	var at time.Time // when its first freeze completed
+	var gen uint64   // the timer armed last (a stopped timer's callback may still run)
 	var timer *time.Timer
-	thaw := func(s uint64, capped bool) {
+	var thaw func(s, g uint64, by thawBy)
+	// arm sets the round's timer: at the length asked, from its first
+	// freeze, or at the cap, whichever is sooner. Called locked.
+	arm := func(s uint64, asked time.Duration) {
+		if timer != nil {
+			timer.Stop()
+		}
+		gen++
+		g, end, by := gen, capd, byCap
+		if asked > 0 && asked < capd {
+			end, by = asked, byTimer
+		}
+		timer = time.AfterFunc(time.Until(at.Add(end)), func() { thaw(s, g, by) })
+	}
+	// thaw thaws round s: its thaw frame (g 0) or its timer armed as g.
+	thaw = func(s, g uint64, by thawBy) {
 		mu.Lock()
 		defer mu.Unlock()
-		if !frozen || s != seq {
+		if s != seq || (g != 0 && g != gen) {
+			return
+		}
+		if by != byTimer {
+			ended = true
+		}
+		if !frozen {
 			return
 		}
 		if timer != nil {
@@ -178,7 +256,47 @@ func (a *Agent) servePeer(c net.Conn) {
 		}
 		err := fr.Set(false)
 		frozen = false
-		ack := peerAck{Seq: s, AtUnixNS: time.Now().UnixNano(), Capped: capped}
+		ack := peerAck{Seq: s, AtUnixNS: time.Now().UnixNano(), Capped: by == byCap, Timed: by == byTimer}
+		if err != nil {
+			ack.Err = err.Error()
+		}
+		w.Send(wire.TOK, ack)
+	}
+	// freeze freezes for round m: a new round, or a lengthening of the
+	// one under way.
+	freeze := func(m peerSet) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked := time.Duration(m.ForNS)
+		if m.Seq == seq && seq != 0 {
+			ack := peerAck{} // nothing to record
+			last := capd
+			if asked > 0 {
+				last = min(asked, capd)
+			}
+			switch {
+			case frozen:
+				arm(m.Seq, asked)
+			case !ended && time.Until(at.Add(last)) >= minRefreeze:
+				// The timer thawed before the lengthening came.
+				err := fr.Set(true)
+				frozen = true
+				arm(m.Seq, asked)
+				ack = peerAck{Seq: m.Seq, Frozen: true, Again: true, AtUnixNS: time.Now().UnixNano()}
+				if err != nil {
+					ack.Err = err.Error()
+				}
+			}
+			w.Send(wire.TOK, ack)
+			return
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		err := fr.Set(true)
+		seq, frozen, ended, at = m.Seq, true, false, time.Now()
+		arm(m.Seq, asked)
+		ack := peerAck{Seq: m.Seq, Frozen: true, AtUnixNS: at.UnixNano()}
 		if err != nil {
 			ack.Err = err.Error()
 		}
@@ -189,6 +307,7 @@ func (a *Agent) servePeer(c net.Conn) {
 		if timer != nil {
 			timer.Stop()
 		}
+		gen++
 		fr.Set(false)
 		frozen = false
 		mu.Unlock()
@@ -211,23 +330,14 @@ func (a *Agent) servePeer(c net.Conn) {
 				return
 			}
 			if !m.Frozen {
-				thaw(m.Seq, false)
+				thaw(m.Seq, 0, byFrame)
 				continue
 			}
-			mu.Lock()
-			if timer != nil {
-				timer.Stop()
+			if m.ForNS < 0 || time.Duration(m.ForNS) > limit {
+				log.Warn("a peer asked for a freeze of a length out of bounds; thawed, and ended its connection", "from", prep.Node, "for", time.Duration(m.ForNS), "cap", limit)
+				return
 			}
-			err := fr.Set(true)
-			seq, frozen = m.Seq, true
-			s := m.Seq
-			timer = time.AfterFunc(capd, func() { thaw(s, true) })
-			ack := peerAck{Seq: s, Frozen: true, AtUnixNS: time.Now().UnixNano()}
-			if err != nil {
-				ack.Err = err.Error()
-			}
-			w.Send(wire.TOK, ack)
-			mu.Unlock()
+			freeze(m)
 		default:
 			return
 		}
@@ -504,7 +614,9 @@ func (s spanningService) NodeSkews() []wire.NodeSkew {
 	for _, k := range Skews(recs) {
 		out = append(out, wire.NodeSkew{Node: k.Node, Rounds: k.Rounds, Missing: k.Missing, Capped: k.Capped,
 			StartP50NS: int64(k.StartP50), StartP99NS: int64(k.StartP99), StartMaxNS: int64(k.StartMax),
-			EndP50NS: int64(k.EndP50), EndP99NS: int64(k.EndP99), EndMaxNS: int64(k.EndMax), Lost: lost[k.Node]})
+			EndP50NS: int64(k.EndP50), EndP99NS: int64(k.EndP99), EndMaxNS: int64(k.EndMax), Lost: lost[k.Node],
+			Timed: k.Timed, Refrozen: k.Refrozen, LateStartP50NS: int64(k.LateStartP50), LateEndP50NS: int64(k.LateEndP50),
+			LongerP1NS: int64(k.LongerP1), LongerP50NS: int64(k.LongerP50), LongerP99NS: int64(k.LongerP99)})
 		delete(lost, k.Node)
 	}
 	for _, node := range slices.Sorted(maps.Keys(lost)) {
@@ -527,10 +639,11 @@ func (a *Agent) setLost(node, why string) {
 
 // peerLink is a connection to another node's agent.
 type peerLink struct {
-	node string
-	w    *wire.Conn
-	pods int
-	lost atomic.Bool // no answer for a lease: no more frames are sent
+	node  string
+	w     *wire.Conn
+	pods  int
+	timed bool        // it thaws at the length asked by itself (peerPrepared.Timed)
+	lost  atomic.Bool // no answer for a lease: no more frames are sent
 }
 
 func dialPeer(p Peer, secret []byte, prep peerPrepare) (*peerLink, []string, error) {
@@ -547,7 +660,7 @@ func dialPeer(p Peer, secret []byte, prep peerPrepare) (*peerLink, []string, err
 	// it reads nothing) fails fast and the peer is lost, instead of
 	// holding the round for the default timeout.
 	w.Timeout = peerSendTimeout
-	return &peerLink{node: p.Node, w: w, pods: len(ok.Pods)}, ok.Pods, nil
+	return &peerLink{node: p.Node, w: w, pods: len(ok.Pods), timed: ok.Timed}, ok.Pods, nil
 }
 
 // RoundRecord is when each node froze and thawed its pods for one freeze
@@ -562,6 +675,8 @@ type RoundRecord struct {
 type NodePause struct {
 	Frozen, Thawed time.Time
 	Capped         bool // thawed by its cap, not by the thaw
+	Timed          bool // thawed by its own timer at the length asked
+	Refrozen       bool // frozen again for a lengthening that came after its timer thawed
 	Err            string
 }
 
@@ -575,55 +690,106 @@ type spanFreezer struct {
 	done  chan struct{}
 	once  sync.Once
 
-	mu    sync.Mutex
-	seq   uint64
-	thawn bool // the current round's thaw was sent
-	recs  map[uint64]*RoundRecord
-	order []uint64
-	fails map[string]string // node: the last error sending to it
+	mu      sync.Mutex
+	seq     uint64
+	thawn   bool          // the current round's thaw was sent
+	planned time.Duration // the current round's length, as told the peers (0: none)
+	recs    map[uint64]*RoundRecord
+	order   []uint64
+	fails   map[string]string // node: the last error sending to it
 }
 
 // Set freezes (the other nodes first: their frames are on the way while
 // this node's pods freeze) or thaws (this node's first) every pod.
 func (f *spanFreezer) Set(frozen bool) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var errs []error
 	if frozen {
-		f.seq++
-		f.thawn = false
-		rec := &RoundRecord{Seq: f.seq, Nodes: map[string]NodePause{}}
-		f.recs[f.seq] = rec
-		f.order = append(f.order, f.seq)
-		if len(f.order) > keepRounds {
-			delete(f.recs, f.order[0])
-			f.order = f.order[1:]
-		}
-		f.send(true)
-		errs = append(errs, f.local.Set(true))
-		rec.Nodes[""] = NodePause{Frozen: time.Now()}
-	} else {
-		if f.thawn {
-			return f.local.Set(false) // a second thaw (the cap's and the pause's): nothing to tell the peers
-		}
-		f.thawn = true
-		errs = append(errs, f.local.Set(false))
-		if rec := f.recs[f.seq]; rec != nil {
-			np := rec.Nodes[""]
-			np.Thawed = time.Now()
-			rec.Nodes[""] = np
-		}
-		f.send(false)
+		return f.freeze(0)
 	}
-	return errors.Join(errs...)
+	return f.thaw()
 }
 
-func (f *spanFreezer) send(frozen bool) {
+// Freeze freezes every pod for d (controller.TimedPodFreezer): the other
+// nodes' agents that time their thaws are told d, and thaw once it has
+// passed since their own freeze, if the thaw has not reached them first.
+func (f *spanFreezer) Freeze(d time.Duration) error {
+	return f.freeze(max(1, f.bound(d))) // 0 would be no length: thaw at the thaw frame
+}
+
+// Lengthen tells the agents that time their thaws that the freeze under
+// way lasts d in all (controller.TimedPodFreezer); never shorter than
+// already told.
+func (f *spanFreezer) Lengthen(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d = f.bound(d)
+	if f.thawn || f.planned == 0 || d <= f.planned {
+		return
+	}
+	f.planned = d
+	f.send(peerSet{Seq: f.seq, Frozen: true, ForNS: int64(d)}, true)
+}
+
+// bound keeps a length within the cap the peers were given.
+func (f *spanFreezer) bound(d time.Duration) time.Duration {
+	if f.max > 0 {
+		d = min(d, f.max)
+	}
+	return d
+}
+
+// freeze freezes every pod, for d (0: until the thaw).
+func (f *spanFreezer) freeze(d time.Duration) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seq++
+	f.thawn = false
+	f.planned = d
+	rec := &RoundRecord{Seq: f.seq, Nodes: map[string]NodePause{}}
+	f.recs[f.seq] = rec
+	f.order = append(f.order, f.seq)
+	if len(f.order) > keepRounds {
+		delete(f.recs, f.order[0])
+		f.order = f.order[1:]
+	}
+	f.send(peerSet{Seq: f.seq, Frozen: true, ForNS: int64(d)}, false)
+	err := f.local.Set(true)
+	rec.Nodes[""] = NodePause{Frozen: time.Now()}
+	return err
+}
+
+// thaw thaws every pod, this node's first.
+func (f *spanFreezer) thaw() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.thawn {
+		return f.local.Set(false) // a second thaw (the cap's and the pause's): nothing to tell the peers
+	}
+	f.thawn = true
+	err := f.local.Set(false)
+	if rec := f.recs[f.seq]; rec != nil {
+		np := rec.Nodes[""]
+		np.Thawed = time.Now()
+		rec.Nodes[""] = np
+	}
+	f.send(peerSet{Seq: f.seq}, false)
+	return err
+}
+
+// send sends m to every peer not lost; the length only to those that
+// time their thaws, a lengthening (timedOnly) to those alone.
+func (f *spanFreezer) send(m peerSet, timedOnly bool) {
 	for _, l := range f.links {
 		if l.lost.Load() {
 			continue // reported (NodeSkew.Lost); this node's pods still freeze
 		}
-		if err := l.w.Send(wire.TRound, peerSet{Seq: f.seq, Frozen: frozen}); err != nil {
+		lm := m
+		if !l.timed {
+			if timedOnly {
+				continue
+			}
+			lm.ForNS = 0
+		}
+		if err := l.w.Send(wire.TRound, lm); err != nil {
 			// A frame half written leaves the connection unusable: the
 			// peer is lost (it thaws when the connection ends, or at its
 			// cap), and this node's pods go on freezing.
@@ -669,10 +835,13 @@ func (f *spanFreezer) readAcks(l *peerLink) {
 		f.mu.Lock()
 		if rec := f.recs[ack.Seq]; rec != nil {
 			np := rec.Nodes[l.node]
-			if ack.Frozen {
+			switch {
+			case ack.Again:
+				np.Refrozen = true
+			case ack.Frozen:
 				np.Frozen = at
-			} else {
-				np.Thawed, np.Capped = at, ack.Capped
+			default:
+				np.Thawed, np.Capped, np.Timed = at, ack.Capped, ack.Timed
 			}
 			if ack.Err != "" {
 				np.Err = ack.Err
@@ -757,25 +926,39 @@ func (f *spanFreezer) Close() error {
 		f.a.mu.Unlock()
 		for _, s := range sk {
 			f.a.log.Info("round skew across nodes", "node", s.Node, "rounds", s.Rounds, "missing", s.Missing, "capped", s.Capped,
+				"timed", s.Timed, "refrozen", s.Refrozen,
 				"start_p50", s.StartP50, "start_p99", s.StartP99, "start_max", s.StartMax,
-				"end_p50", s.EndP50, "end_p99", s.EndP99, "end_max", s.EndMax)
+				"end_p50", s.EndP50, "end_p99", s.EndP99, "end_max", s.EndMax,
+				"late_start_p50", s.LateStartP50, "late_end_p50", s.LateEndP50,
+				"longer_p1", s.LongerP1, "longer_p50", s.LongerP50, "longer_p99", s.LongerP99)
 		}
 	})
 	return err
 }
 
 // Skew is how far one other node's freezes started and ended from this
-// node's, over a run's rounds: the absolute differences' percentiles.
+// node's, over a run's rounds: the absolute differences' percentiles,
+// and, signed, how late it froze and thawed and how much longer its
+// freezes lasted than this node's (negative: sooner, shorter).
 type Skew struct {
 	Node                         string
 	Rounds, Missing, Capped      int
+	Timed, Refrozen              int // thawed by its own timer; frozen again for a late lengthening
 	StartP50, StartP99, StartMax time.Duration
 	EndP50, EndP99, EndMax       time.Duration
+	// LateStartP50 and LateEndP50 are the medians of when it froze
+	// (thawed) less when this node did.
+	LateStartP50, LateEndP50 time.Duration
+	// Longer: its freeze's length (thawed less frozen, a gap before a
+	// freeze again included) less this node's, per round: the 1st, 50th
+	// and 99th percentiles.
+	LongerP1, LongerP50, LongerP99 time.Duration
 }
 
 // Skews summarises rounds' records, for each other node.
 func Skews(recs []RoundRecord) []Skew {
 	starts, ends := map[string][]time.Duration{}, map[string][]time.Duration{}
+	lateStarts, lateEnds, longer := map[string][]time.Duration{}, map[string][]time.Duration{}, map[string][]time.Duration{}
 	out := map[string]*Skew{}
 	for _, r := range recs {
 		here, ok := r.Nodes[""]
@@ -799,14 +982,28 @@ func Skews(recs []RoundRecord) []Skew {
 			if np.Capped {
 				s.Capped++
 			}
-			starts[node] = append(starts[node], absDur(np.Frozen.Sub(here.Frozen)))
-			ends[node] = append(ends[node], absDur(np.Thawed.Sub(here.Thawed)))
+			if np.Timed {
+				s.Timed++
+			}
+			if np.Refrozen {
+				s.Refrozen++
+			}
+			start, end := np.Frozen.Sub(here.Frozen), np.Thawed.Sub(here.Thawed)
+			starts[node] = append(starts[node], absDur(start))
+			ends[node] = append(ends[node], absDur(end))
+			lateStarts[node] = append(lateStarts[node], start)
+			lateEnds[node] = append(lateEnds[node], end)
+			longer[node] = append(longer[node], end-start)
 		}
 	}
 	var res []Skew
 	for node, s := range out {
 		s.StartP50, s.StartP99, s.StartMax = pct(starts[node])
 		s.EndP50, s.EndP99, s.EndMax = pct(ends[node])
+		s.LateStartP50, _, _ = pct(lateStarts[node])
+		s.LateEndP50, _, _ = pct(lateEnds[node])
+		s.LongerP50, s.LongerP99, _ = pct(longer[node])
+		s.LongerP1 = quantile(longer[node], 0.01)
 		res = append(res, *s)
 	}
 	sort.Slice(res, func(i, j int) bool { return res[i].Node < res[j].Node })
@@ -820,12 +1017,20 @@ func absDur(d time.Duration) time.Duration {
 	return d
 }
 
-// pct returns the median, the 99th percentile and the maximum.
+// pct returns the median, the 99th percentile and the maximum (sorting
+// ds).
 func pct(ds []time.Duration) (p50, p99, mx time.Duration) {
 	if len(ds) == 0 {
 		return 0, 0, 0
 	}
 	slices.Sort(ds)
-	at := func(q float64) time.Duration { return ds[min(len(ds)-1, int(q*float64(len(ds))))] }
-	return at(0.5), at(0.99), ds[len(ds)-1]
+	return quantile(ds, 0.5), quantile(ds, 0.99), ds[len(ds)-1]
+}
+
+// quantile is the q-quantile of ds, sorted (0 if none).
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	return ds[min(len(ds)-1, int(q*float64(len(ds))))]
 }
