@@ -499,6 +499,9 @@ func (d *Deployment) logSkews() {
 			s.Name, k.Node, k.Rounds, k.Missing, k.Capped,
 			time.Duration(k.StartP50NS), time.Duration(k.StartP99NS), time.Duration(k.StartMaxNS),
 			time.Duration(k.EndP50NS), time.Duration(k.EndP99NS), time.Duration(k.EndMaxNS))
+		d.opts.Logf("round lag across nodes, %s as the target, node %s: froze %v, thawed %v later at p50 (signed); its pauses lasted %v longer at p50 (p1 %v, p99 %v); %d ended by its own timer at the length asked, %d frozen again for a late lengthening",
+			s.Name, k.Node, time.Duration(k.LateStartP50NS), time.Duration(k.LateEndP50NS),
+			time.Duration(k.LongerP50NS), time.Duration(k.LongerP1NS), time.Duration(k.LongerP99NS), k.Timed, k.Refrozen)
 	}
 }
 
