@@ -957,8 +957,10 @@ type Skew struct {
 
 // Skews summarises rounds' records, for each other node.
 func Skews(recs []RoundRecord) []Skew {
-	starts, ends := map[string][]time.Duration{}, map[string][]time.Duration{}
-	lateStarts, lateEnds, longer := map[string][]time.Duration{}, map[string][]time.Duration{}, map[string][]time.Duration{}
+	// Per node and round, when it froze and thawed less when this node
+	// did (signed): everything below is derived from these.
+	type lags struct{ start, end []time.Duration }
+	late := map[string]*lags{}
 	out := map[string]*Skew{}
 	for _, r := range recs {
 		here, ok := r.Nodes[""]
@@ -988,33 +990,42 @@ func Skews(recs []RoundRecord) []Skew {
 			if np.Refrozen {
 				s.Refrozen++
 			}
-			start, end := np.Frozen.Sub(here.Frozen), np.Thawed.Sub(here.Thawed)
-			starts[node] = append(starts[node], absDur(start))
-			ends[node] = append(ends[node], absDur(end))
-			lateStarts[node] = append(lateStarts[node], start)
-			lateEnds[node] = append(lateEnds[node], end)
-			longer[node] = append(longer[node], end-start)
+			l := late[node]
+			if l == nil {
+				l = &lags{}
+				late[node] = l
+			}
+			l.start = append(l.start, np.Frozen.Sub(here.Frozen))
+			l.end = append(l.end, np.Thawed.Sub(here.Thawed))
 		}
 	}
 	var res []Skew
 	for node, s := range out {
-		s.StartP50, s.StartP99, s.StartMax = pct(starts[node])
-		s.EndP50, s.EndP99, s.EndMax = pct(ends[node])
-		s.LateStartP50, _, _ = pct(lateStarts[node])
-		s.LateEndP50, _, _ = pct(lateEnds[node])
-		s.LongerP50, s.LongerP99, _ = pct(longer[node])
-		s.LongerP1 = quantile(longer[node], 0.01)
+		if l := late[node]; l != nil {
+			longer := make([]time.Duration, len(l.start))
+			for i := range l.start {
+				longer[i] = l.end[i] - l.start[i]
+			}
+			s.StartP50, s.StartP99, s.StartMax = pct(absAll(l.start))
+			s.EndP50, s.EndP99, s.EndMax = pct(absAll(l.end))
+			s.LateStartP50, _, _ = pct(l.start)
+			s.LateEndP50, _, _ = pct(l.end)
+			s.LongerP50, s.LongerP99, _ = pct(longer) // sorts longer
+			s.LongerP1 = quantile(longer, 0.01)
+		}
 		res = append(res, *s)
 	}
 	sort.Slice(res, func(i, j int) bool { return res[i].Node < res[j].Node })
 	return res
 }
 
-func absDur(d time.Duration) time.Duration {
-	if d < 0 {
-		return -d
+// absAll is ds with every value made non-negative, in a new slice.
+func absAll(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = max(d, -d)
 	}
-	return d
+	return out
 }
 
 // pct returns the median, the 99th percentile and the maximum (sorting
