@@ -300,32 +300,10 @@ func TestAgentPeerSilent(t *testing.T) {
 	tgt, oA := makePodUnder(t, n, dirA), makePodUnder(t, n, dirA)
 	far := newUID() // on the silent node
 	sec := secret()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		w, err := wire.Server(c, sec)
-		if err != nil {
-			return
-		}
-		w.Recv(0)
-		w.Send(wire.TOK, peerPrepared{Node: "silent", Pods: []string{far}})
-		for {
-			if _, _, err := w.Recv(-1); err != nil {
-				return
-			}
-		}
-	}()
+	addr := fakePeer(t, sec, peerPrepared{Node: "silent", Pods: []string{far}}, nil)
 	a, err := Start(Config{Services: []Service{{Name: "t", Port: freePort(t), Pods: []string{tgt.uid}}, {Name: "o", Port: freePort(t), Pods: []string{oA.uid, far}}},
 		Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec, Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(),
-		Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "silent", Addr: ln.Addr().String()}}})
+		Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "silent", Addr: addr}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,4 +349,40 @@ func startNodes(t *testing.T, sec []byte, services func() []Service, dirA, dirB 
 	}
 	t.Cleanup(func() { a.Close() })
 	return a, b
+}
+
+// fakePeer is another node's agent, of an older version or cut off, on
+// loopback: it takes one initiator's prepare, answers prep, and hands
+// every frame after it to onFrame (nil: reads them and answers nothing)
+// until the connection ends. It returns its address.
+func fakePeer(t *testing.T, sec []byte, prep peerPrepared, onFrame func(w *wire.Conn, typ wire.Type, payload []byte)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		w, err := wire.Server(c, sec)
+		if err != nil {
+			return
+		}
+		w.Recv(0)
+		w.Send(wire.TOK, prep)
+		for {
+			typ, p, err := w.Recv(-1)
+			if err != nil {
+				return
+			}
+			if onFrame != nil {
+				onFrame(w, typ, p)
+			}
+		}
+	}()
+	return ln.Addr().String()
 }

@@ -2,7 +2,6 @@ package nodeagent
 
 import (
 	"encoding/json"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -252,40 +251,18 @@ func TestSpanFreezerTimed(t *testing.T) {
 	far := newUID()
 	var mu sync.Mutex
 	var got []peerSet
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
+	addr := fakePeer(t, sec, peerPrepared{Node: "old", Pods: []string{far}}, func(w *wire.Conn, typ wire.Type, p []byte) {
+		var m peerSet
+		if typ == wire.TRound && json.Unmarshal(p, &m) == nil {
+			mu.Lock()
+			got = append(got, m)
+			mu.Unlock()
+			w.Send(wire.TOK, peerAck{Seq: m.Seq, Frozen: m.Frozen, AtUnixNS: time.Now().UnixNano()})
 		}
-		defer c.Close()
-		w, err := wire.Server(c, sec)
-		if err != nil {
-			return
-		}
-		w.Recv(0)
-		w.Send(wire.TOK, peerPrepared{Node: "old", Pods: []string{far}})
-		for {
-			typ, p, err := w.Recv(-1)
-			if err != nil {
-				return
-			}
-			var m peerSet
-			if typ == wire.TRound && json.Unmarshal(p, &m) == nil {
-				mu.Lock()
-				got = append(got, m)
-				mu.Unlock()
-				w.Send(wire.TOK, peerAck{Seq: m.Seq, Frozen: m.Frozen, AtUnixNS: time.Now().UnixNano()})
-			}
-		}
-	}()
+	})
 	old, err := Start(Config{Services: []Service{{Name: "t", Port: freePort(t), Pods: []string{tgt.uid}}, {Name: "o", Port: freePort(t), Pods: []string{oA.uid, far}}},
 		Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec, Lease: time.Second, MaxPause: capd, Logger: quiet(),
-		Node: "a2", PodsUnder: dirA, Peers: []Peer{{Node: "old", Addr: ln.Addr().String()}}})
+		Node: "a2", PodsUnder: dirA, Peers: []Peer{{Node: "old", Addr: addr}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,5 +281,50 @@ func TestSpanFreezerTimed(t *testing.T) {
 	defer mu.Unlock()
 	if len(got) != 2 || got[0] != (peerSet{Seq: 1, Frozen: true}) || got[1] != (peerSet{Seq: 1}) {
 		t.Errorf("an older peer was sent %+v, want a freeze and a thaw without lengths", got)
+	}
+}
+
+// Skews derives the absolute skews, the signed lags and how much longer
+// each remote freeze lasted from the rounds' times; a round a node did not
+// report is counted missing.
+func TestSkewsFromRecords(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms float64) time.Time { return t0.Add(time.Duration(ms * float64(time.Millisecond))) }
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	// here freezes at 0 and thaws at 4 ms every round; the node "b"
+	// froze and thawed (late start, late end) as below.
+	tests := []struct {
+		name                  string
+		b                     [][2]float64 // per round: froze, thawed
+		startP50, startMax    time.Duration
+		lateStart, lateEnd    time.Duration
+		longerP50, longerP99  time.Duration
+		rounds, missing, tmed int
+	}{
+		{name: "late, longer", b: [][2]float64{{1, 6}, {1, 6}, {1, 6}}, startP50: ms(1), startMax: ms(1), lateStart: ms(1), lateEnd: ms(2), longerP50: ms(1), longerP99: ms(1), rounds: 3, tmed: 3},
+		{name: "early, shorter", b: [][2]float64{{-1, 2}, {-1, 2}, {-2, 3}}, startP50: ms(1), startMax: ms(2), lateStart: ms(-1), lateEnd: ms(-2), longerP50: ms(-1), longerP99: ms(1), rounds: 3, tmed: 3},
+		{name: "one unreported", b: [][2]float64{{1, 5}, {0, 0}}, startP50: ms(1), startMax: ms(1), lateStart: ms(1), lateEnd: ms(1), longerP50: 0, longerP99: 0, rounds: 1, missing: 1, tmed: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var recs []RoundRecord
+			for i, b := range tc.b {
+				np := NodePause{Timed: true}
+				if b != [2]float64{} {
+					np.Frozen, np.Thawed = at(b[0]), at(b[1])
+				}
+				recs = append(recs, RoundRecord{Seq: uint64(i + 1), Nodes: map[string]NodePause{"": {Frozen: at(0), Thawed: at(4)}, "b": np}})
+			}
+			sk := Skews(recs)
+			if len(sk) != 1 {
+				t.Fatalf("Skews = %+v, want one node", sk)
+			}
+			s := sk[0]
+			if s.Rounds != tc.rounds || s.Missing != tc.missing || s.Timed != tc.tmed ||
+				s.StartP50 != tc.startP50 || s.StartMax != tc.startMax || s.LateStartP50 != tc.lateStart || s.LateEndP50 != tc.lateEnd ||
+				s.LongerP50 != tc.longerP50 || s.LongerP99 != tc.longerP99 {
+				t.Errorf("Skews = %+v", s)
+			}
+		})
 	}
 }
