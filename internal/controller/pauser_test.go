@@ -73,6 +73,17 @@ func BenchmarkStopLateness(b *testing.B) {
 	b.ReportMetric(float64((st.longest - pause).Microseconds()), "worst-overrun-µs")
 }
 
+// gaining is a peers' CPU clock that gains step on every read after the
+// first (read by the pauser's goroutine only).
+func gaining(step time.Duration) func() time.Duration {
+	var reads time.Duration
+	return func() time.Duration {
+		v := reads
+		reads += step
+		return v
+	}
+}
+
 func TestPeerExtension(t *testing.T) {
 	const pause = 30 * time.Millisecond
 	tests := []struct {
@@ -90,12 +101,7 @@ func TestPeerExtension(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newPauser(time.Second, signalStopper(func(bool) error { return nil }))
 			defer p.Close()
-			var reads time.Duration
-			p.setOthers(nil, func() time.Duration {
-				v := reads
-				reads += tt.step
-				return v
-			})
+			p.setOthers(nil, gaining(tt.step))
 			p.Pause(pause)
 			waitFor(t, "the stop to end", 5*time.Second, func() bool { return p.stats().pauses == 1 })
 			st := p.stats()
@@ -198,12 +204,7 @@ func TestTimedStopperTold(t *testing.T) {
 			f := &timedFake{}
 			p := newPauser(tt.max, f)
 			defer p.Close()
-			var reads time.Duration
-			p.setOthers(nil, func() time.Duration {
-				v := reads
-				reads += tt.peers
-				return v
-			})
+			p.setOthers(nil, gaining(tt.peers))
 			p.Pause(tt.pause)
 			told := func() (stopFors, lengths []time.Duration) {
 				f.mu.Lock()
