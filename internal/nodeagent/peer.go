@@ -38,9 +38,9 @@ import (
 //
 // Timed thaws. A thaw frame reaches a peer late: its trip, and the peer
 // agent getting a CPU just as every process the initiator thawed becomes
-// runnable (on the namespace cluster remote freezes started 0.7-0.9 ms
-// late at p50 but thawed 1.9-2.8 ms late, on pauses of 3.8 ms; see
-// docs/notes/multinode.md). So a peer that says so (peerPrepared.Timed)
+// runnable; on the test cluster a remote thaw came later than a remote
+// freeze by a large share of a pause (docs/notes/multinode.md has the
+// measured lags). So a peer that says so (peerPrepared.Timed)
 // is told with each freeze how long it is to last (peerSet.ForNS), and
 // thaws by its own timer once that has passed since its own freeze
 // completed: its pause lasts what was asked, offset by the freeze's lag
