@@ -192,17 +192,23 @@ func TestAgentFreezesOtherPods(t *testing.T) {
 	}
 	started := time.Now()
 	freezeOthers(t, c, 10, 5*time.Millisecond, o1.uid, o2.uid)
-	// Within the lease (1 s) since Start the slowdown still runs; a
-	// loaded machine may take longer than the lease to get here, and then
-	// only the freezes are checked.
-	time.Sleep(500 * time.Millisecond)
-	st, err := c.Stats()
-	if err != nil {
-		t.Fatal(err)
+	// Rounds follow the target's CPU, which a loaded machine may give it
+	// slowly: the lease (1 s) is renewed, as the orchestrator does, until
+	// the freezes come, and the slowdown must still run then.
+	var st *wire.Stats
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if err := c.Renew(); err != nil {
+			t.Fatal(err)
+		}
+		if st, err = c.Stats(); err != nil {
+			t.Fatal(err)
+		}
+		if st.Pauses >= 3 || time.Now().After(deadline) {
+			break
+		}
 	}
-	inLease := time.Since(started) < 900*time.Millisecond
-	if st.Pauses == 0 || st.PauseActualNS == 0 || !st.Active && inLease {
-		t.Fatalf("no freezes in 500 ms: %d pauses, %v, active %v (%v since Start)", st.Pauses, time.Duration(st.PauseActualNS), st.Active, time.Since(started))
+	if st.Pauses == 0 || st.PauseActualNS == 0 || !st.Active {
+		t.Fatalf("no freezes: %d pauses, %v, active %v (%v since Start)", st.Pauses, time.Duration(st.PauseActualNS), st.Active, time.Since(started))
 	}
 	t.Logf("%d freezes, %v frozen in all, the longest %v", st.Pauses, time.Duration(st.PauseActualNS), time.Duration(st.PauseMaxNS))
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
