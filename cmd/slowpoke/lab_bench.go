@@ -141,7 +141,7 @@ func benchPauseCost(args []string) int {
 // method[/batch|/pause-cap][/nogrowth][/short|/long=cap][/cpu]; each
 // variant's tuning starts from base, the run's.
 func parseVariants(list string, base experiment.Tuning) ([]experiment.Variant, error) {
-	const form = "method[/batch|/pause-cap][/nogrowth][/nominal][/nostarve][/short|/long=cap][/cpu]"
+	const form = "method[/batch|/pause-cap][/nogrowth][/noidle][/nominal][/nostarve][/short|/long=cap][/cpu]"
 	var variants []experiment.Variant
 	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
@@ -154,6 +154,8 @@ func parseVariants(list string, base experiment.Tuning) ([]experiment.Variant, e
 		for _, p := range parts[1:] {
 			if p == "nogrowth" {
 				v.Tuning.NoGrowthCorrection = true
+			} else if p == "noidle" {
+				v.Tuning.NoIdleCorrection = true
 			} else if p == "nominal" {
 				v.Tuning.NominalDelay = true
 			} else if p == "nostarve" {
@@ -193,7 +195,7 @@ func benchMethods(args []string) int {
 	fs.IntVar(&c.reps, "reps", 3, "repetitions")
 	fs.DurationVar(&c.duration, "duration", 0, "measurement window (default: the spec's)")
 	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections (default: the spec's)")
-	methods := fs.String("methods", "cores,signal,cgroup", "variants to compare: pause methods, each optionally with a batch size or a cap on the chosen pauses, and no growth correction, as method[/batch|/pause-cap][/nogrowth][/nominal][/nostarve][/short|/long=cap][/cpu] (nominal: take the model's d·c1/q1 off every run instead of the delay the pauses really inserted; every variant's table shows both anyway; nostarve: keep a first run that starved the target instead of measuring it again with shorter pauses; cpu: the target's rounds follow its CPU time instead of its counted calls; short: never lengthen a shared-bound point's pauses; long=cap: lengthen them up to cap rather than 64 ms; e.g. cores,cores/short,cores/long=128ms,cores/16,cores/16ms,signal)")
+	methods := fs.String("methods", "cores,signal,cgroup", "variants to compare: pause methods, each optionally with a batch size or a cap on the chosen pauses, and no growth correction, as method[/batch|/pause-cap][/nogrowth][/noidle][/nominal][/nostarve][/short|/long=cap][/cpu] (noidle: leave the shared cores' idle time outside the holds in a run they bound; nominal: take the model's d·c1/q1 off every run instead of the delay the pauses really inserted; every variant's table shows both anyway; nostarve: keep a first run that starved the target instead of measuring it again with shorter pauses; cpu: the target's rounds follow its CPU time instead of its counted calls; short: never lengthen a shared-bound point's pauses; long=cap: lengthen them up to cap rather than 64 ms; e.g. cores,cores/short,cores/long=128ms,cores/16,cores/16ms,signal)")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-methods-<time>)")
 	rec := recordFlags(fs)
 	if code, ok := parseArgs("slowpoke-lab bench methods", fs, args); !ok {
@@ -333,6 +335,7 @@ func researchFlags(fs *flag.FlagSet, m *methodConfig) {
 	fs.BoolVar(&m.noExtend, "no-colocated-extension", m.noExtend, "do not extend pauses by the CPU the load generator uses on the paused services' cores (for comparison)")
 	fs.BoolVar(&m.noPeers, "no-peer-extension", m.noPeers, "do not extend stops by the CPU the other paused services on the same cores used during them (for comparison; without the extension, stops that start out of step lend the shared cores capacity)")
 	fs.BoolVar(&m.overhead, "overhead-correction", m.overhead, "experimental: take the controllers' CPU per request outside stops, above the baseline's, off every slowdown run before predicting (over-corrects on most configurations measured; docs/method.md)")
+	fs.BoolVar(&m.noIdle, "no-idle-correction", m.noIdle, "leave the shared cores' idle time outside the holds in the prediction of a run they bound instead of taking it off (for comparison)")
 	fs.BoolVar(&m.noGrowth, "no-growth-correction", m.noGrowth, "leave the paused services' extra CPU per request (above the baseline's) in the slowdown runs instead of taking it off before predicting (for comparison)")
 	fs.BoolVar(&m.noStarve, "no-starved-repair", m.noStarve, "keep a point's first run where the target starved during the pauses instead of measuring it again with shorter pauses (for comparison)")
 	fs.BoolVar(&m.nominal, "nominal-delay", m.nominal, "take the model's d·c1/q1 off every slowdown run instead of the delay the pauses really inserted where the paused services bound it (for comparison)")

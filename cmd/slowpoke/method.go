@@ -26,6 +26,7 @@ type methodConfig struct {
 	noPeers   bool
 	overhead  bool
 	noGrowth  bool
+	noIdle    bool
 	noStarve  bool
 	nominal   bool
 	placement string // a local.Mode
@@ -69,7 +70,7 @@ func (m methodConfig) tuning() experiment.Tuning {
 	lead := m.lead
 	return experiment.Tuning{PauseLead: &lead, GraphRounds: m.graph, Uncoordinated: m.uncoord, NoColocatedExtension: m.noExtend,
 		NoPeerExtension: m.noPeers, OverheadCorrection: m.overhead, NoGrowthCorrection: m.noGrowth,
-		NoStarvedRepair: m.noStarve, NominalDelay: m.nominal}
+		NoIdleCorrection: m.noIdle, NoStarvedRepair: m.noStarve, NominalDelay: m.nominal}
 }
 
 // pauseMethod is the pause method (checked by check).

@@ -274,8 +274,10 @@ const assumedNoisePct = 5
 // a single run the baseline's run-to-run noise amplified by it), widened
 // to take in what the corrections might have got wrong, the prediction
 // with the other delay (nominal or measured) and without the overhead
-// correction, and where the paused services bound the runs, what their
-// cores lost to idling outside the pauses (idleFree).
+// correction, and where the paused services bound the runs, the
+// prediction without the idle correction (shared placement, held cores:
+// idleCorrection) or else with what their cores lost to idling outside
+// the pauses taken off (idleFree).
 func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d time.Duration, flags map[string]bool) {
 	if p.Infeasible() {
 		p.Estimate = report.EstimateUnknown
@@ -297,7 +299,15 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 					other = append(other, v)
 				}
 			}
-			if which == report.DelayMeasured {
+			switch {
+			case r.idleCorrection(s) > 0:
+				// The prediction without the idle time taken off: what
+				// it would be were the idling the optimized system's too.
+				tvs := model.WithoutOverhead(s.res.Throughput, r.overheadFor(s, r.pool()), r.targetDemand(s))
+				if v, err := model.PredictDelay(tvs, used); err == nil {
+					busy = append(busy, v)
+				}
+			case which == report.DelayMeasured:
 				if v, err := r.predictFrom(s, r.idleFree(s, in), used, false); err == nil {
 					busy = append(busy, v)
 				}

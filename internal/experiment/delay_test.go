@@ -260,48 +260,57 @@ func TestInWindow(t *testing.T) {
 	}
 }
 
-// Where the paused services bound the runs, the interval's high end takes
-// in the prediction had their cores never idled outside the holds; where
-// the target bound them, idle cores were waiting for it, and it does not.
-func TestIntervalIdleFree(t *testing.T) {
+// Under shared placement with held cores, where the paused services
+// bound the run, the time their cores idled outside the holds is taken
+// off the prediction, and the interval's low end takes in the prediction
+// without it; with the correction off, the high end takes in the
+// idle-free prediction instead. Where the target bound the run, idle cores
+// were waiting for it: nothing is taken off, and neither end moves for it.
+func TestIdleCorrection(t *testing.T) {
 	const d = 400 * time.Microsecond
+	// 500 requests in the 1 s window, 240 ms held (0.48 ms per request),
+	// 100 ms idle (0.2 ms per request): 2 ms per request less both.
+	const withIdle, withoutIdle = 1 / (2e-3 - 0.2e-3 - 0.48e-3), 1 / (2e-3 - 0.48e-3)
 	for _, tt := range []struct {
 		name       string
 		targetBusy float64
-		idle       time.Duration
-		want       bool // the high end is the idle-free prediction
+		off        bool    // NoIdleCorrection
+		pred       float64 // the prediction
+		low, high  float64 // an end the interval must take in (0: none)
 	}{
-		{"others bound, idle", 0.6, 100 * time.Millisecond, true},
-		{"target bound, idle", 0.97, 100 * time.Millisecond, false},
+		{"others bound", 0.6, false, withIdle, withoutIdle, 0},
+		{"others bound, correction off", 0.6, true, withoutIdle, 0, withIdle},
+		{"target bound", 0.97, false, 0, 0, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &Runner{
 				prof:   &profile{c1: 1, q1: 1, u1: time.Millisecond},
 				d:      placed{pl: backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}}},
 				method: pause.MethodCores,
-				opts:   Options{Target: "t"},
+				opts:   Options{Target: "t", Tuning: Tuning{NoIdleCorrection: tt.off}},
 			}
 			for range 4 {
 				r.base = append(r.base, &sample{res: &load.Result{Throughput: 500, Completed: 500}, window: time.Second})
 			}
-			// 240 ms held of the 1 s window, 100 ms idle: without the
-			// idle time, the core's 1 s per 500 requests shrinks by 100 ms.
 			s := delaySample(tt.targetBusy, map[string]time.Duration{"t": 240 * time.Millisecond}, nil)
 			s.after["t"].PauseHeldCPUNS = int64(240 * time.Millisecond)
 			s.after["t"].Service, s.before["t"].Service = "t", "t"
-			s.idle = tt.idle
-			free := r.idleFree(s, r.insertedDelay(s, d))
-			if want := 500 * 1000.0 / 900; math.Abs(free-want) > 1e-6*want {
+			s.idle = 100 * time.Millisecond
+			if free, want := r.idleFree(s, r.insertedDelay(s, d)), 500*1000.0/900; math.Abs(free-want) > 1e-6*want {
 				t.Fatalf("idleFree = %.2f, want %.2f", free, want)
 			}
 			p := r.point(d, &pointRuns{sd: *s.slowdown, samples: []*sample{s}}, nil)
-			upper, err := r.predictFrom(s, free, 480e-6, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := math.Abs(p.IntervalHighRPS-upper) < 1e-6*upper; got != tt.want {
-				t.Errorf("interval [%.1f, %.1f], prediction %.1f, idle-free %.1f: high end is the idle-free one %v, want %v",
-					p.IntervalLowRPS, p.IntervalHighRPS, p.PredictedRPS, upper, got, tt.want)
+			near := func(a, b float64) bool { return math.Abs(a-b) < 1e-6*b }
+			switch {
+			case tt.pred > 0 && !near(p.PredictedRPS, tt.pred):
+				t.Errorf("prediction %.1f, want %.1f", p.PredictedRPS, tt.pred)
+			case tt.pred == 0 && (near(p.PredictedRPS, withIdle) || near(p.IntervalHighRPS, withIdle)):
+				t.Errorf("prediction %.1f, interval [%.1f, %.1f]: took the idle time off a target-bound run",
+					p.PredictedRPS, p.IntervalLowRPS, p.IntervalHighRPS)
+			case tt.low > 0 && p.IntervalLowRPS > tt.low*(1+1e-6):
+				t.Errorf("interval [%.1f, %.1f] leaves out the prediction without the idle correction, %.1f", p.IntervalLowRPS, p.IntervalHighRPS, tt.low)
+			case tt.high > 0 && p.IntervalHighRPS < tt.high*(1-1e-6):
+				t.Errorf("interval [%.1f, %.1f] leaves out the idle-free prediction, %.1f", p.IntervalLowRPS, p.IntervalHighRPS, tt.high)
 			}
 		})
 	}

@@ -117,6 +117,10 @@ type Tuning struct {
 	// they do undisturbed, and the optimized system does not. For
 	// comparison (docs/method.md, "Stops that take effect at once").
 	NoGrowthCorrection bool
+	// NoIdleCorrection leaves the shared cores' idle time outside the
+	// holds in the prediction of a run they bound (see idleCorrection).
+	// For comparison.
+	NoIdleCorrection bool
 	// ShortPausesOnly keeps every point at the pauses its batch was chosen
 	// with, also where the shared cores bound its first run (see
 	// pointRuns). For comparison.
@@ -154,7 +158,7 @@ func (t Tuning) report() *report.Tuning {
 	}
 	return &report.Tuning{GraphRounds: t.GraphRounds, Uncoordinated: t.Uncoordinated, NoColocatedExtension: t.NoColocatedExtension,
 		NoPeerExtension: t.NoPeerExtension, OverheadCorrection: t.OverheadCorrection, NoGrowthCorrection: t.NoGrowthCorrection,
-		ShortPausesOnly: t.ShortPausesOnly, NominalDelay: t.NominalDelay, NoStarvedRepair: t.NoStarvedRepair, LongPauseCapMS: float64(t.LongPauseCap) / 1e6, OpenLoopRate: t.OpenLoopRate}
+		NoIdleCorrection: t.NoIdleCorrection, ShortPausesOnly: t.ShortPausesOnly, NominalDelay: t.NominalDelay, NoStarvedRepair: t.NoStarvedRepair, LongPauseCapMS: float64(t.LongPauseCap) / 1e6, OpenLoopRate: t.OpenLoopRate}
 }
 
 // pauseLead is the lead every stop is deferred by.

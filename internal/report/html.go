@@ -887,6 +887,7 @@ func researchSwitches(s Settings) []string {
 		{t.NoPeerExtension, "--no-peer-extension"},
 		{t.OverheadCorrection, "--overhead-correction"},
 		{t.NoGrowthCorrection, "--no-growth-correction"},
+		{t.NoIdleCorrection, "--no-idle-correction"},
 		{t.ShortPausesOnly, "short pauses only"},
 		{t.LongPauseCapMS > 0, fmt.Sprintf("long pauses capped at %g ms", t.LongPauseCapMS)},
 		{t.OpenLoopRate > 0, fmt.Sprintf("open loop at %g req/s", t.OpenLoopRate)},

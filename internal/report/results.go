@@ -678,6 +678,7 @@ type Tuning struct {
 	NoPeerExtension      bool    `json:"no_peer_extension,omitempty"`
 	OverheadCorrection   bool    `json:"overhead_correction,omitempty"`
 	NoGrowthCorrection   bool    `json:"no_growth_correction,omitempty"`
+	NoIdleCorrection     bool    `json:"no_idle_correction,omitempty"`
 	ShortPausesOnly      bool    `json:"short_pauses_only,omitempty"`
 	NominalDelay         bool    `json:"nominal_delay,omitempty"`
 	NoStarvedRepair      bool    `json:"no_starved_repair,omitempty"`
