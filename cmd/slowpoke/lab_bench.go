@@ -309,7 +309,11 @@ func methodCell(q report.Point) string {
 	} else if ok {
 		in = "no"
 	}
-	return fmt.Sprintf("%.0f (%s) %s, %s, %s", q.PredictedRPS, pctOrNA(q.ErrorPct), delay, pctOrNA(q.ErrorNominalPct), in)
+	var nominal *float64
+	if q.Diagnostics != nil {
+		nominal = q.Diagnostics.ErrorNominalPct
+	}
+	return fmt.Sprintf("%.0f (%s) %s, %s, %s", q.PredictedRPS, pctOrNA(q.ErrorPct), delay, pctOrNA(nominal), in)
 }
 
 func pctOrNA(p *float64) string {

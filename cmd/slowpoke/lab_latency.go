@@ -159,22 +159,26 @@ func benchLatency(args []string) int {
 			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%+.1f%%\t%.2f\t%.2f\t%.2f\t%+.1f%%\t%s/%s\t%v\t%s", name, r.k.target, p.Request, p.Reduction,
 				base[p.Request].P50MS, p.PredictedP50MS, p.TrueP50MS, p.ErrP50Pct, base[p.Request].P99MS, p.PredictedP99MS, p.TrueP99MS, p.ErrP99Pct,
 				verdict(p.MannWhitneyP), verdict(derefOr(p.TrueMannWhitneyP, 1)), p.Within, r.elapsed.Round(time.Second))
-			if p.Unmatched != nil {
-				line += fmt.Sprintf("\t%+.1f%%\t%+.1f%%", p.UnmatchedErrP50Pct, p.UnmatchedErrP99Pct)
-				u50, u99 = append(u50, p.UnmatchedErrP50Pct), append(u99, p.UnmatchedErrP99Pct)
+			dg := p.Diagnostics // the comparisons asked for
+			if dg == nil {
+				dg = &report.LatencyDiagnostics{}
 			}
-			if p.Holds != nil {
-				line += fmt.Sprintf("\t%.2f\t%+.1f%%\t%.2f\t%+.1f%%\t%.0f/%.0f/%.0f%%\t%.0f%%", p.Holds.P50MS, p.HoldsErrP50Pct, p.Holds.P99MS, p.HoldsErrP99Pct,
-					p.PredictedBusyPct, p.HoldsBusyPct, p.TrueBusyPct, p.HoldsTargetBusyPct)
-				holdsErr.add(p.HoldsErrP50Pct, p.HoldsErrP99Pct)
+			if dg.Unmatched != nil {
+				line += fmt.Sprintf("\t%+.1f%%\t%+.1f%%", dg.UnmatchedErrP50Pct, dg.UnmatchedErrP99Pct)
+				u50, u99 = append(u50, dg.UnmatchedErrP50Pct), append(u99, dg.UnmatchedErrP99Pct)
 			}
-			if p.Stretched != nil {
-				line += fmt.Sprintf("\t%.2f\t%+.1f%%\t%+.1f%%", p.Stretch, p.StretchedErrP50Pct, p.StretchedErrP99Pct)
-				stretchedErr.add(p.StretchedErrP50Pct, p.StretchedErrP99Pct)
+			if dg.Holds != nil {
+				line += fmt.Sprintf("\t%.2f\t%+.1f%%\t%.2f\t%+.1f%%\t%.0f/%.0f/%.0f%%\t%.0f%%", dg.Holds.P50MS, dg.HoldsErrP50Pct, dg.Holds.P99MS, dg.HoldsErrP99Pct,
+					p.PredictedBusyPct, dg.HoldsBusyPct, p.TrueBusyPct, dg.HoldsTargetBusyPct)
+				holdsErr.add(dg.HoldsErrP50Pct, dg.HoldsErrP99Pct)
 			}
-			if p.HoldsBatched != nil {
-				line += fmt.Sprintf("\t%+.1f%%\t%+.1f%%\t%.0f%%\t%.0f%%", p.HoldsBatchedErrP50Pct, p.HoldsBatchedErrP99Pct, p.HoldsBatchedBusyPct, p.HoldsBatchedTargetBusyPct)
-				batchedErr.add(p.HoldsBatchedErrP50Pct, p.HoldsBatchedErrP99Pct)
+			if dg.Stretched != nil {
+				line += fmt.Sprintf("\t%.2f\t%+.1f%%\t%+.1f%%", dg.Stretch, dg.StretchedErrP50Pct, dg.StretchedErrP99Pct)
+				stretchedErr.add(dg.StretchedErrP50Pct, dg.StretchedErrP99Pct)
+			}
+			if dg.HoldsBatched != nil {
+				line += fmt.Sprintf("\t%+.1f%%\t%+.1f%%\t%.0f%%\t%.0f%%", dg.HoldsBatchedErrP50Pct, dg.HoldsBatchedErrP99Pct, dg.HoldsBatchedBusyPct, dg.HoldsBatchedTargetBusyPct)
+				batchedErr.add(dg.HoldsBatchedErrP50Pct, dg.HoldsBatchedErrP99Pct)
 			}
 			fmt.Fprintln(tw, line)
 		}

@@ -136,30 +136,32 @@ func TestLatencyHolds(t *testing.T) {
 			P50MS float64 `json:"p50_ms"`
 		} `json:"baseline"`
 		Points []struct {
-			TrueP50MS float64 `json:"true_p50_ms"`
-			Holds     *struct {
-				P50MS float64 `json:"p50_ms"`
-				N     int     `json:"n"`
-			} `json:"holds"`
-			HoldsBusyPct   float64 `json:"holds_busy_pct"`
-			HoldsErrP50Pct float64 `json:"holds_err_p50_pct"`
-			HoldsBatch     int     `json:"holds_batch"`
-			HoldsBatched   *struct {
-				P50MS float64 `json:"p50_ms"`
-				N     int     `json:"n"`
-			} `json:"holds_batched"`
-			HoldsBatchedErrP50Pct float64 `json:"holds_batched_err_p50_pct"`
+			TrueP50MS   float64 `json:"true_p50_ms"`
+			Diagnostics struct {
+				Holds *struct {
+					P50MS float64 `json:"p50_ms"`
+					N     int     `json:"n"`
+				} `json:"holds"`
+				HoldsBusyPct   float64 `json:"holds_busy_pct"`
+				HoldsErrP50Pct float64 `json:"holds_err_p50_pct"`
+				HoldsBatch     int     `json:"holds_batch"`
+				HoldsBatched   *struct {
+					P50MS float64 `json:"p50_ms"`
+					N     int     `json:"n"`
+				} `json:"holds_batched"`
+				HoldsBatchedErrP50Pct float64 `json:"holds_batched_err_p50_pct"`
+			} `json:"diagnostics"`
 		} `json:"points"`
 	}
 	b := run.results(t, &res)
-	if len(res.Baseline) != 1 || len(res.Points) != 1 || res.Points[0].Holds == nil {
+	if len(res.Baseline) != 1 || len(res.Points) != 1 || res.Points[0].Diagnostics.Holds == nil {
 		t.Fatalf("no prediction by holds in results.json: %s", b)
 	}
-	p := res.Points[0]
+	p := res.Points[0].Diagnostics
 	if p.Holds.N < 200 || p.Holds.P50MS <= 0 || p.HoldsBusyPct <= 0 || p.HoldsBusyPct > 100 {
 		t.Errorf("prediction by holds: %+v, busy %v%%", *p.Holds, p.HoldsBusyPct)
 	}
-	t.Logf("p50: baseline %.2fms, by holds %.2fms, true %.2fms (%+.0f%%)", res.Baseline[0].P50MS, p.Holds.P50MS, p.TrueP50MS, p.HoldsErrP50Pct)
+	t.Logf("p50: baseline %.2fms, by holds %.2fms, true %.2fms (%+.0f%%)", res.Baseline[0].P50MS, p.Holds.P50MS, res.Points[0].TrueP50MS, p.HoldsErrP50Pct)
 	if !strings.Contains(stdout.String(), "holds: ") {
 		t.Errorf("no summary of the holds on stdout:\n%s", stdout.String())
 	}
@@ -264,19 +266,21 @@ func TestLatencyStretch(t *testing.T) {
 			P50MS float64 `json:"p50_ms"`
 		} `json:"baseline"`
 		Points []struct {
-			Stretch   float64 `json:"stretch"`
-			Stretched *struct {
-				P50MS float64 `json:"p50_ms"`
-				N     int     `json:"n"`
-			} `json:"stretched"`
-			StretchedErrP50Pct float64 `json:"stretched_err_p50_pct"`
+			Diagnostics struct {
+				Stretch   float64 `json:"stretch"`
+				Stretched *struct {
+					P50MS float64 `json:"p50_ms"`
+					N     int     `json:"n"`
+				} `json:"stretched"`
+				StretchedErrP50Pct float64 `json:"stretched_err_p50_pct"`
+			} `json:"diagnostics"`
 		} `json:"points"`
 	}
 	b := run.results(t, &res)
-	if len(res.Baseline) != 1 || len(res.Points) != 1 || res.Points[0].Stretched == nil {
+	if len(res.Baseline) != 1 || len(res.Points) != 1 || res.Points[0].Diagnostics.Stretched == nil {
 		t.Fatalf("no stretched prediction in results.json: %s", b)
 	}
-	p := res.Points[0]
+	p := res.Points[0].Diagnostics
 	// Neither accuracy nor direction (bench latency's to measure, in
 	// docs/notes/latency.md): a measured stretch and a p50 from enough
 	// responses.

@@ -241,12 +241,12 @@ func (r *Runner) delaySummary(p *report.Point, samples []*sample, ins []inserted
 	}
 	if len(measured) > 0 {
 		p.DelayMeasuredUS = report.Median(measured)
-		p.DelayMeasuredBy = by
+		p.Diagnostics.DelayMeasuredBy = by
 	}
 	if len(perSvc) > 0 {
-		p.PausePerRequestUS = map[string]float64{}
+		p.Diagnostics.PausePerRequestUS = map[string]float64{}
 		for name, vs := range perSvc {
-			p.PausePerRequestUS[name] = report.Median(vs)
+			p.Diagnostics.PausePerRequestUS[name] = report.Median(vs)
 		}
 	}
 	keys := slices.Sorted(maps.Keys(used))
@@ -255,7 +255,7 @@ func (r *Runner) delaySummary(p *report.Point, samples []*sample, ins []inserted
 		p.DelayUsed = report.DelayMixed
 	}
 	if !slices.Contains(nominalPreds, 0) {
-		p.PredictedNominalRPS = report.Median(nominalPreds)
+		p.Diagnostics.PredictedNominalRPS = report.Median(nominalPreds)
 	}
 }
 

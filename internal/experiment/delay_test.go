@@ -99,11 +99,11 @@ func TestDelayUsed(t *testing.T) {
 			if p.DelayUsed != tt.wantUsed || math.Abs(p.DelayNominalUS-400) > 1e-6 {
 				t.Errorf("delay_used %q, nominal %.1f µs; want %q, 400", p.DelayUsed, p.DelayNominalUS, tt.wantUsed)
 			}
-			if tt.paused != nil && (p.DelayMeasuredBy != tt.wantBy || math.Abs(p.DelayMeasuredUS-480) > 1e-6) {
-				t.Errorf("measured %.1f µs by %q, want 480 by %q", p.DelayMeasuredUS, p.DelayMeasuredBy, tt.wantBy)
+			if tt.paused != nil && (p.Diagnostics.DelayMeasuredBy != tt.wantBy || math.Abs(p.DelayMeasuredUS-480) > 1e-6) {
+				t.Errorf("measured %.1f µs by %q, want 480 by %q", p.DelayMeasuredUS, p.Diagnostics.DelayMeasuredBy, tt.wantBy)
 			}
-			if math.Abs(p.PredictedNominalRPS-nominal) > 1e-6*nominal {
-				t.Errorf("predicted_nominal_rps %.2f, want %.2f", p.PredictedNominalRPS, nominal)
+			if math.Abs(p.Diagnostics.PredictedNominalRPS-nominal) > 1e-6*nominal {
+				t.Errorf("predicted_nominal_rps %.2f, want %.2f", p.Diagnostics.PredictedNominalRPS, nominal)
 			}
 		})
 	}
@@ -165,8 +165,8 @@ func TestPointInterval(t *testing.T) {
 			}
 			// The nominal delay's prediction is inside: the corrections'
 			// uncertainty.
-			if in, _ := p.Covers(p.PredictedNominalRPS); !in {
-				t.Errorf("interval [%.1f, %.1f] leaves out the nominal delay's %.1f", p.IntervalLowRPS, p.IntervalHighRPS, p.PredictedNominalRPS)
+			if in, _ := p.Covers(p.Diagnostics.PredictedNominalRPS); !in {
+				t.Errorf("interval [%.1f, %.1f] leaves out the nominal delay's %.1f", p.IntervalLowRPS, p.IntervalHighRPS, p.Diagnostics.PredictedNominalRPS)
 			}
 			if tt.starved && !slices.Contains(p.Flags, report.FlagTargetStarved) {
 				t.Errorf("flags %v, want target-starved", p.Flags)

@@ -49,7 +49,7 @@ func TestPointFlagsLateStops(t *testing.T) {
 			p := r.point(400*time.Microsecond, &pointRuns{sd: sd, samples: []*sample{s}}, nil)
 			if got := slices.Contains(p.Flags, report.FlagStopsLate); got != tt.wantFlag {
 				t.Fatalf("flags %v (stop_late_max_us %.0f, pause %.0f µs): stops-late %v, want %v",
-					p.Flags, p.StopLateMaxUS, p.PausePerRoundUS, got, tt.wantFlag)
+					p.Flags, p.Diagnostics.StopLateMaxUS, p.Diagnostics.PausePerRoundUS, got, tt.wantFlag)
 			}
 		})
 	}
@@ -88,7 +88,7 @@ func TestPointFlagsSharedBound(t *testing.T) {
 			p := r.point(time.Millisecond, &pointRuns{sd: sd, samples: []*sample{s}}, nil)
 			if got := slices.Contains(p.Flags, report.FlagSharedBound); got != tt.want {
 				t.Fatalf("flags %v (target busy %.2f, shared idle %.1f%%): shared-bound %v, want %v",
-					p.Flags, p.TargetBusyOverall, p.SharedIdlePct, got, tt.want)
+					p.Flags, p.Diagnostics.TargetBusyOverall, p.Diagnostics.SharedIdlePct, got, tt.want)
 			}
 		})
 	}
@@ -158,8 +158,8 @@ func TestLengthenSharedBound(t *testing.T) {
 			// of them): expected there while the shared cores bound it.
 			pr.samples = append(pr.samples, run(tt.targetBusy, tt.idlePct))
 			p := r.point(d, pr, nil)
-			if !p.LongPauses || slices.Contains(p.Flags, report.FlagTargetStarved) || !slices.Contains(p.Flags, report.FlagSharedBound) {
-				t.Fatalf("long-pause point: long_pauses %v, flags %v: want long_pauses, shared-bound and no target-starved", p.LongPauses, p.Flags)
+			if !p.Diagnostics.LongPauses || slices.Contains(p.Flags, report.FlagTargetStarved) || !slices.Contains(p.Flags, report.FlagSharedBound) {
+				t.Fatalf("long-pause point: long_pauses %v, flags %v: want long_pauses, shared-bound and no target-starved", p.Diagnostics.LongPauses, p.Flags)
 			}
 			// Once the long pauses leave the target the bottleneck, its
 			// starving matters again.

@@ -53,7 +53,7 @@ type MethodResult struct {
 	MaxPct  float64        `json:"max_abs_error_pct"`
 	MeanPct float64        `json:"mean_error_pct"`
 	// NominalRMSEPct is the RMSE with the nominal delay taken off every
-	// run (report.Point.PredictedNominalRPS), from the same runs.
+	// run (report.PointDiagnostics.PredictedNominalRPS), from the same runs.
 	NominalRMSEPct *float64 `json:"nominal_rmse_pct,omitempty"`
 	// Coverage counts the points whose 90% interval held the truth.
 	Coverage *report.Coverage `json:"interval_coverage,omitempty"`

@@ -44,11 +44,11 @@ type LatencyOptions struct {
 	Repetitions int // of the whole sequence of runs, pooled (default 1)
 	Validate    bool
 	// CompareUnmatched also runs every prediction at the baseline's rate
-	// (LatencyPoint.Unmatched), to measure what matching the cores' load
+	// (LatencyDiagnostics.Unmatched), to measure what matching the cores' load
 	// buys; slowpoke-lab bench latency --compare sets it.
 	CompareUnmatched bool
 	// CompareHolds also predicts every reduction by holds
-	// (LatencyPoint.Holds): the cores of every other service, the load
+	// (LatencyDiagnostics.Holds): the cores of every other service, the load
 	// generator's included, are held for the reduction at every call of
 	// the target, on a clock that leaves the holds out (Coz's virtual
 	// speedup), instead of delaying requests; no delay is inserted or
@@ -58,13 +58,13 @@ type LatencyOptions struct {
 	CompareHolds bool
 	// HoldsBatch, above 1 and with CompareHolds, also predicts every
 	// reduction by holds of HoldsBatch times the reduction every
-	// HoldsBatch calls of the target (LatencyPoint.HoldsBatched): fewer,
+	// HoldsBatch calls of the target (LatencyDiagnostics.HoldsBatched): fewer,
 	// longer holds. Research: slowpoke-lab bench latency --holds-batch.
 	HoldsBatch int
 	// CompareStretch also predicts every reduction with the target's delay
 	// per call stretched by how much the target's work was stretched by
 	// others on its cores in the prediction run (1 + its threads' time
-	// waiting for a core / their time running; LatencyPoint.Stretched), at
+	// waiting for a core / their time running; LatencyDiagnostics.Stretched), at
 	// the same rate. Research: slowpoke-lab bench latency --stretch.
 	CompareStretch bool
 	Progress       io.Writer
@@ -432,38 +432,43 @@ func (r *latencyRun) comparedPoint(reduction string, i int, base *runs, lp *late
 	if o.Validate {
 		p.TrueBusyPct = lp.truth.busyPct()
 	}
+	// The comparisons are the lab's research: the point's diagnostics.
+	if o.CompareUnmatched || o.CompareHolds || o.CompareStretch {
+		p.Diagnostics = &report.LatencyDiagnostics{}
+	}
+	dg := p.Diagnostics
 	if o.CompareUnmatched {
 		u := lp.unmatched.dist(name, i)
-		p.Unmatched = &u
+		dg.Unmatched = &u
 		if p.True != nil {
-			p.UnmatchedErrP50Pct, p.UnmatchedErrP99Pct = errPct(u.P50MS, p.TrueP50MS), errPct(u.P99MS, p.TrueP99MS)
+			dg.UnmatchedErrP50Pct, dg.UnmatchedErrP99Pct = errPct(u.P50MS, p.TrueP50MS), errPct(u.P99MS, p.TrueP99MS)
 		}
 	}
 	if o.CompareHolds {
 		h := lp.holds.dist(name, i)
-		p.Holds, p.HoldsBusyPct = &h, lp.holds.busyPct()
+		dg.Holds, dg.HoldsBusyPct = &h, lp.holds.busyPct()
 		if tb := lp.holds.targetBusy; len(tb) > 0 {
-			p.HoldsTargetBusyPct = 100 * stats.Mean(tb)
+			dg.HoldsTargetBusyPct = 100 * stats.Mean(tb)
 		}
 		if p.True != nil {
-			p.HoldsErrP50Pct, p.HoldsErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
+			dg.HoldsErrP50Pct, dg.HoldsErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
 		}
 	}
 	if o.CompareStretch {
 		h := lp.stretched.dist(name, i)
-		p.Stretch, p.Stretched = stats.Mean(lp.stretches), &h
+		dg.Stretch, dg.Stretched = stats.Mean(lp.stretches), &h
 		if p.True != nil {
-			p.StretchedErrP50Pct, p.StretchedErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
+			dg.StretchedErrP50Pct, dg.StretchedErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
 		}
 	}
 	if o.CompareHolds && o.HoldsBatch > 1 {
 		h := lp.batched.dist(name, i)
-		p.HoldsBatch, p.HoldsBatched, p.HoldsBatchedBusyPct = o.HoldsBatch, &h, lp.batched.busyPct()
+		dg.HoldsBatch, dg.HoldsBatched, dg.HoldsBatchedBusyPct = o.HoldsBatch, &h, lp.batched.busyPct()
 		if tb := lp.batched.targetBusy; len(tb) > 0 {
-			p.HoldsBatchedTargetBusyPct = 100 * stats.Mean(tb)
+			dg.HoldsBatchedTargetBusyPct = 100 * stats.Mean(tb)
 		}
 		if p.True != nil {
-			p.HoldsBatchedErrP50Pct, p.HoldsBatchedErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
+			dg.HoldsBatchedErrP50Pct, dg.HoldsBatchedErrP99Pct = errPct(h.P50MS, p.TrueP50MS), errPct(h.P99MS, p.TrueP99MS)
 		}
 	}
 	return p

@@ -459,14 +459,16 @@ func (r *Runner) predictions(samples []*sample, d time.Duration) []float64 {
 func (r *Runner) point(d time.Duration, pr *pointRuns, truthRuns []*sample) report.Point {
 	truth := throughputs(truthRuns)
 	p := report.Point{
-		ReductionPct:    model.PercentOf(d.Seconds(), r.prof.u1.Seconds()),
-		ReductionUS:     d.Seconds() * 1e6,
-		Batch:           pr.sd.batch,
-		PausePerRoundUS: float64(pr.sd.pause) / 1e3,
-		LongPauses:      pr.long,
+		ReductionPct: model.PercentOf(d.Seconds(), r.prof.u1.Seconds()),
+		ReductionUS:  d.Seconds() * 1e6,
+		Batch:        pr.sd.batch,
+		Diagnostics: &report.PointDiagnostics{
+			PausePerRoundUS: float64(pr.sd.pause) / 1e3,
+			LongPauses:      pr.long,
+		},
 	}
 	if pr.shortenedFrom > pr.sd.batch {
-		p.ShortenedFromBatch = pr.shortenedFrom
+		p.Diagnostics.ShortenedFromBatch = pr.shortenedFrom
 	}
 	flags := map[string]bool{}
 	// With signals every paused service's controller counts its own
@@ -481,12 +483,12 @@ func (r *Runner) point(d time.Duration, pr *pointRuns, truthRuns []*sample) repo
 	flags[report.FlagInfeasible] = slices.Contains(p.PredictedRuns, 0)
 	t := r.tallyRuns(&p, pr.samples, group, flags)
 	r.summarizeRuns(&p, pr.samples, t, group, flags[report.FlagInfeasible])
-	bound := d > 0 && r.sharedBound(p.SharedIdlePct, p.TargetBusyOverall)
+	bound := d > 0 && r.sharedBound(p.Diagnostics.SharedIdlePct, p.Diagnostics.TargetBusyOverall)
 	flagPauses(&p, t, d, pr.long && bound, flags)
 	p.StdErrPct = stdErrPct(p.PredictedRuns, truth)
 	flags[report.FlagNoisy] = p.StdErrPct > noisyStdErrPct
 	r.mechanismCost(&p, d, flags)
-	if p.HeldCPUPct > 0 && p.HeldCPUPct < holdLeakPct {
+	if p.Diagnostics.HeldCPUPct > 0 && p.Diagnostics.HeldCPUPct < holdLeakPct {
 		flags[report.FlagHoldLeak] = true
 	}
 	// Where the shared cores, not the target, bound the slowdown runs,
@@ -531,7 +533,7 @@ func (r *Runner) tallyRuns(p *report.Point, samples []*sample, group bool, flags
 		if tgt == nil {
 			continue
 		}
-		p.Rounds += tgt.RoundsStarted
+		p.Diagnostics.Rounds += tgt.RoundsStarted
 		if tgt.PauseWindowNS > 0 {
 			t.busyIn = append(t.busyIn, float64(tgt.PauseBusyNS)/float64(tgt.PauseWindowNS)/r.prof.q1)
 		}
@@ -594,23 +596,23 @@ func (r *Runner) summarizeRuns(p *report.Point, samples []*sample, t *roundTally
 	if group {
 		nOthers = 1
 		if t.actual > 0 && r.method == pause.MethodCores {
-			p.HeldCPUPct = 100 * float64(t.heldCPU) / float64(t.actual)
+			p.Diagnostics.HeldCPUPct = 100 * float64(t.heldCPU) / float64(t.actual)
 		}
 	}
-	p.PauseRequestedMS = float64(t.requested) / 1e6 / nOthers / float64(len(samples))
-	p.PauseActualMS = float64(t.actual) / 1e6 / nOthers / float64(len(samples))
-	p.OthersCPUUS = medianOf(samples, r.othersCPU)
-	p.PausedWorkUS = medianOf(samples, r.pausedWork)
-	p.ControllersCPUUS = medianOf(samples, r.controllersCPU)
+	p.Diagnostics.PauseRequestedMS = float64(t.requested) / 1e6 / nOthers / float64(len(samples))
+	p.Diagnostics.PauseActualMS = float64(t.actual) / 1e6 / nOthers / float64(len(samples))
+	p.Diagnostics.OthersCPUUS = medianOf(samples, r.othersCPU)
+	p.Diagnostics.PausedWorkUS = medianOf(samples, r.pausedWork)
+	p.Diagnostics.ControllersCPUUS = medianOf(samples, r.controllersCPU)
 	p.OverheadUS = 1e6 * medianOf(samples, r.roundOverhead)
-	p.SharedIdlePct = medianOf(samples, r.sharedIdlePct)
-	p.RoundDelayUS = report.Median(t.delays)
-	p.StopLateMinUS, p.StopLateMaxUS = report.Median(t.lateMin), report.Median(t.lateMax)
+	p.Diagnostics.SharedIdlePct = medianOf(samples, r.sharedIdlePct)
+	p.Diagnostics.RoundDelayUS = report.Median(t.delays)
+	p.Diagnostics.StopLateMinUS, p.Diagnostics.StopLateMaxUS = report.Median(t.lateMin), report.Median(t.lateMax)
 	if t.received > 0 {
-		p.LateRoundsPct = 100 * float64(t.late) / float64(t.received)
+		p.Diagnostics.LateRoundsPct = 100 * float64(t.late) / float64(t.received)
 	}
-	p.TargetBusyInPause = report.Median(t.busyIn)
-	p.TargetBusyOverall = report.Median(t.busyAll)
+	p.Diagnostics.TargetBusyInPause = report.Median(t.busyIn)
+	p.Diagnostics.TargetBusyOverall = report.Median(t.busyAll)
 }
 
 // flagPauses flags a starved target (unless starved by design: long
@@ -619,7 +621,7 @@ func (r *Runner) summarizeRuns(p *report.Point, samples []*sample, t *roundTally
 func flagPauses(p *report.Point, t *roundTally, d time.Duration, longAndBound bool, flags map[string]bool) {
 	// Long pauses starve the target by design; that matters only where it,
 	// not the shared cores, sets the throughput.
-	if d > 0 && p.TargetBusyInPause > 0 && p.TargetBusyInPause < starvedRatio*p.TargetBusyOverall && !longAndBound {
+	if d > 0 && p.Diagnostics.TargetBusyInPause > 0 && p.Diagnostics.TargetBusyInPause < starvedRatio*p.Diagnostics.TargetBusyOverall && !longAndBound {
 		flags[report.FlagTargetStarved] = true
 	}
 	if t.requested > 0 && float64(t.actual) < pauseShortfall*float64(t.requested) {
@@ -629,7 +631,7 @@ func flagPauses(p *report.Point, t *roundTally, d time.Duration, longAndBound bo
 	// that share cores running while their peers are stopped: the
 	// controllers are short of CPU (tree43 on 2 cores: 5-12 ms late for
 	// 3.5 ms pauses, predictions 10-26% low).
-	if p.PausePerRoundUS > 0 && p.StopLateMaxUS > stopsLateShare*p.PausePerRoundUS {
+	if p.Diagnostics.PausePerRoundUS > 0 && p.Diagnostics.StopLateMaxUS > stopsLateShare*p.Diagnostics.PausePerRoundUS {
 		flags[report.FlagStopsLate] = true
 	}
 }
@@ -644,10 +646,10 @@ func (r *Runner) mechanismCost(p *report.Point, d time.Duration, flags map[strin
 	if d > 0 && p.PredictedRPS > 0 {
 		cost := p.OverheadUS
 		if r.method != pause.MethodCores && r.d.Placement().SharedCores() && !r.opts.Tuning.OverheadCorrection {
-			cost += max(0, p.ControllersCPUUS-medianOf(r.base, r.controllersCPU)) / float64(max(1, len(r.d.Placement().PausedCPUs())))
+			cost += max(0, p.Diagnostics.ControllersCPUUS-medianOf(r.base, r.controllersCPU)) / float64(max(1, len(r.d.Placement().PausedCPUs())))
 		}
-		p.MechanismPct = 100 * cost / 1e6 * p.PredictedRPS
-		flags[report.FlagMechanismCost] = p.MechanismPct > max(mechanismNoise*p.StdErrPct, mechanismFloorPct)
+		p.Diagnostics.MechanismPct = 100 * cost / 1e6 * p.PredictedRPS
+		flags[report.FlagMechanismCost] = p.Diagnostics.MechanismPct > max(mechanismNoise*p.StdErrPct, mechanismFloorPct)
 	}
 }
 
@@ -656,14 +658,14 @@ func (r *Runner) mechanismCost(p *report.Point, d time.Duration, flags map[strin
 func (r *Runner) addTruth(p *report.Point, truth []float64, truthRuns []*sample) {
 	t := report.Median(truth)
 	o, idle := medianOf(truthRuns, r.othersCPU), medianOf(truthRuns, r.sharedIdlePct)
-	p.TrueRPS, p.TrueRuns, p.TrueOthersCPUUS, p.TrueSharedIdlePct = &t, truth, &o, &idle
+	p.TrueRPS, p.TrueRuns, p.Diagnostics.TrueOthersCPUUS, p.Diagnostics.TrueSharedIdlePct = &t, truth, &o, &idle
 	if p.PredictedRPS > 0 && t > 0 {
 		e := (p.PredictedRPS - t) / t * 100
 		p.ErrorPct = &e
 	}
-	if p.PredictedNominalRPS > 0 && t > 0 {
-		e := (p.PredictedNominalRPS - t) / t * 100
-		p.ErrorNominalPct = &e
+	if p.Diagnostics.PredictedNominalRPS > 0 && t > 0 {
+		e := (p.Diagnostics.PredictedNominalRPS - t) / t * 100
+		p.Diagnostics.ErrorNominalPct = &e
 	}
 }
 

@@ -81,8 +81,8 @@ func TestRunFakeBackend(t *testing.T) {
 				p := res.Points[i]
 				d := time.Duration(pct / 100 * float64(u1))
 				b := chooseBatch(d, u1, 1, res.Settings.Connections, 0)
-				if math.Abs(p.ReductionPct-pct) > 1e-9 || p.Batch != b || p.PausePerRoundUS != float64(model.PausePerRound(b, d, 1))/1e3 {
-					t.Errorf("point %d: %.0f%%, batch %d, pause %.1f µs; want %.0f%%, %d, %v", i, p.ReductionPct, p.Batch, p.PausePerRoundUS, pct, b, model.PausePerRound(b, d, 1))
+				if math.Abs(p.ReductionPct-pct) > 1e-9 || p.Batch != b || p.Diagnostics.PausePerRoundUS != float64(model.PausePerRound(b, d, 1))/1e3 {
+					t.Errorf("point %d: %.0f%%, batch %d, pause %.1f µs; want %.0f%%, %d, %v", i, p.ReductionPct, p.Batch, p.Diagnostics.PausePerRoundUS, pct, b, model.PausePerRound(b, d, 1))
 				}
 				if p.PredictedRPS <= 0 || len(p.Flags) != 0 {
 					t.Errorf("point %d: predicted %.0f req/s, flags %v: want a prediction, no flag", i, p.PredictedRPS, p.Flags)

@@ -67,8 +67,8 @@ func TestShortenStarved(t *testing.T) {
 			}
 			if got {
 				pr.samples = append(pr.samples, run())
-				if p := r.point(d, pr, nil); p.ShortenedFromBatch != 40<<tt.repairs || p.Batch != pr.sd.batch {
-					t.Fatalf("point: shortened_from_batch %d, batch %d", p.ShortenedFromBatch, p.Batch)
+				if p := r.point(d, pr, nil); p.Diagnostics.ShortenedFromBatch != 40<<tt.repairs || p.Batch != pr.sd.batch {
+					t.Fatalf("point: shortened_from_batch %d, batch %d", p.Diagnostics.ShortenedFromBatch, p.Batch)
 				}
 			}
 		})

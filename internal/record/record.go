@@ -101,9 +101,12 @@ type Summary struct {
 // RowOf is point p of variant on config (target) as a row.
 func RowOf(config, target, variant string, p report.Point) Row {
 	row := Row{Config: config, Target: target, Variant: variant, ReductionUS: p.ReductionUS,
-		PredictedRPS: p.PredictedRPS, ErrorPct: p.ErrorPct, NominalErrorPct: p.ErrorNominalPct,
+		PredictedRPS: p.PredictedRPS, ErrorPct: p.ErrorPct,
 		IntervalLowRPS: p.IntervalLowRPS, IntervalHighRPS: p.IntervalHighRPS, Estimate: p.Estimate,
 		DelayUsed: p.DelayUsed, Flags: slices.Clone(p.Flags)}
+	if p.Diagnostics != nil {
+		row.NominalErrorPct = p.Diagnostics.ErrorNominalPct
+	}
 	if row.Flags == nil {
 		row.Flags = []string{}
 	}

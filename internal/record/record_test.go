@@ -64,8 +64,9 @@ func sampleRecord() *Record {
 		pred, lo   float64
 		err, nomin float64
 	}{{"cores", 1050, 980, 3, 5}, {"cores/cpu", 1200, 1100, 18, 20}} {
-		p := report.Point{ReductionUS: 500, PredictedRPS: v.pred, TrueRuns: truth, ErrorPct: e(v.err), ErrorNominalPct: e(v.nomin),
-			IntervalLowRPS: v.lo, IntervalHighRPS: v.pred * 1.05, Estimate: report.EstimateValue, Flags: []string{}}
+		p := report.Point{ReductionUS: 500, PredictedRPS: v.pred, TrueRuns: truth, ErrorPct: e(v.err),
+			IntervalLowRPS: v.lo, IntervalHighRPS: v.pred * 1.05, Estimate: report.EstimateValue, Flags: []string{},
+			Diagnostics: &report.PointDiagnostics{ErrorNominalPct: e(v.nomin)}}
 		r.Rows = append(r.Rows, RowOf("demo", "cart", v.name, p))
 	}
 	r.Summarize()

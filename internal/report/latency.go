@@ -1,9 +1,11 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -133,9 +135,25 @@ type LatencyPoint struct {
 	ErrP90Pct float64 `json:"err_p90_pct,omitzero"`
 	ErrP99Pct float64 `json:"err_p99_pct,omitzero"`
 	Within    bool    `json:"within,omitempty"`
+	// TrueMannWhitneyP tests "the true latencies are lower than the
+	// baseline's", to compare with the prediction's verdict (with
+	// validation only).
+	TrueMannWhitneyP *float64 `json:"true_mann_whitney_p,omitempty"`
+	// Diagnostics holds the lab's research comparisons (slowpoke-lab
+	// bench latency --compare, --holds, --stretch); absent otherwise.
+	// Version 4 moved them here from the point's top level.
+	Diagnostics *LatencyDiagnostics `json:"diagnostics,omitempty"`
+}
+
+// LatencyDiagnostics is a latency point's "diagnostics" in results.json
+// (docs/results.md, "Latency"): other ways of predicting, measured
+// beside the prediction, and their errors against the truth. Until
+// version 4 these were fields of the point itself
+// (LatencyPoint.UnmarshalJSON reads them there).
+type LatencyDiagnostics struct {
 	// Unmatched, from slowpoke bench latency --compare only: the
-	// prediction run at the baseline's rate instead of RateRPS, with its
-	// errors against the truth (a research comparison).
+	// prediction run at the baseline's rate instead of the point's
+	// RateRPS, with its errors against the truth (a research comparison).
 	Unmatched          *LatencyDist `json:"unmatched,omitempty"`
 	UnmatchedErrP50Pct float64      `json:"unmatched_err_p50_pct,omitzero"`
 	UnmatchedErrP99Pct float64      `json:"unmatched_err_p99_pct,omitzero"`
@@ -166,10 +184,27 @@ type LatencyPoint struct {
 	HoldsBatchedTargetBusyPct float64      `json:"holds_batched_target_busy_pct,omitzero"`
 	HoldsBatchedErrP50Pct     float64      `json:"holds_batched_err_p50_pct,omitzero"`
 	HoldsBatchedErrP99Pct     float64      `json:"holds_batched_err_p99_pct,omitzero"`
-	// TrueMannWhitneyP tests "the true latencies are lower than the
-	// baseline's", to compare with the prediction's verdict (with
-	// validation only).
-	TrueMannWhitneyP *float64 `json:"true_mann_whitney_p,omitempty"`
+}
+
+// UnmarshalJSON reads a latency point of any version: before version 4
+// its diagnostics were fields of the point itself, and are read into
+// Diagnostics from there.
+func (p *LatencyPoint) UnmarshalJSON(data []byte) error {
+	type plain LatencyPoint // without this method
+	if err := json.Unmarshal(data, (*plain)(p)); err != nil {
+		return err
+	}
+	if p.Diagnostics != nil {
+		return nil
+	}
+	var d LatencyDiagnostics
+	if err := json.Unmarshal(data, &d); err != nil {
+		return err
+	}
+	if !reflect.ValueOf(d).IsZero() {
+		p.Diagnostics = &d
+	}
+	return nil
 }
 
 // DefaultLatencyRequests is slowpoke latency's default --requests.

@@ -60,7 +60,7 @@ func TestLatencyJSONFields(t *testing.T) {
 			want: []string{`"kind": "latency"`, fmt.Sprintf(`"version": %d`, Version), `"target": "cart"`, `"true": {`, `"true_mann_whitney_p": 0`,
 				`"within": true`, `"err_p99_pct": 2.9`, `"duration": 20`, `"rate": 300`, `"quantiles_ms": [`,
 				`"baseline_busy_pct": 48`, `"predicted_busy_pct": 40.2`, `"true_busy_pct": 38.6`},
-			not: []string{`"unmatched"`},
+			not: []string{`"unmatched"`, `"diagnostics"`},
 			checkAfter: func(t *testing.T, l *Latency) {
 				if p := l.Points[0].TrueMannWhitneyP; p == nil || *p != 0 {
 					t.Errorf("true_mann_whitney_p 0 read back as %v", p)
@@ -74,10 +74,10 @@ func TestLatencyJSONFields(t *testing.T) {
 			not:  []string{`"true"`, `"true_p50_ms"`, `"err_p50_pct"`, `"within"`, `"true_mann_whitney_p"`, `"duration"`, `"rate"`, `"warnings"`, `"true_busy_pct"`}},
 		{name: "compare", edit: func(l *Latency) {
 			u := l.Baseline[0]
-			l.Points[0].Unmatched, l.Points[0].UnmatchedErrP50Pct = &u, -12.5
+			l.Points[0].Diagnostics = &LatencyDiagnostics{Unmatched: &u, UnmatchedErrP50Pct: -12.5}
 			l.Warnings = []string{"3 requests failed"}
 		},
-			want: []string{`"unmatched": {`, `"unmatched_err_p50_pct": -12.5`, `"warnings": [`}},
+			want: []string{`"diagnostics": {`, `"unmatched": {`, `"unmatched_err_p50_pct": -12.5`, `"warnings": [`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := latencyFixture()
@@ -115,6 +115,32 @@ func TestLatencyJSONFields(t *testing.T) {
 				tc.checkAfter(t, back)
 			}
 		})
+	}
+}
+
+// Latency results of version 3 had a point's comparisons beside it; they
+// read into its diagnostics.
+func TestReadLatencyJSONVersion3(t *testing.T) {
+	v3 := `{"version": 3, "kind": "latency", "points": [
+		{"request": "home", "reduction": "50%", "predicted_p50_ms": 1.7, "true_p50_ms": 1.6,
+		 "holds": {"request": "home", "n": 900, "p50_ms": 1.8}, "holds_busy_pct": 61, "holds_err_p50_pct": 12.5,
+		 "holds_batch": 4, "stretch": 1.3, "unmatched_err_p99_pct": -3},
+		{"request": "pay", "reduction": "50%", "predicted_p50_ms": 3.5}]}`
+	l, err := ReadLatencyJSON(writeTemp(t, v3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Points) != 2 {
+		t.Fatalf("%d points, want 2", len(l.Points))
+	}
+	p := l.Points[0]
+	want := LatencyDiagnostics{Holds: &LatencyDist{Request: "home", N: 900, P50MS: 1.8}, HoldsBusyPct: 61, HoldsErrP50Pct: 12.5,
+		HoldsBatch: 4, Stretch: 1.3, UnmatchedErrP99Pct: -3}
+	if p.PredictedP50MS != 1.7 || p.TrueP50MS != 1.6 || p.Diagnostics == nil || !reflect.DeepEqual(*p.Diagnostics, want) {
+		t.Errorf("version 3 point read as %+v, diagnostics %+v", p, p.Diagnostics)
+	}
+	if d := l.Points[1].Diagnostics; d != nil {
+		t.Errorf("a point without comparisons read with diagnostics %+v", *d)
 	}
 }
 

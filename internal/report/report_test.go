@@ -2,8 +2,10 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"image/png"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -43,8 +45,9 @@ func sampleResults(kind string) *Results {
 		Neighbours: map[string][]string{"cart": {"frontend"}, "frontend": {"cart"}},
 		Points: []Point{
 			{ReductionPct: 20, ReductionUS: 50, SlowdownRPS: 700, SlowdownRuns: []float64{690, 700, 710},
-				PredictedRPS: 1180, PredictedRuns: []float64{1170, 1180, 1195}, SpreadPct: 2.1, Rounds: 1234,
-				PauseRequestedMS: 10, PauseActualMS: 9.5, TargetBusyInPause: 0.9, TargetBusyOverall: 0.7, Flags: []string{}},
+				PredictedRPS: 1180, PredictedRuns: []float64{1170, 1180, 1195}, SpreadPct: 2.1, Flags: []string{},
+				Diagnostics: &PointDiagnostics{Rounds: 1234, PauseRequestedMS: 10, PauseActualMS: 9.5,
+					TargetBusyInPause: 0.9, TargetBusyOverall: 0.7}},
 			{ReductionPct: 10, ReductionUS: 25, SlowdownRPS: 850, SlowdownRuns: []float64{850},
 				PredictedRPS: 1090, PredictedRuns: []float64{1085, 1090, 1100}, SpreadPct: 1.4, Flags: []string{}},
 			{ReductionPct: 40, ReductionUS: 100, SlowdownRPS: 300, PredictedRPS: 0, PredictedRuns: []float64{0, 0, 0},
@@ -89,7 +92,8 @@ func TestJSONRoundTrip(t *testing.T) {
 }
 
 func TestWriteJSONNormalizes(t *testing.T) {
-	r := &Results{Kind: KindPredict, Points: []Point{{ReductionPct: 10, PredictedRPS: math.NaN()}}}
+	r := &Results{Kind: KindPredict, Points: []Point{{ReductionPct: 10, PredictedRPS: math.NaN(),
+		Diagnostics: &PointDiagnostics{MechanismPct: math.Inf(-1)}}}}
 	r.Baseline.RPS = math.Inf(1)
 	path := filepath.Join(t.TempDir(), "results.json")
 	if err := WriteJSON(path, r); err != nil {
@@ -97,7 +101,8 @@ func TestWriteJSONNormalizes(t *testing.T) {
 	}
 	data, _ := os.ReadFile(path)
 	for _, want := range []string{`"points": [`, `"flags": []`, `"runs": []`, `"neighbours": {}`, `"reductions": []`,
-		`non-finite baseline.rps (+Inf) written as 0`, `non-finite points[0].predicted_rps (NaN) written as 0`} {
+		`non-finite baseline.rps (+Inf) written as 0`, `non-finite points[0].predicted_rps (NaN) written as 0`,
+		`non-finite points[0].diagnostics.mechanism_pct (-Inf) written as 0`} {
 		if !bytes.Contains(data, []byte(want)) {
 			t.Errorf("output lacks %s:\n%s", want, data)
 		}
@@ -108,7 +113,7 @@ func TestWriteJSONNormalizes(t *testing.T) {
 	if bytes.Contains(data, []byte("null")) {
 		t.Errorf("output has null:\n%s", data)
 	}
-	if !math.IsNaN(r.Points[0].PredictedRPS) || r.Warnings != nil || r.Points[0].Flags != nil {
+	if !math.IsNaN(r.Points[0].PredictedRPS) || r.Warnings != nil || r.Points[0].Flags != nil || !math.IsInf(r.Points[0].Diagnostics.MechanismPct, -1) {
 		t.Error("WriteJSON modified its argument")
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
@@ -134,6 +139,69 @@ func TestReadJSONErrors(t *testing.T) {
 				t.Errorf("ReadJSON = %v, want error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// A point's diagnostics are written in its "diagnostics" object, none of
+// them beside it, and results of version 3, which had them beside it,
+// read as the same point.
+func TestPointDiagnosticsVersions(t *testing.T) {
+	r := sampleResults(KindValidate)
+	r.Points[0].Diagnostics.StopLateMaxUS = 420
+	r.Points[0].Diagnostics.PausePerRequestUS = map[string]float64{"frontend": 51}
+	r.Points[0].Diagnostics.ErrorNominalPct = ptr(4.5)
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := WriteJSON(path, r); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Points []map[string]json.RawMessage `json:"points"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		t.Fatal(err)
+	}
+	moved := reflect.TypeFor[PointDiagnostics]()
+	for i, pt := range file.Points {
+		if _, has := pt["diagnostics"]; has != (i == 0) {
+			t.Errorf("point %d: diagnostics present = %v, want %v", i, has, i == 0)
+		}
+		for f := range moved.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if _, ok := pt[name]; ok {
+				t.Errorf("point %d has %s beside its diagnostics", i, name)
+			}
+		}
+	}
+
+	// The same point as version 3 wrote it: its diagnostics beside it.
+	var d map[string]json.RawMessage
+	if err := json.Unmarshal(file.Points[0]["diagnostics"], &d); err != nil {
+		t.Fatal(err)
+	}
+	old := maps.Clone(file.Points[0])
+	delete(old, "diagnostics")
+	maps.Copy(old, d)
+	oldPoint, err := json.Marshal(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v3 := fmt.Sprintf(`{"version": 3, "kind": "validate", "points": [%s, {"reduction_pct": 10, "flags": []}]}`, oldPoint)
+	got, err := ReadJSON(writeTemp(t, v3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := r.clone().Points[0]
+	if len(got.Points) != 2 || !reflect.DeepEqual(got.Points[0], want) {
+		t.Errorf("version 3 point read as\n%+v\nwant\n%+v", got.Points[0], want)
+	} else if got.Points[0].Diagnostics.Rounds != 1234 || got.Points[0].Diagnostics.StopLateMaxUS != 420 {
+		t.Errorf("version 3 diagnostics read as %+v", *got.Points[0].Diagnostics)
+	}
+	if got.Points[1].Diagnostics != nil {
+		t.Errorf("a version 3 point with no diagnostics read with %+v", *got.Points[1].Diagnostics)
 	}
 }
 

@@ -19,9 +19,10 @@ import (
 // Version is the results schema version written by this package. 2 added
 // each point's inserted delays (delay_*), its prediction with the nominal
 // delay, its 90% interval and estimate; 3 the deployed baseline's CPU
-// use and each point's bound for the deployed placement (docs/results.md,
-// "Changes").
-const Version = 3
+// use and each point's bound for the deployed placement; 4 moved each
+// point's mechanism and research figures into its diagnostics
+// (docs/results.md, "Changelog").
+const Version = 4
 
 // Kinds of experiment.
 const (
@@ -224,6 +225,79 @@ type Point struct {
 	ReductionPct float64 `json:"reduction_pct"` // of u1
 	ReductionUS  float64 `json:"reduction_us"`  // d
 	Batch        int     `json:"batch"`         // target calls per pause round
+	// OverheadUS is the time per request taken off each slowdown run
+	// before predicting, per shared core: unless --no-growth-correction, the
+	// non-target services' CPU above the baseline's and, with
+	// --overhead-correction, the controllers' CPU above the baseline's
+	// (median over runs).
+	OverheadUS    float64   `json:"overhead_us"`
+	SlowdownRPS   float64   `json:"slowdown_rps"` // median measured throughput with pauses
+	SlowdownRuns  []float64 `json:"slowdown_runs"`
+	PredictedRPS  float64   `json:"predicted_rps"` // median of per-run predictions; 0 when infeasible
+	PredictedRuns []float64 `json:"predicted_runs"`
+	// RawPredictedRPS is, on a shared-bound point whose prediction was
+	// levelled to the shared cores' capacity (LevelSharedBound), the
+	// prediction as measured (the median of predicted_runs); absent
+	// where predicted_rps is that.
+	RawPredictedRPS float64 `json:"raw_predicted_rps,omitempty"`
+	SpreadPct       float64 `json:"spread_pct"` // (max-min)/median of predicted runs, %
+	// StdErrPct is the standard error of the point's estimate relative to
+	// it, %: of the mean prediction, combined with the mean ground truth's
+	// for validate.
+	StdErrPct float64   `json:"std_err_pct"`
+	Errors    uint64    `json:"errors"`
+	Non2xx    uint64    `json:"non_2xx"`
+	Flags     []string  `json:"flags"`
+	TrueRPS   *float64  `json:"true_rps,omitempty"` // validate only: median with the target really optimized
+	TrueRuns  []float64 `json:"true_runs,omitempty"`
+	ErrorPct  *float64  `json:"error_pct,omitempty"` // validate only: (predicted-true)/true*100
+	// RawErrorPct is error_pct of raw_predicted_rps (validate only, and
+	// only where the point was levelled).
+	RawErrorPct *float64 `json:"raw_error_pct,omitempty"`
+
+	// DelayNominalUS is the pause per user request the model asks of
+	// every other service, d·c1/q1 (µs); DelayMeasuredUS what the pauses
+	// really inserted per request completed in the measurement window
+	// (median over the runs), on the resource named by
+	// Diagnostics.DelayMeasuredBy.
+	DelayNominalUS  float64 `json:"delay_nominal_us,omitempty"`
+	DelayMeasuredUS float64 `json:"delay_measured_us,omitempty"`
+	// DelayUsed is which delay the predictions took off: DelayMeasured
+	// where the paused services bound the runs, DelayNominal where the
+	// target did (or nothing was counted, or --nominal-delay), DelayMixed
+	// where runs differed.
+	DelayUsed string `json:"delay_used,omitempty"`
+	// IntervalLowRPS and IntervalHighRPS bound the 90% interval of the
+	// prediction: the runs' noise (as amplified by the model) and the
+	// uncertainty of the corrections (docs/method.md, "Intervals");
+	// IntervalHighRPS is absent for a lower bound.
+	IntervalLowRPS  float64 `json:"interval_low_rps,omitempty"`
+	IntervalHighRPS float64 `json:"interval_high_rps,omitempty"`
+	// Estimate says what predicted_rps is: EstimateValue,
+	// EstimateLowerBound (the target starved during the pauses, so the
+	// optimized system does at least this) or EstimateUnknown
+	// (infeasible).
+	Estimate string `json:"estimate,omitempty"`
+	// DeployedBoundRPS is, where the application was measured as it ran
+	// (deployed_baseline with its cpu), the most throughput that
+	// placement could reach with the target this much cheaper: its
+	// cores' capacity with the work that much smaller, or its throughput
+	// scaled by the target's own CPU, whichever is less
+	// (model.DeployedBound). Absent otherwise, and where neither limits.
+	// Version 3.
+	DeployedBoundRPS float64 `json:"deployed_bound_rps,omitempty"`
+	// Diagnostics is what the point's runs showed of the mechanism, for
+	// research and for explaining its flags; no table, report or verdict
+	// reads it. Version 4 moved it here from the point's top level.
+	Diagnostics *PointDiagnostics `json:"diagnostics,omitempty"`
+}
+
+// PointDiagnostics is a point's "diagnostics" in results.json
+// (docs/results.md, "Diagnostics"): how its pauses went, where the CPU
+// went, and the research comparisons. The flags are decided from some of
+// it; the lab's benchmarks read some of it. Until version 4 these were
+// fields of the point itself (Point.UnmarshalJSON reads them there).
+type PointDiagnostics struct {
 	// LongPauses says that the shared cores bound the point's first
 	// slowdown run, so that the point was measured again, and only, with
 	// pauses of up to 64 ms (batch and pause_per_round_us are those).
@@ -247,12 +321,6 @@ type Point struct {
 	// ControllersCPUUS is the controllers' CPU time per completed request
 	// outside their services' stops during the slowdown runs (median).
 	ControllersCPUUS float64 `json:"controllers_cpu_us"`
-	// OverheadUS is the time per request taken off each slowdown run
-	// before predicting, per shared core: unless --no-growth-correction, the
-	// non-target services' CPU above the baseline's and, with
-	// --overhead-correction, the controllers' CPU above the baseline's
-	// (median over runs).
-	OverheadUS float64 `json:"overhead_us"`
 	// SharedIdlePct is the share of time the non-target services' cores
 	// were idle during the slowdown runs, stops included (median).
 	SharedIdlePct float64 `json:"shared_idle_pct"`
@@ -271,23 +339,14 @@ type Point struct {
 	// such stops (medians over runs; 0 when none had: no lead, or
 	// uncoordinated). Their difference is how far stops that should
 	// coincide are out of step.
-	StopLateMinUS   float64   `json:"stop_late_min_us"`
-	StopLateMaxUS   float64   `json:"stop_late_max_us"`
-	PausePerRoundUS float64   `json:"pause_per_round_us"`
-	SlowdownRPS     float64   `json:"slowdown_rps"` // median measured throughput with pauses
-	SlowdownRuns    []float64 `json:"slowdown_runs"`
-	PredictedRPS    float64   `json:"predicted_rps"` // median of per-run predictions; 0 when infeasible
-	PredictedRuns   []float64 `json:"predicted_runs"`
-	// RawPredictedRPS is, on a shared-bound point whose prediction was
-	// levelled to the shared cores' capacity (LevelSharedBound), the
-	// prediction as measured (the median of predicted_runs); absent
-	// where predicted_rps is that.
-	RawPredictedRPS float64 `json:"raw_predicted_rps,omitempty"`
-	SpreadPct       float64 `json:"spread_pct"` // (max-min)/median of predicted runs, %
-	// StdErrPct is the standard error of the point's estimate relative to
-	// it, %: of the mean prediction, combined with the mean ground truth's
-	// for validate.
-	StdErrPct        float64 `json:"std_err_pct"`
+	StopLateMinUS float64 `json:"stop_late_min_us"`
+	StopLateMaxUS float64 `json:"stop_late_max_us"`
+	// PausePerRoundUS is the pause inserted into every other service per
+	// round, batch·d/q1 (µs).
+	PausePerRoundUS float64 `json:"pause_per_round_us"`
+	// Rounds counts the pause rounds of the measured windows;
+	// PauseRequestedMS and PauseActualMS the pause time asked for and
+	// really got per run (per paused service with signals).
 	Rounds           uint64  `json:"rounds"`
 	PauseRequestedMS float64 `json:"pause_requested_ms"`
 	PauseActualMS    float64 `json:"pause_actual_ms"`
@@ -302,14 +361,9 @@ type Point struct {
 	// per request above the baseline's, per shared core, times the
 	// predicted throughput. Flagged "mechanism-cost" when it is larger
 	// than the point's noise.
-	MechanismPct      float64   `json:"mechanism_pct"`
-	TargetBusyInPause float64   `json:"target_busy_in_pause"` // 0..1
-	TargetBusyOverall float64   `json:"target_busy_overall"`  // 0..1
-	Errors            uint64    `json:"errors"`
-	Non2xx            uint64    `json:"non_2xx"`
-	Flags             []string  `json:"flags"`
-	TrueRPS           *float64  `json:"true_rps,omitempty"` // validate only: median with the target really optimized
-	TrueRuns          []float64 `json:"true_runs,omitempty"`
+	MechanismPct      float64 `json:"mechanism_pct"`
+	TargetBusyInPause float64 `json:"target_busy_in_pause"` // 0..1
+	TargetBusyOverall float64 `json:"target_busy_overall"`  // 0..1
 	// TrueOthersCPUUS is others_cpu_us in the ground-truth runs (validate
 	// only): with the baseline's and the slowdown runs', it shows whether
 	// the other services' cost per request moved with the load or with
@@ -317,52 +371,39 @@ type Point struct {
 	TrueOthersCPUUS *float64 `json:"true_others_cpu_us,omitempty"`
 	// TrueSharedIdlePct is shared_idle_pct in the ground-truth runs.
 	TrueSharedIdlePct *float64 `json:"true_shared_idle_pct,omitempty"`
-	ErrorPct          *float64 `json:"error_pct,omitempty"` // validate only: (predicted-true)/true*100
-	// RawErrorPct is error_pct of raw_predicted_rps (validate only, and
-	// only where the point was levelled).
-	RawErrorPct *float64 `json:"raw_error_pct,omitempty"`
-
-	// DelayNominalUS is the pause per user request the model asks of
-	// every other service, d·c1/q1 (µs); DelayMeasuredUS what the pauses
-	// really inserted per request completed in the measurement window
-	// (median over the runs), on the resource named by DelayMeasuredBy:
-	// the held cores or the frozen services (cores and cgroup methods),
-	// or with signals the busiest paused service (dedicated placement)
-	// or the shared cores (the median service). PausePerRequestUS has
-	// each paused service's with signals.
-	DelayNominalUS    float64            `json:"delay_nominal_us,omitempty"`
-	DelayMeasuredUS   float64            `json:"delay_measured_us,omitempty"`
+	// DelayMeasuredBy names the resource Point.DelayMeasuredUS was read
+	// on: the held cores or the frozen services (cores and cgroup
+	// methods), or with signals the busiest paused service (dedicated
+	// placement) or the shared cores (the median service).
+	// PausePerRequestUS has each paused service's with signals.
 	DelayMeasuredBy   string             `json:"delay_measured_by,omitempty"`
 	PausePerRequestUS map[string]float64 `json:"pause_per_request_us,omitempty"`
-	// DelayUsed is which delay the predictions took off: DelayMeasured
-	// where the paused services bound the runs, DelayNominal where the
-	// target did (or nothing was counted, or --nominal-delay), DelayMixed
-	// where runs differed.
-	DelayUsed string `json:"delay_used,omitempty"`
 	// PredictedNominalRPS is the prediction with the nominal delay taken
 	// off every run (median), beside predicted_rps; ErrorNominalPct its
 	// error (validate).
 	PredictedNominalRPS float64  `json:"predicted_nominal_rps,omitempty"`
 	ErrorNominalPct     *float64 `json:"error_nominal_pct,omitempty"`
-	// IntervalLowRPS and IntervalHighRPS bound the 90% interval of the
-	// prediction: the runs' noise (as amplified by the model) and the
-	// uncertainty of the corrections (docs/method.md, "Intervals");
-	// IntervalHighRPS is absent for a lower bound.
-	IntervalLowRPS  float64 `json:"interval_low_rps,omitempty"`
-	IntervalHighRPS float64 `json:"interval_high_rps,omitempty"`
-	// Estimate says what predicted_rps is: EstimateValue,
-	// EstimateLowerBound (the target starved during the pauses, so the
-	// optimized system does at least this) or EstimateUnknown
-	// (infeasible).
-	Estimate string `json:"estimate,omitempty"`
-	// DeployedBoundRPS is, where the application was measured as it ran
-	// (deployed_baseline with its cpu), the most throughput that
-	// placement could reach with the target this much cheaper: its
-	// cores' capacity with the work that much smaller, or its throughput
-	// scaled by the target's own CPU, whichever is less
-	// (model.DeployedBound). Absent otherwise, and where neither limits.
-	// Version 3.
-	DeployedBoundRPS float64 `json:"deployed_bound_rps,omitempty"`
+}
+
+// UnmarshalJSON reads a point of any version: before version 4 its
+// diagnostics were fields of the point itself, and are read into
+// Diagnostics from there, so that old results load as new ones.
+func (p *Point) UnmarshalJSON(data []byte) error {
+	type plain Point // without this method
+	if err := json.Unmarshal(data, (*plain)(p)); err != nil {
+		return err
+	}
+	if p.Diagnostics != nil {
+		return nil
+	}
+	var d PointDiagnostics
+	if err := json.Unmarshal(data, &d); err != nil {
+		return err
+	}
+	if !reflect.ValueOf(d).IsZero() {
+		p.Diagnostics = &d
+	}
+	return nil
 }
 
 // Coverage is how often the points' 90% intervals held the truth: the
@@ -435,8 +476,9 @@ func NominalRMSE(ps []Point) *float64 {
 	var sq float64
 	n := 0
 	for _, p := range ps {
-		if p.ErrorNominalPct != nil {
-			sq += *p.ErrorNominalPct * *p.ErrorNominalPct
+		if p.Diagnostics != nil && p.Diagnostics.ErrorNominalPct != nil {
+			e := *p.Diagnostics.ErrorNominalPct
+			sq += e * e
 			n++
 		}
 	}
@@ -593,8 +635,14 @@ func (r *Results) clone() *Results {
 		p.TrueRPS = clonePtr(p.TrueRPS)
 		p.ErrorPct = clonePtr(p.ErrorPct)
 		p.RawErrorPct = clonePtr(p.RawErrorPct)
-		p.ErrorNominalPct = clonePtr(p.ErrorNominalPct)
-		p.PausePerRequestUS = maps.Clone(p.PausePerRequestUS)
+		if p.Diagnostics != nil {
+			d := *p.Diagnostics
+			d.TrueOthersCPUUS = clonePtr(d.TrueOthersCPUUS)
+			d.TrueSharedIdlePct = clonePtr(d.TrueSharedIdlePct)
+			d.ErrorNominalPct = clonePtr(d.ErrorNominalPct)
+			d.PausePerRequestUS = maps.Clone(d.PausePerRequestUS)
+			p.Diagnostics = &d
+		}
 	}
 	return &c
 }
