@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/slowpoke-dev/slowpoke/internal/record"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 )
 
@@ -33,6 +34,9 @@ import (
 //
 // and reports, never fails on, the targets (spread within 5% of one node,
 // and within 10% of its truth, at every point: the median of the runs).
+// With $SLOWPOKE_MULTINODE_BENCH_RECORD=DIR it also writes the run's
+// record there (internal/record; docs/accuracy.md is generated from the
+// repository's records/), with $SLOWPOKE_MULTINODE_BENCH_NOTE in its note.
 
 // mnBenchRun is one run of the benchmark: both predictions and the truth.
 type mnBenchRun struct {
@@ -47,6 +51,8 @@ type mnBenchRun struct {
 	OneNode         []float64 `json:"one_node_rps"`
 	Truth           []float64 `json:"truth_rps"`
 	Load            []string  `json:"loadavg"` // /proc/loadavg at each predict's start
+	// The predictions' points, for the record.
+	spreadPoints, oneNodePoints []report.Point
 }
 
 // TestKubeMultiNodeBench: $SLOWPOKE_MULTINODE_BENCH runs, each: the demo
@@ -67,6 +73,8 @@ func TestKubeMultiNodeBench(t *testing.T) {
 	reduce := kubeEnvString("SLOWPOKE_MULTINODE_BENCH_REDUCE", "20,40,60%")
 	duration := kubeEnvString("SLOWPOKE_MULTINODE_BENCH_DURATION", "5s")
 	outDir := os.Getenv("SLOWPOKE_MULTINODE_BENCH_OUT")
+	recordDir := os.Getenv("SLOWPOKE_MULTINODE_BENCH_RECORD")
+	begun := record.Begin("../..")
 	if outDir != "" {
 		if err := os.MkdirAll(outDir, 0o755); err != nil {
 			t.Fatal(err)
@@ -149,14 +157,14 @@ func TestKubeMultiNodeBench(t *testing.T) {
 				rps = append(rps, p.PredictedRPS)
 			}
 			if lay == "spread" {
-				r.SpreadBaseline, r.Spread = res.Baseline.RPS, rps
+				r.SpreadBaseline, r.Spread, r.spreadPoints = res.Baseline.RPS, rps, res.Points
 				r.Reductions, r.ReductionUS = nil, nil
 				for _, p := range res.Points {
 					r.Reductions = append(r.Reductions, p.ReductionPct)
 					r.ReductionUS = append(r.ReductionUS, p.ReductionUS)
 				}
 			} else {
-				r.OneNodeBaseline, r.OneNode = res.Baseline.RPS, rps
+				r.OneNodeBaseline, r.OneNode, r.oneNodePoints = res.Baseline.RPS, rps, res.Points
 			}
 			t.Logf("run %d, %s: baseline %.0f req/s, predicted %v req/s at %v%% (load %s)", i, lay, res.Baseline.RPS, kubeRoundAll(rps), r.Reductions, r.Load[len(r.Load)-1])
 		}
@@ -180,6 +188,65 @@ func TestKubeMultiNodeBench(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	if recordDir != "" {
+		rec := mnBenchRecord(all)
+		rec.Stamp(begun, nil)
+		rec.Command = fmt.Sprintf("SLOWPOKE_MULTINODE_BENCH=%d SLOWPOKE_MULTINODE_BENCH_REDUCE=%s SLOWPOKE_MULTINODE_BENCH_DURATION=%s test/kube/multinode-e2e.sh -run '^TestKubeMultiNodeBench$'", runs, reduce, duration)
+		rec.Note = strings.TrimSpace(os.Getenv("SLOWPOKE_MULTINODE_BENCH_NOTE") + " " + rec.Note)
+		path, err := record.Write(recordDir, rec)
+		if err != nil {
+			t.Error(err)
+		}
+		t.Logf("recorded %s", path)
+	}
+}
+
+// mnBenchRecord is the benchmark's runs as a record: every run's spread
+// and one-node predictions, each point against the spread deployment's
+// truth at the spread prediction's d (the one-node rows answer for
+// another placement, one node: their intervals are not counted against
+// the spread truth), and the load averages in its note.
+func mnBenchRecord(all []mnBenchRun) *record.Record {
+	rec := &record.Record{Benchmark: "multinode", Placement: "spread over 2 nodes; one node"}
+	var loads []float64
+	for _, r := range all {
+		config := fmt.Sprintf("demo #%d", r.Run)
+		for _, v := range []struct {
+			name   string
+			points []report.Point
+		}{{"spread", r.spreadPoints}, {"one node", r.oneNodePoints}} {
+			for k, p := range v.points {
+				if k < len(r.Truth) && r.Truth[k] > 0 {
+					truth := r.Truth[k]
+					p.TrueRPS, p.TrueRuns = &truth, []float64{truth}
+					if p.PredictedRPS > 0 {
+						e := (p.PredictedRPS - truth) / truth * 100
+						p.ErrorPct = &e
+					}
+				}
+				row := record.RowOf(config, "cart", v.name, p)
+				// The one-node point is keyed by the spread one's d, the
+				// reduction its truth was measured at.
+				if k < len(r.ReductionUS) {
+					row.ReductionUS = r.ReductionUS[k]
+				}
+				row.OtherPlacement = v.name != "spread"
+				rec.Rows = append(rec.Rows, row)
+			}
+		}
+		for _, l := range r.Load {
+			if f := strings.Fields(l); len(f) > 0 {
+				if v, err := strconv.ParseFloat(f[0], 64); err == nil {
+					loads = append(loads, v)
+				}
+			}
+		}
+	}
+	rec.Summarize()
+	if len(loads) > 0 {
+		rec.Note = fmt.Sprintf("Load average (1 min) %.1f-%.1f at the predictions' starts.", slices.Min(loads), slices.Max(loads))
+	}
+	return rec
 }
 
 // deleteApp deletes the services' Deployments and waits until their pods

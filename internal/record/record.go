@@ -32,7 +32,7 @@ const Version = 2
 // Record is one benchmark run.
 type Record struct {
 	Version   int       `json:"version"`
-	Benchmark string    `json:"benchmark"` // "methods", "accuracy"
+	Benchmark string    `json:"benchmark"` // "methods", "accuracy", "placement", "multinode"
 	Date      time.Time `json:"date"`
 	Machine   Machine   `json:"machine"`
 	// Commit is the repository's commit the binary was built from, with
@@ -76,7 +76,9 @@ type Row struct {
 	Flags           []string `json:"flags"`
 	// OtherPlacement says that the prediction is for a placement other
 	// than the one its truth was measured in (bench placement's
-	// slowpoke's placement against the application's own, unpinned):
+	// slowpoke's placement against the application's own, unpinned;
+	// the multinode benchmark's one-node prediction against the truth
+	// of the demo spread over two nodes):
 	// its error and interval are shown, but its interval answers a
 	// different question and is not counted in the coverage of
 	// intervals.

@@ -24,7 +24,7 @@ func RenderAccuracy(recs []Record) string {
 	}
 	if other.With > 0 {
 		all := Count{own.Covered + other.Covered, own.With + other.With}
-		fmt.Fprintf(&b, " Predictions for slowpoke's placement checked against the truth of the application's own (marked \"for another placement\") held it at %d of %d: an interval answers for its own placement, and the bound for the application's own is the figure to check there; counted with them, %d of %d (%.0f%%).", other.Covered, other.With, all.Covered, all.With, 100*float64(all.Covered)/float64(all.With))
+		fmt.Fprintf(&b, " Predictions for another placement than their truth's (marked \"for another placement\": slowpoke's placement against the application's own, unpinned; the demo on one node against its truth spread over two) held it at %d of %d: an interval answers for its own placement (for the application's own, the bound is the figure to check); counted with them, %d of %d (%.0f%%).", other.Covered, other.With, all.Covered, all.With, 100*float64(all.Covered)/float64(all.With))
 	}
 	b.WriteString("\n")
 	for i := len(recs) - 1; i >= 0; i-- {
