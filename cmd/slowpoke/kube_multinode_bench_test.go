@@ -51,8 +51,10 @@ type mnBenchRun struct {
 	OneNode         []float64 `json:"one_node_rps"`
 	Truth           []float64 `json:"truth_rps"`
 	Load            []string  `json:"loadavg"` // /proc/loadavg at each predict's start
-	// The predictions' points, for the record.
+	// The predictions' points, and the spread one's round skews, for
+	// the record.
 	spreadPoints, oneNodePoints []report.Point
+	skews                       []report.NodeSkew
 }
 
 // TestKubeMultiNodeBench: $SLOWPOKE_MULTINODE_BENCH runs, each: the demo
@@ -157,7 +159,7 @@ func TestKubeMultiNodeBench(t *testing.T) {
 				rps = append(rps, p.PredictedRPS)
 			}
 			if lay == "spread" {
-				r.SpreadBaseline, r.Spread, r.spreadPoints = res.Baseline.RPS, rps, res.Points
+				r.SpreadBaseline, r.Spread, r.spreadPoints, r.skews = res.Baseline.RPS, rps, res.Points, res.NodeSkews
 				r.Reductions, r.ReductionUS = nil, nil
 				for _, p := range res.Points {
 					r.Reductions = append(r.Reductions, p.ReductionPct)
@@ -234,6 +236,7 @@ func mnBenchRecord(all []mnBenchRun) *record.Record {
 				rec.Rows = append(rec.Rows, row)
 			}
 		}
+		rec.Skews = append(rec.Skews, record.SkewsOf(config, r.skews)...)
 		for _, l := range r.Load {
 			if f := strings.Fields(l); len(f) > 0 {
 				if v, err := strconv.ParseFloat(f[0], 64); err == nil {

@@ -554,6 +554,7 @@ func (r *Runner) summarize(out *report.Results, points []*measuredPoint) {
 	// instead of falling (docs/notes/plateau.md).
 	report.ApplyPlateau(out)
 	out.NominalRMSEPct = report.NominalRMSE(out.Points)
+	out.NodeSkews = r.nodeSkews(points)
 	out.Coverage = report.CoverageOf(out.Points)
 	if d := r.opts.AsDeployed; d != nil {
 		out.DeployedBaseline = d

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 	"github.com/slowpoke-dev/slowpoke/load"
 )
@@ -330,4 +331,37 @@ func processCPUTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ts.Nano())
+}
+
+// nodeSkews is the round skew across nodes over the run (a run on
+// Kubernetes whose pods span nodes): the target controller's NodeSkews
+// in the latest snapshot of its counters, which count every round since
+// its agent started; nil where no snapshot has them.
+func (r *Runner) nodeSkews(points []*measuredPoint) []report.NodeSkew {
+	var latest *wire.Stats
+	consider := func(samples []*sample) {
+		for _, s := range samples {
+			if st := s.after[r.opts.Target]; st != nil && len(st.NodeSkews) > 0 && (latest == nil || st.TakenUnixNS > latest.TakenUnixNS) {
+				latest = st
+			}
+		}
+	}
+	consider(r.base)
+	for _, p := range points {
+		consider(p.samples)
+		consider(p.truth)
+	}
+	if latest == nil {
+		return nil
+	}
+	us := func(ns int64) float64 { return float64(ns) / 1e3 }
+	var out []report.NodeSkew
+	for _, k := range latest.NodeSkews {
+		out = append(out, report.NodeSkew{Node: k.Node, Rounds: k.Rounds, Missing: k.Missing, Capped: k.Capped, Timed: k.Timed, Refrozen: k.Refrozen,
+			StartP50US: us(k.StartP50NS), StartP99US: us(k.StartP99NS), StartMaxUS: us(k.StartMaxNS),
+			EndP50US: us(k.EndP50NS), EndP99US: us(k.EndP99NS), EndMaxUS: us(k.EndMaxNS),
+			LateStartP50US: us(k.LateStartP50NS), LateEndP50US: us(k.LateEndP50NS),
+			LongerP1US: us(k.LongerP1NS), LongerP50US: us(k.LongerP50NS), LongerP99US: us(k.LongerP99NS), Lost: k.Lost})
+	}
+	return out
 }

@@ -190,3 +190,21 @@ func TestUpgradeAndCoverage(t *testing.T) {
 		})
 	}
 }
+
+// A record of a run across nodes renders its round skews under its
+// tables; a record without them renders none.
+func TestRenderSkews(t *testing.T) {
+	rec := Record{Benchmark: "multinode", Date: time.Date(2026, 11, 28, 13, 0, 0, 0, time.UTC),
+		Rows: []Row{{Config: "demo #1", Target: "cart", Variant: "spread", ReductionUS: 300, TrueRPS: 700, PredictedRPS: 680, Flags: []string{}}}}
+	rec.Summarize()
+	if page := RenderAccuracy([]Record{rec}); strings.Contains(page, "Round skew") {
+		t.Fatalf("a record without skews renders a skew table:\n%s", page)
+	}
+	rec.Skews = SkewsOf("demo #1", []report.NodeSkew{{Node: "slowpoke-n2", Rounds: 1023, StartP50US: 678, StartP99US: 13077, EndP50US: 2207, EndP99US: 19438, LongerP50US: 967, Timed: 363, Refrozen: 2}})
+	page := RenderAccuracy([]Record{rec})
+	for _, want := range []string{"Round skew across nodes", "| demo #1 | slowpoke-n2 | 1023 | 0 | 678 | 13077 | 2207 | 19438 | +967 | 363 | 2 |"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
+	}
+}

@@ -105,6 +105,20 @@ func renderRecord(b *strings.Builder, r *Record) {
 		}
 		fmt.Fprintf(b, "| %s | %d | %.2f%% | %s | %+.2f%% | %.2f%% | %s |\n", s.Variant, s.Points, s.RMSEPct, nom, s.MeanPct, s.MaxAbsPct, cov)
 	}
+	renderSkews(b, r.Skews)
+}
+
+// renderSkews writes a record's round skews across nodes, if any.
+func renderSkews(b *strings.Builder, skews []Skew) {
+	if len(skews) == 0 {
+		return
+	}
+	b.WriteString("\nRound skew across nodes (µs; from the target's node, every round of the run; longer: how much longer the node's freezes lasted, signed):\n\n")
+	b.WriteString("| configuration | node | rounds | unreported | freeze start p50 | p99 | thaw p50 | p99 | longer p50 | ended by its timer | refrozen |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, k := range skews {
+		fmt.Fprintf(b, "| %s | %s | %d | %d | %.0f | %.0f | %.0f | %.0f | %+.0f | %d | %d |\n", k.Config, k.Node, k.Rounds, k.Missing,
+			k.StartP50US, k.StartP99US, k.EndP50US, k.EndP99US, k.LongerP50US, k.Timed, k.Refrozen)
+	}
 }
 
 type pointKey struct {

@@ -126,8 +126,41 @@ type Results struct {
 	Coverage *Coverage `json:"interval_coverage,omitempty"`
 	// Plateau says where the gains stop, when some points are
 	// shared-bound (ApplyPlateau); nil otherwise.
-	Plateau  *Plateau `json:"plateau,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Plateau *Plateau `json:"plateau,omitempty"`
+	// NodeSkews, for a run on Kubernetes whose pods span nodes, is how far
+	// each other node froze and thawed its pods from the target's node,
+	// over every round of the run; nil otherwise.
+	NodeSkews []NodeSkew `json:"node_skews,omitempty"`
+	Warnings  []string   `json:"warnings,omitempty"`
+}
+
+// NodeSkew is one other node's round skew over a run (Results.NodeSkews):
+// the absolute differences, in µs, between when it and the target's node
+// froze (start) and thawed (end) their pods for the same round, and
+// signed ones (late: it later than the target's node; longer: its freeze
+// longer).
+type NodeSkew struct {
+	Node       string  `json:"node"`
+	Rounds     int     `json:"rounds"`
+	Missing    int     `json:"missing,omitempty"`  // rounds it did not report
+	Capped     int     `json:"capped,omitempty"`   // freezes its own cap ended
+	Timed      int     `json:"timed,omitempty"`    // freezes its own timer ended at the length asked
+	Refrozen   int     `json:"refrozen,omitempty"` // frozen again for a lengthening that came after its timer thawed
+	StartP50US float64 `json:"start_p50_us"`
+	StartP99US float64 `json:"start_p99_us"`
+	StartMaxUS float64 `json:"start_max_us"`
+	EndP50US   float64 `json:"end_p50_us"`
+	EndP99US   float64 `json:"end_p99_us"`
+	EndMaxUS   float64 `json:"end_max_us"`
+
+	LateStartP50US float64 `json:"late_start_p50_us"`
+	LateEndP50US   float64 `json:"late_end_p50_us"`
+	LongerP1US     float64 `json:"longer_p1_us"`
+	LongerP50US    float64 `json:"longer_p50_us"`
+	LongerP99US    float64 `json:"longer_p99_us"`
+	// Lost says why the target's agent lost this node's agent ("": it
+	// did not).
+	Lost string `json:"lost,omitempty"`
 }
 
 // Settings records how the experiment was run.
