@@ -373,7 +373,8 @@ func (m *mnEnv) agentPredict(t *testing.T, oneNode bool) (string, []float64) {
 // on slowpoke-n1 by its agent for cart's rounds on slowpoke-n2, thaws
 // within the cap (its agent's own timer) and is not frozen again; the run
 // ends with an error; once the network is back, restore finds nothing to
-// change and no pod of the application restarted.
+// change and no pod of the application restarted. $SLOWPOKE_MULTINODE_FAULT_TRIALS
+// trials (1 by default), subtests trial-i, as TestKubeMultiNodeFaults.
 func TestKubeMultiNodeAgentPartition(t *testing.T) {
 	m := setupMultiNode(t)
 	t.Setenv("SLOWPOKE_TEST_KUBECONFIG", filepath.Join(m.dir, "kubeconfig"))
@@ -631,8 +632,10 @@ func TestKubeMultiNodeDemo(t *testing.T) {
 	}
 }
 
-// TestKubeMultiNodeFaults: faults across nodes on the spread demo, one
-// trial each (issue 44's step 4), each mid-pause, with other services'
+// TestKubeMultiNodeFaults: faults across nodes on the spread demo,
+// $SLOWPOKE_MULTINODE_FAULT_TRIALS trials each (1 by default; subtests
+// fault/trial-i, a summary in $SLOWPOKE_MULTINODE_FAULT_OUT: see
+// kube_multinode_faultlog_test.go) (issue 44's step 4), each mid-pause, with other services'
 // pods frozen on both nodes: slowpoke-n1's agent SIGKILLed (its
 // watchdog thaws its node's pods, the target's rounds lose that node);
 // the orchestrator SIGKILLed (every agent's lease lapses); a pod of cart,
