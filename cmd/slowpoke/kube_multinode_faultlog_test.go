@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -92,11 +93,14 @@ func (l *mnFaultLog) write(dir, name string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(l.trials, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the run's error keeps its "->"
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(l.trials); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, name+".json"), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), b.Bytes(), 0o644); err != nil {
 		return err
 	}
 	var md strings.Builder
