@@ -373,100 +373,114 @@ func (m *mnEnv) agentPredict(t *testing.T, oneNode bool) (string, []float64) {
 // on slowpoke-n1 by its agent for cart's rounds on slowpoke-n2, thaws
 // within the cap (its agent's own timer) and is not frozen again; the run
 // ends with an error; once the network is back, restore finds nothing to
-// change and no pod of the application restarted.
+// change and no pod of the application restarted. $SLOWPOKE_MULTINODE_FAULT_TRIALS
+// trials (1 by default), subtests trial-i, as TestKubeMultiNodeFaults.
 func TestKubeMultiNodeAgentPartition(t *testing.T) {
 	m := setupMultiNode(t)
 	t.Setenv("SLOWPOKE_TEST_KUBECONFIG", filepath.Join(m.dir, "kubeconfig"))
 	const dir = "testdata/kube-multinode"
 	spec := filepath.Join(dir, "app.yaml")
 	e := setupKubeApp(t, filepath.Join(dir, "deployments.yaml"), spec)
-	before := e.podState(t)
-	list, err := e.client.CoreV1().Pods("slowpoke-multinode-app").List(context.Background(), metav1.ListOptions{LabelSelector: "app=frontend"})
-	if err != nil || len(list.Items) != 1 {
-		t.Fatalf("frontend's pods: %v, %v", list, err)
-	}
-	state := filepath.Join(m.podCgroup(t, &list.Items[0]), "freezer.state")
-	frozen := func() bool { b, _ := os.ReadFile(state); return strings.TrimSpace(string(b)) != "THAWED" }
+	trials := faultTrials(t)
+	flog := newFaultLog(t)
+	for i := 1; i <= trials; i++ {
+		t.Run(fmt.Sprintf("trial-%d", i), func(t *testing.T) {
+			r := flog.trial(t, "partition", i)
+			before := e.podState(t)
+			list, err := e.client.CoreV1().Pods("slowpoke-multinode-app").List(context.Background(), metav1.ListOptions{LabelSelector: "app=frontend"})
+			if err != nil || len(list.Items) != 1 {
+				t.Fatalf("frontend's pods: %v, %v", list, err)
+			}
+			state := filepath.Join(m.podCgroup(t, &list.Items[0]), "freezer.state")
+			frozen := func() bool { b, _ := os.ReadFile(state); return strings.TrimSpace(string(b)) != "THAWED" }
 
-	const maxPause = 300 * time.Millisecond
-	cmd := e.command("predict", "-f", spec, "--target", "cart", "--kube-mode", "agent", "--reduce", "50%",
-		"--duration", "60s", "--reps", "1", "--max-reps", "1", "--max-pause", maxPause.String(), "--out", t.TempDir())
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+			const maxPause = 300 * time.Millisecond
+			cmd := e.command("predict", "-f", spec, "--target", "cart", "--kube-mode", "agent", "--reduce", "50%",
+				"--duration", "60s", "--reps", "1", "--max-reps", "1", "--max-pause", maxPause.String(), "--out", t.TempDir())
+			stderr := &lockedBuffer{}
+			cmd.Stderr = stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var runErr error
+			exited := make(chan struct{})
+			go func() { runErr = cmd.Wait(); close(exited) }()
+			t.Cleanup(func() {
+				select {
+				case <-exited:
+				default:
+					cmd.Process.Kill()
+					<-exited
+				}
+			})
+			waitUntil(t, "frontend frozen on slowpoke-n1 by cart's rounds", 2*time.Minute, frozen, stderr)
+			r.Frozen, r.LeaseS = 1, maxPause.Seconds()
+			link := "spmn-v1"
+			if out, err := exec.Command("ip", "link", "set", link, "down").CombinedOutput(); err != nil {
+				t.Fatalf("ip link set %s down: %v %s", link, err, out)
+			}
+			cut := time.Now()
+			up := func() { exec.Command("ip", "link", "set", link, "up").Run() }
+			t.Cleanup(up)
+			waitUntil(t, "frontend thawed after the cut", 5*time.Second, func() bool { return !frozen() }, stderr)
+			thawed := time.Since(cut)
+			r.ThawedS, r.Within = thawed.Seconds(), thawed <= maxPause+200*time.Millisecond
+			t.Logf("network cut mid-pause: frontend thawed %v after the cut (cap %v)", thawed.Round(time.Millisecond), maxPause)
+			if thawed > maxPause+200*time.Millisecond {
+				t.Errorf("frontend thawed %v after the cut: over its cap %v", thawed, maxPause)
+			}
+			for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+				if frozen() {
+					t.Fatal("frontend frozen again with the network cut")
+				}
+			}
+			// The partition lasts past the lease (10 s), then heals: the target's
+			// agent has lost slowpoke-n1's by then, and the run ends with an
+			// error once it can tear down (slowpoke-n1's kubelet must reach the
+			// API server for its agent's pod to go).
+			time.Sleep(15 * time.Second)
+			up()
+			select {
+			case <-exited:
+			case <-time.After(3 * time.Minute):
+				t.Fatalf("predict still runs 3 minutes after the network came back\n%s", stderr.String())
+			}
+			ended := time.Since(cut)
+			if runErr == nil {
+				t.Errorf("predict succeeded with the network cut\n%s", stderr.String())
+			}
+			last := strings.TrimSpace(stderr.String())
+			if i := strings.LastIndex(last, "\n"); i >= 0 {
+				last = last[i+1:]
+			}
+			r.RunError, r.NamesNode = last, strings.Contains(last, "slowpoke-n1")
+			t.Logf("the run ended %v after the cut: %s", ended.Round(time.Second), last)
+			if !r.NamesNode {
+				t.Errorf("the run's error does not name the node slowpoke-n1:\n%s", stderr.String())
+			}
+			// The network back: nothing left to restore, nothing frozen, no pod
+			// restarted.
+			waitUntil(t, "slowpoke-n1 reachable again", time.Minute, func() bool {
+				c, err := net.DialTimeout("tcp", "10.255.0.11:10250", time.Second) // its kubelet
+				if err == nil {
+					c.Close()
+				}
+				return err == nil
+			}, stderr)
+			out, err := e.command("restore", "-f", spec).CombinedOutput()
+			t.Logf("restore: %v\n%s", err, out)
+			r.Restore = restoreSummary(string(out))
+			if err != nil {
+				t.Errorf("restore after the partition: %v", err)
+			}
+			if frozen() {
+				t.Error("frontend frozen after the run")
+			}
+			r.Restarted = podsRestarted(before, e.podState(t))
+			e.checkUntouched(t, before)
+
+		})
 	}
-	var runErr error
-	exited := make(chan struct{})
-	go func() { runErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			cmd.Process.Kill()
-			<-exited
-		}
-	})
-	waitUntil(t, "frontend frozen on slowpoke-n1 by cart's rounds", 2*time.Minute, frozen, stderr)
-	link := "spmn-v1"
-	if out, err := exec.Command("ip", "link", "set", link, "down").CombinedOutput(); err != nil {
-		t.Fatalf("ip link set %s down: %v %s", link, err, out)
-	}
-	cut := time.Now()
-	up := func() { exec.Command("ip", "link", "set", link, "up").Run() }
-	t.Cleanup(up)
-	waitUntil(t, "frontend thawed after the cut", 5*time.Second, func() bool { return !frozen() }, stderr)
-	thawed := time.Since(cut)
-	t.Logf("network cut mid-pause: frontend thawed %v after the cut (cap %v)", thawed.Round(time.Millisecond), maxPause)
-	if thawed > maxPause+200*time.Millisecond {
-		t.Errorf("frontend thawed %v after the cut: over its cap %v", thawed, maxPause)
-	}
-	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-		if frozen() {
-			t.Fatal("frontend frozen again with the network cut")
-		}
-	}
-	// The partition lasts past the lease (10 s), then heals: the target's
-	// agent has lost slowpoke-n1's by then, and the run ends with an
-	// error once it can tear down (slowpoke-n1's kubelet must reach the
-	// API server for its agent's pod to go).
-	time.Sleep(15 * time.Second)
-	up()
-	select {
-	case <-exited:
-	case <-time.After(3 * time.Minute):
-		t.Fatalf("predict still runs 3 minutes after the network came back\n%s", stderr.String())
-	}
-	ended := time.Since(cut)
-	if runErr == nil {
-		t.Errorf("predict succeeded with the network cut\n%s", stderr.String())
-	}
-	last := strings.TrimSpace(stderr.String())
-	if i := strings.LastIndex(last, "\n"); i >= 0 {
-		last = last[i+1:]
-	}
-	t.Logf("the run ended %v after the cut: %s", ended.Round(time.Second), last)
-	if !strings.Contains(last, "slowpoke-n1") {
-		t.Errorf("the run's error does not name the node slowpoke-n1:\n%s", stderr.String())
-	}
-	// The network back: nothing left to restore, nothing frozen, no pod
-	// restarted.
-	waitUntil(t, "slowpoke-n1 reachable again", time.Minute, func() bool {
-		c, err := net.DialTimeout("tcp", "10.255.0.11:10250", time.Second) // its kubelet
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}, stderr)
-	out, err := e.command("restore", "-f", spec).CombinedOutput()
-	t.Logf("restore: %v\n%s", err, out)
-	if err != nil {
-		t.Errorf("restore after the partition: %v", err)
-	}
-	if frozen() {
-		t.Error("frontend frozen after the run")
-	}
-	e.checkUntouched(t, before)
 }
 
 // The demo spread over the multi-node cluster (TestKubeMultiNodeDemo and
@@ -618,8 +632,10 @@ func TestKubeMultiNodeDemo(t *testing.T) {
 	}
 }
 
-// TestKubeMultiNodeFaults: faults across nodes on the spread demo, one
-// trial each (issue 44's step 4), each mid-pause, with other services'
+// TestKubeMultiNodeFaults: faults across nodes on the spread demo,
+// $SLOWPOKE_MULTINODE_FAULT_TRIALS trials each (1 by default; subtests
+// fault/trial-i, a summary in $SLOWPOKE_MULTINODE_FAULT_OUT: see
+// kube_multinode_faultlog_test.go) (issue 44's step 4), each mid-pause, with other services'
 // pods frozen on both nodes: slowpoke-n1's agent SIGKILLed (its
 // watchdog thaws its node's pods, the target's rounds lose that node);
 // the orchestrator SIGKILLed (every agent's lease lapses); a pod of cart,
@@ -645,7 +661,17 @@ func TestKubeMultiNodeFaults(t *testing.T) {
 		}
 		return string(out)
 	}
-	t.Run("agent-killed", func(t *testing.T) {
+	trials := faultTrials(t)
+	flog := newFaultLog(t)
+	// each runs fault's trials, subtests fault/trial-i.
+	each := func(fault string, trial func(t *testing.T, r *mnFaultTrial)) {
+		t.Run(fault, func(t *testing.T) {
+			for i := 1; i <= trials; i++ {
+				t.Run(fmt.Sprintf("trial-%d", i), func(t *testing.T) { trial(t, flog.trial(t, fault, i)) })
+			}
+		})
+	}
+	each("agent-killed", func(t *testing.T, r *mnFaultTrial) {
 		before := e.podState(t)
 		cmd, stderr := m.startSpreadPredict(t, e)
 		agents, err := e.client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: kube.LabelAgent, FieldSelector: "spec.nodeName=slowpoke-n1"})
@@ -654,11 +680,13 @@ func TestKubeMultiNodeFaults(t *testing.T) {
 		}
 		pid := agentProcess(t, string(agents.Items[0].UID))
 		frozen := waitFrozen(t)
+		r.Frozen, r.LeaseS = frozen, kube.DefaultLease.Seconds()
 		killed := time.Now()
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatalf("SIGKILL slowpoke-n1's agent (PID %d): %v", pid, err)
 		}
 		thawed := waitThawed(t, killed, kube.DefaultLease, nil, stderr)
+		r.ThawedS, r.Within = thawed.Seconds(), thawed <= kube.DefaultLease
 		t.Logf("slowpoke-n1's agent SIGKILLed with %d pods frozen: all thawed %v after", frozen, thawed.Round(time.Millisecond))
 		if thawed > kube.DefaultLease {
 			t.Errorf("thawed %v after the kill: past the lease (%v)", thawed, kube.DefaultLease)
@@ -666,36 +694,47 @@ func TestKubeMultiNodeFaults(t *testing.T) {
 		if err := waitExit(cmd, 3*time.Minute); err == nil {
 			t.Errorf("the run succeeded with slowpoke-n1's agent killed\n%s", stderr.String())
 		}
-		t.Logf("the run ended %v after the kill: %s", time.Since(killed).Round(time.Second), lastLine(stderr.String()))
-		if !strings.Contains(lastLine(stderr.String()), "slowpoke-n1") {
+		r.RunError = lastLine(stderr.String())
+		r.NamesNode = strings.Contains(r.RunError, "slowpoke-n1")
+		t.Logf("the run ended %v after the kill: %s", time.Since(killed).Round(time.Second), r.RunError)
+		if !r.NamesNode {
 			t.Errorf("the run's error does not name the node slowpoke-n1:\n%s", stderr.String())
 		}
-		t.Logf("restore:\n%s", restore(t))
+		out := restore(t)
+		r.Restore = restoreSummary(out)
+		t.Logf("restore:\n%s", out)
+		r.Restarted = podsRestarted(before, e.podState(t))
 		e.checkUntouched(t, before)
 	})
-	t.Run("orchestrator-killed", func(t *testing.T) {
+	each("orchestrator-killed", func(t *testing.T, r *mnFaultTrial) {
 		before := e.podState(t)
 		cmd, stderr := m.startSpreadPredict(t, e)
 		frozen := waitFrozen(t)
+		r.Frozen, r.LeaseS = frozen, kube.DefaultLease.Seconds()
 		killed := time.Now()
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 		thawed := waitThawed(t, killed, kube.DefaultLease+5*time.Second, nil, stderr)
+		r.ThawedS, r.Within = thawed.Seconds(), thawed <= kube.DefaultLease+time.Second
 		t.Logf("orchestrator SIGKILLed with %d pods frozen: all thawed %v after (lease %v)", frozen, thawed.Round(time.Millisecond), kube.DefaultLease)
 		if thawed > kube.DefaultLease+time.Second {
 			t.Errorf("thawed %v after the kill: past the lease (%v)", thawed, kube.DefaultLease)
 		}
 		out := restore(t)
+		r.Restore = restoreSummary(out)
 		t.Logf("restore:\n%s", out)
 		if !strings.Contains(out, "deleted the node agents") {
 			t.Errorf("restore did not delete the killed run's agents")
 		}
 		if out := restore(t); !strings.Contains(out, "nothing to restore") {
 			t.Errorf("a second restore found something to change:\n%s", out)
+		} else {
+			r.Restore += "; a second: " + restoreSummary(out)
 		}
+		r.Restarted = podsRestarted(before, e.podState(t))
 		e.checkUntouched(t, before)
 	})
-	t.Run("target-pod-deleted", func(t *testing.T) {
+	each("target-pod-deleted", func(t *testing.T, r *mnFaultTrial) {
 		before := e.podState(t)
 		cmd, stderr := m.startSpreadPredict(t, e)
 		var victim corev1.Pod
@@ -708,11 +747,13 @@ func TestKubeMultiNodeFaults(t *testing.T) {
 			t.Fatal("no cart pod on slowpoke-n2")
 		}
 		frozen := waitFrozen(t)
+		r.Frozen, r.LeaseS = frozen, kube.DefaultLease.Seconds()
 		deleted := time.Now()
 		if err := e.client.CoreV1().Pods(ns).Delete(context.Background(), victim.Name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		thawed := waitThawed(t, deleted, kube.DefaultLease, nil, stderr)
+		r.ThawedS, r.Within = thawed.Seconds(), thawed <= kube.DefaultLease
 		t.Logf("cart's pod on slowpoke-n2 deleted with %d pods frozen: all thawed %v after", frozen, thawed.Round(time.Millisecond))
 		if thawed > kube.DefaultLease {
 			t.Errorf("thawed %v after the deletion: past the lease (%v)", thawed, kube.DefaultLease)
@@ -720,11 +761,15 @@ func TestKubeMultiNodeFaults(t *testing.T) {
 		if err := waitExit(cmd, 3*time.Minute); err == nil {
 			t.Errorf("the run succeeded with a pod of its target deleted\n%s", stderr.String())
 		}
-		t.Logf("the run ended %v after the deletion: %s", time.Since(deleted).Round(time.Second), lastLine(stderr.String()))
-		if !strings.Contains(stderr.String(), "on node slowpoke-n2") {
+		r.RunError = lastLine(stderr.String())
+		r.NamesNode = strings.Contains(stderr.String(), "on node slowpoke-n2")
+		t.Logf("the run ended %v after the deletion: %s", time.Since(deleted).Round(time.Second), r.RunError)
+		if !r.NamesNode {
 			t.Errorf("the run's error does not name the node slowpoke-n2:\n%s", stderr.String())
 		}
-		if out := restore(t); !strings.Contains(out, "nothing to restore") {
+		out := restore(t)
+		r.Restore = restoreSummary(out)
+		if !strings.Contains(out, "nothing to restore") {
 			t.Errorf("restore after the run found something to change:\n%s", out)
 		}
 		// The deleted pod replaced; every other as it was.
@@ -738,6 +783,7 @@ func TestKubeMultiNodeFaults(t *testing.T) {
 			}
 		}
 		t.Logf("cart's deleted pod replaced by %v", repl)
+		r.Restarted = podsRestarted(before, e.podState(t))
 		e.checkUntouched(t, before)
 	})
 }
