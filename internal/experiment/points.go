@@ -333,12 +333,10 @@ func (r *Runner) controllersCPU(s *sample) float64 {
 //   - with OverheadCorrection, the controllers' CPU per request outside
 //     stops: every round wakes every controller to receive it, to stop its
 //     service at the lead and to continue it;
-//
 //   - unless NoGrowthCorrection, the paused services' own CPU per request:
 //     stopped and continued every few milliseconds, they do more work per
 //     request than when they run undisturbed (3-8% more at 80% on 10 of
-//     the 12 subset configurations; docs/method.md).
-//
+//     the 12 subset configurations; docs/method.md);
 //   - unless NoIdleCorrection, under shared placement with held cores,
 //     where the paused services bound the run (the target busy on less
 //     than targetBindsBusy of its cores), the shared cores' idle time per
