@@ -138,7 +138,7 @@ func benchPauseCost(args []string) int {
 }
 
 // parseVariants reads bench methods' --methods: comma-separated
-// method[/batch|/pause-cap][/nogrowth][/short|/long=cap][/cpu]; each
+// method[/batch|/pause-cap][/nogrowth][/noidle][/nominal][/nostarve][/short|/long=cap][/cpu]; each
 // variant's tuning starts from base, the run's.
 func parseVariants(list string, base experiment.Tuning) ([]experiment.Variant, error) {
 	const form = "method[/batch|/pause-cap][/nogrowth][/noidle][/nominal][/nostarve][/short|/long=cap][/cpu]"

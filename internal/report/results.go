@@ -260,9 +260,11 @@ type Point struct {
 	Batch        int     `json:"batch"`         // target calls per pause round
 	// OverheadUS is the time per request taken off each slowdown run
 	// before predicting, per shared core: unless --no-growth-correction, the
-	// non-target services' CPU above the baseline's and, with
-	// --overhead-correction, the controllers' CPU above the baseline's
-	// (median over runs).
+	// non-target services' CPU above the baseline's; with
+	// --overhead-correction, the controllers' CPU above the baseline's;
+	// unless --no-idle-correction, under shared placement with held cores
+	// where the paused services bound the run, the shared cores' idle time
+	// (median over runs, before the target's demand caps it).
 	OverheadUS    float64   `json:"overhead_us"`
 	SlowdownRPS   float64   `json:"slowdown_rps"` // median measured throughput with pauses
 	SlowdownRuns  []float64 `json:"slowdown_runs"`

@@ -115,7 +115,7 @@ func pointCells(p Point, baseRPS float64) (row []string, raw string) {
 	return append(row, pred, IntervalText(p), speedup, fmt.Sprintf("%.1f%%", p.SpreadPct), delayCell(p), correctionCell(p)), raw
 }
 
-// correctionCell is the time per request the growth correction took off
+// correctionCell is the time per request the growth and idle corrections took off
 // p's slowdown runs before predicting (overhead_us), "-" for none.
 func correctionCell(p Point) string {
 	if p.OverheadUS <= 0 {
