@@ -283,6 +283,10 @@ func TestIdleCorrection(t *testing.T) {
 		{"others bound", 0.6, 0, false, withIdle, withoutIdle, 0},
 		{"others bound, correction off", 0.6, 0, true, withoutIdle, 0, withIdle},
 		{"target bound", 0.97, 0, false, nominal, 0, 0},
+		// Idle 900 ms, 1.8 ms a request: the target's demand (0.6 s of CPU
+		// over 500 requests) caps what comes off at 0.8 ms, and
+		// overhead_us says so, not the 1.8 ms asked.
+		{"capped by the target", 0.6, 0, false, 1 / (1.2e-3 - 0.48e-3), 0, 0},
 		// Neither the target nor the shared cores bound the baseline:
 		// something else sets the pace, and the idle time may be its.
 		{"baseline bound by neither", 0.6, 300 * time.Millisecond, false, withoutIdle, 0, withIdle},
@@ -301,15 +305,22 @@ func TestIdleCorrection(t *testing.T) {
 			s.after["t"].PauseHeldCPUNS = int64(240 * time.Millisecond)
 			s.after["t"].Service, s.before["t"].Service = "t", "t"
 			s.idle = 100 * time.Millisecond
-			if free, want := r.idleFree(s, r.insertedDelay(s, d)), 500*1000.0/900; math.Abs(free-want) > 1e-6*want {
+			wantOverhead := 200.0 // µs, the idle time a request
+			if tt.name == "capped by the target" {
+				s.idle, wantOverhead = 900*time.Millisecond, 800
+			}
+			if free, want := r.idleFree(s, r.insertedDelay(s, d)), 500*1000.0/(1000-s.idle.Seconds()*1000); math.Abs(free-want) > 1e-6*want {
 				t.Fatalf("idleFree = %.2f, want %.2f", free, want)
 			}
 			p := r.point(d, &pointRuns{sd: *s.slowdown, samples: []*sample{s}}, nil)
 			near := func(a, b float64) bool { return math.Abs(a-b) < 1e-6*b }
+			if corrected := tt.pred == withIdle || tt.name == "capped by the target"; corrected && math.Abs(p.OverheadUS-wantOverhead) > 1e-3 {
+				t.Errorf("overhead_us %.1f, want %.1f, the correction applied", p.OverheadUS, wantOverhead)
+			}
 			switch {
 			case !near(p.PredictedRPS, tt.pred):
 				t.Errorf("prediction %.1f, want %.1f", p.PredictedRPS, tt.pred)
-			case tt.high == 0 && p.IntervalHighRPS >= 1/(2e-3-2*0.2e-3-0.48e-3):
+			case tt.high == 0 && tt.name != "capped by the target" && p.IntervalHighRPS >= 1/(2e-3-2*0.2e-3-0.48e-3):
 				t.Errorf("interval [%.1f, %.1f] takes in the idle time twice (idle-free on top of the correction)", p.IntervalLowRPS, p.IntervalHighRPS)
 			case tt.low > 0 && p.IntervalLowRPS > tt.low*(1+1e-6):
 				t.Errorf("interval [%.1f, %.1f] leaves out the prediction without the idle correction, %.1f", p.IntervalLowRPS, p.IntervalHighRPS, tt.low)

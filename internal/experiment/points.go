@@ -395,6 +395,18 @@ func (r *Runner) baseBound() bool {
 	return len(r.base) > 0 && (medianOf(r.base, r.targetBusy) >= idleBaseTargetBusy || medianOf(r.base, r.sharedIdlePct) < sharedBoundIdlePct)
 }
 
+// appliedOverhead is what roundOverhead took off s's time per request
+// (seconds), after the target's demand capped it (model.WithoutOverhead):
+// a run the target nearly bound may idle its shared cores half the time,
+// and the cap takes off only what the target allows.
+func (r *Runner) appliedOverhead(s *sample) float64 {
+	tvs := s.res.Throughput
+	if !(tvs > 0) {
+		return 0
+	}
+	return max(0, 1/tvs-1/model.WithoutOverhead(tvs, r.roundOverhead(s), r.targetDemand(s)))
+}
+
 // overheadFor is roundOverhead with the cores read as one pool (keep
 // placement, see Runner.pool) or not.
 func (r *Runner) overheadFor(s *sample, pool bool) float64 {
@@ -617,7 +629,7 @@ func (r *Runner) summarizeRuns(p *report.Point, samples []*sample, t *roundTally
 	p.Diagnostics.OthersCPUUS = medianOf(samples, r.othersCPU)
 	p.Diagnostics.PausedWorkUS = medianOf(samples, r.pausedWork)
 	p.Diagnostics.ControllersCPUUS = medianOf(samples, r.controllersCPU)
-	p.OverheadUS = 1e6 * medianOf(samples, r.roundOverhead)
+	p.OverheadUS = 1e6 * medianOf(samples, r.appliedOverhead)
 	p.Diagnostics.SharedIdlePct = medianOf(samples, r.sharedIdlePct)
 	p.Diagnostics.RoundDelayUS = report.Median(t.delays)
 	p.Diagnostics.StopLateMinUS, p.Diagnostics.StopLateMaxUS = report.Median(t.lateMin), report.Median(t.lateMax)

@@ -264,7 +264,8 @@ type Point struct {
 	// --overhead-correction, the controllers' CPU above the baseline's;
 	// unless --no-idle-correction, under shared placement with held cores
 	// where the paused services bound the run, the shared cores' idle time
-	// (median over runs, before the target's demand caps it).
+	// (what was taken off, after the target's demand capped it; median over
+	// runs).
 	OverheadUS    float64   `json:"overhead_us"`
 	SlowdownRPS   float64   `json:"slowdown_rps"` // median measured throughput with pauses
 	SlowdownRuns  []float64 `json:"slowdown_runs"`
