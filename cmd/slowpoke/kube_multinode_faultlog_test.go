@@ -27,19 +27,18 @@ import (
 
 // mnFaultTrial is one trial's record.
 type mnFaultTrial struct {
-	Fault       string  `json:"fault"`
-	Trial       int     `json:"trial"`
-	Frozen      int     `json:"frozen_at_fault"`          // pods frozen when the fault struck
-	ThawedS     float64 `json:"thawed_after_s"`           // until every pod was thawed; -1 if never seen
-	LeaseS      float64 `json:"lease_s"`                  // the bound the trial checks (the lease, or the partition's cap)
-	Within      bool    `json:"within_lease"`             // thawed within it
-	RunError    string  `json:"run_error"`                // the run's last line (empty where the run was killed)
-	NamesNode   bool    `json:"run_error_names_node_pod"` // that line names the node (or pod)
-	Restore     string  `json:"restore"`                  // what slowpoke restore found
-	Restarted   bool    `json:"app_pod_restarted"`        // any application pod restarted (the deleted one aside)
-	NothingLeft bool    `json:"nothing_left"`             // the trial's checks all passed: nothing frozen, no agent, no change
-	TrialS      float64 `json:"trial_s"`                  // the trial's wall time
-	Passed      bool    `json:"passed"`                   // the subtest passed
+	Fault     string  `json:"fault"`
+	Trial     int     `json:"trial"`
+	Frozen    int     `json:"frozen_at_fault"`          // pods frozen when the fault struck
+	ThawedS   float64 `json:"thawed_after_s"`           // until every pod was thawed; -1 if never seen
+	LeaseS    float64 `json:"lease_s"`                  // the bound the trial checks (the lease, or the partition's cap)
+	Within    bool    `json:"within_lease"`             // thawed within it
+	RunError  string  `json:"run_error"`                // the run's last line (empty where the run was killed)
+	NamesNode bool    `json:"run_error_names_node_pod"` // that line names the node (or pod)
+	Restore   string  `json:"restore"`                  // what slowpoke restore found
+	Restarted bool    `json:"app_pod_restarted"`        // any application pod restarted (the deleted one aside)
+	TrialS    float64 `json:"trial_s"`                  // the trial's wall time
+	Passed    bool    `json:"passed"`                   // the subtest passed: every check, nothing frozen, no agent, no change
 }
 
 // mnFaultLog collects a test's trials and writes them out at its end.
@@ -81,7 +80,6 @@ func (l *mnFaultLog) trial(t *testing.T, fault string, i int) *mnFaultTrial {
 	t.Cleanup(func() {
 		r.TrialS = time.Since(start).Seconds()
 		r.Passed = !t.Failed()
-		r.NothingLeft = r.Passed
 		l.mu.Lock()
 		l.trials = append(l.trials, r)
 		l.mu.Unlock()
@@ -126,7 +124,7 @@ func (l *mnFaultLog) write(dir, name string) error {
 		}
 		k := tally[r.Fault]
 		k[1]++
-		if r.Within && r.NothingLeft {
+		if r.Within && r.Passed {
 			k[0]++
 		}
 		tally[r.Fault] = k

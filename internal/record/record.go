@@ -51,29 +51,17 @@ type Record struct {
 	Skews []Skew `json:"skews,omitempty"`
 }
 
-// Skew is one other node's round skew over one configuration's run
-// (report.NodeSkew), in µs.
+// Skew is one other node's round skew over one configuration's run.
 type Skew struct {
-	Config      string  `json:"config"`
-	Node        string  `json:"node"`
-	Rounds      int     `json:"rounds"`
-	Missing     int     `json:"missing,omitempty"`
-	StartP50US  float64 `json:"start_p50_us"`
-	StartP99US  float64 `json:"start_p99_us"`
-	EndP50US    float64 `json:"end_p50_us"`
-	EndP99US    float64 `json:"end_p99_us"`
-	LongerP50US float64 `json:"longer_p50_us"`
-	Timed       int     `json:"timed,omitempty"`
-	Refrozen    int     `json:"refrozen,omitempty"`
+	Config string `json:"config"`
+	report.NodeSkew
 }
 
 // SkewsOf is a run's round skews (report.Results.NodeSkews) for config.
 func SkewsOf(config string, skews []report.NodeSkew) []Skew {
 	var out []Skew
 	for _, k := range skews {
-		out = append(out, Skew{Config: config, Node: k.Node, Rounds: k.Rounds, Missing: k.Missing,
-			StartP50US: k.StartP50US, StartP99US: k.StartP99US, EndP50US: k.EndP50US, EndP99US: k.EndP99US,
-			LongerP50US: k.LongerP50US, Timed: k.Timed, Refrozen: k.Refrozen})
+		out = append(out, Skew{Config: config, NodeSkew: k})
 	}
 	return out
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"reflect"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -197,14 +196,9 @@ func (p *LatencyPoint) UnmarshalJSON(data []byte) error {
 	if p.Diagnostics != nil {
 		return nil
 	}
-	var d LatencyDiagnostics
-	if err := json.Unmarshal(data, &d); err != nil {
-		return err
-	}
-	if !reflect.ValueOf(d).IsZero() {
-		p.Diagnostics = &d
-	}
-	return nil
+	d, err := flatDiagnostics[LatencyDiagnostics](data)
+	p.Diagnostics = d
+	return err
 }
 
 // DefaultLatencyRequests is slowpoke latency's default --requests.

@@ -432,14 +432,20 @@ func (p *Point) UnmarshalJSON(data []byte) error {
 	if p.Diagnostics != nil {
 		return nil
 	}
-	var d PointDiagnostics
-	if err := json.Unmarshal(data, &d); err != nil {
-		return err
+	d, err := flatDiagnostics[PointDiagnostics](data)
+	p.Diagnostics = d
+	return err
+}
+
+// flatDiagnostics reads diagnostics of type T from a point written before
+// version 4, when they were fields of the point itself: nil where it had
+// none.
+func flatDiagnostics[T any](data []byte) (*T, error) {
+	var d T
+	if err := json.Unmarshal(data, &d); err != nil || reflect.ValueOf(d).IsZero() {
+		return nil, err
 	}
-	if !reflect.ValueOf(d).IsZero() {
-		p.Diagnostics = &d
-	}
-	return nil
+	return &d, nil
 }
 
 // Coverage is how often the points' 90% intervals held the truth: the
