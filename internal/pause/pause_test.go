@@ -299,14 +299,23 @@ func TestHolderBell(t *testing.T) {
 		}
 		time.Sleep(15 * time.Millisecond)
 	}
-	waitHolds(h, 20)
+	// Rounds rung while a hold is under way lengthen it: on a loaded
+	// machine a write can come before the last one's hold ended, so the
+	// holds may be fewer and longer than the writes. The rounds and the
+	// time asked are exact; the holds are waited for until the time held
+	// covers most of it.
+	for deadline := time.Now().Add(5 * time.Second); (h.Stats().Rounds < 39 || h.Stats().Held < 100*time.Millisecond) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	st := h.Stats()
 	t.Logf("%+v", st)
 	if st.Rounds != 39 || st.Requested != 39*4*time.Millisecond {
 		t.Errorf("rang 39 rounds of 4 ms, the holder counted %d rounds and %v", st.Rounds, st.Requested)
 	}
-	if st.Holds < 20 || st.Held < 100*time.Millisecond || st.Held > 300*time.Millisecond {
-		t.Errorf("%d holds, held %v in all; want 20 holds of 156 ms in all", st.Holds, st.Held)
+	// 20 writes of at most 12 ms each, 15 ms apart: a hold absorbs at most
+	// the writes that come during it.
+	if minHolds := uint64(20 * 15 * time.Millisecond / max(st.Longest, 15*time.Millisecond)); st.Holds < minHolds || st.Holds > 20 || st.Held < 100*time.Millisecond || st.Held > 300*time.Millisecond {
+		t.Errorf("%d holds (longest %v), held %v in all; want 20 holds of 156 ms in all, or at least %d where holds ran into later writes", st.Holds, st.Longest, st.Held, minHolds)
 	}
 	if st.BusyOver < st.Held/2 || st.BusyIn > st.BusyOver/4 {
 		t.Errorf("the child on the held core ran %v of %v held", st.BusyIn, st.BusyOver)
