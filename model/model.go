@@ -60,6 +60,28 @@ func WithoutOverhead(tVS, overhead, floor float64) float64 {
 	return 1 / inv
 }
 
+// PredictCorrected is PredictDelay with the rounds' own overhead (seconds
+// per request, see WithoutOverhead) taken off tVS first, its removal capped
+// after the delay comes off: the prediction never exceeds what the
+// optimized target's own demand allows, floor seconds per request (its
+// resource per request after the reduction, over its quota), nor falls
+// below the prediction without the correction. Capping tVS by the
+// original target's demand before the delay instead (WithoutOverhead)
+// lets a delay larger than the reduction carry the prediction past the
+// optimized target's capacity. A floor of 0 or less caps nothing.
+func PredictCorrected(tVS, overhead, delay, floor float64) (float64, error) {
+	plain, err := PredictDelay(tVS, delay)
+	if err != nil || !(overhead > 0) || math.IsInf(overhead, 0) {
+		return plain, err
+	}
+	inv := 1/tVS - delay
+	inv = min(inv, max(inv-overhead, floor))
+	if inv <= 0 {
+		return 0, ErrInfeasible
+	}
+	return 1 / inv, nil
+}
+
 // SlowdownFor is the inverse of Predict: the throughput a slowdown run should
 // measure if the optimized system runs at tOpt. Useful for checks and tests.
 func SlowdownFor(tOpt, d, c1, q1 float64) (float64, error) {

@@ -234,6 +234,38 @@ func TestWithoutOverhead(t *testing.T) {
 	}
 }
 
+func TestPredictCorrected(t *testing.T) {
+	const us = 1e-6
+	tests := []struct {
+		name                        string
+		tvs, overhead, delay, floor float64
+		want                        float64
+		err                         error
+	}{
+		{name: "no overhead", tvs: 500, delay: 400 * us, want: 1 / (2e-3 - 400*us)},
+		{name: "removed", tvs: 500, overhead: 100 * us, delay: 400 * us, want: 1 / (2e-3 - 500*us)},
+		{name: "optimized demand caps", tvs: 500, overhead: 500 * us, delay: 400 * us, floor: 1.3e-3, want: 1 / 1.3e-3},
+		// The target's demand 1.9 ms before the cut of 400 µs: capping
+		// before the delay would give 1/(1.9 ms - 500 µs), past the
+		// optimized target's 1/1.5 ms.
+		{name: "a delay past the cut", tvs: 500, overhead: 500 * us, delay: 500 * us, floor: 1.5e-3, want: 1 / 1.5e-3},
+		{name: "uncorrected past the cap stays", tvs: 500, overhead: 500 * us, delay: 700 * us, floor: 1.5e-3, want: 1 / 1.3e-3},
+		{name: "floor above the uncorrected prediction", tvs: 500, overhead: 100 * us, delay: 400 * us, floor: 1.7e-3, want: 1 / 1.6e-3},
+		{name: "no floor", tvs: 500, overhead: 1.5e-3, delay: 400 * us, want: 1 / 100e-6},
+		{name: "correction makes it infeasible", tvs: 500, overhead: 1.7e-3, delay: 400 * us, err: ErrInfeasible},
+		{name: "infeasible without it", tvs: 500, overhead: 100 * us, delay: 2e-3, err: ErrInfeasible},
+		{name: "negative overhead", tvs: 500, overhead: -1e-4, delay: 400 * us, want: 1 / 1.6e-3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := PredictCorrected(tt.tvs, tt.overhead, tt.delay, tt.floor)
+			if !errors.Is(err, tt.err) || math.Abs(got-tt.want) > 1e-9*math.Max(1, tt.want) {
+				t.Fatalf("PredictCorrected(%g, %g, %g, %g) = %g, %v; want %g, %v", tt.tvs, tt.overhead, tt.delay, tt.floor, got, err, tt.want, tt.err)
+			}
+		})
+	}
+}
+
 func TestDeployedBound(t *testing.T) {
 	const us = 1e-6
 	tests := []struct {

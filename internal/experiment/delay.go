@@ -189,28 +189,40 @@ func (r *Runner) poolCores() float64 {
 // predictWith is s's prediction for reduction d with delay seconds per
 // request taken off its throughput, its rounds' own overhead removed
 // first unless raw.
-func (r *Runner) predictWith(s *sample, delay float64, raw bool) (float64, error) {
-	return r.predictFrom(s, s.res.Throughput, delay, raw)
+func (r *Runner) predictWith(s *sample, in inserted, delay float64, raw bool) (float64, error) {
+	return r.predictFrom(s, s.res.Throughput, in, delay, raw)
 }
 
 // classic is s's prediction under keep placement had its cores not been
 // read as one pool: the delay the pauses inserted (the nominal one where
 // nothing was counted), the paused services' own growth taken off, the
-// target's demand over its q1 cores as the floor.
+// optimized target's demand over its q1 cores as the cap.
 func (r *Runner) classic(s *sample, in inserted) (float64, error) {
 	delay := in.nominal
 	if in.counted && in.measured > 0 {
 		delay = in.measured
 	}
-	return model.PredictDelay(model.WithoutOverhead(s.res.Throughput, r.overheadFor(s, false), r.targetDemandOver(s, r.prof.q1)), delay)
+	return model.PredictCorrected(s.res.Throughput, r.overheadFor(s, false), delay, r.targetDemandOver(s, r.prof.q1)-in.nominal)
 }
 
 // predictFrom is predictWith with tvs in place of s's throughput.
-func (r *Runner) predictFrom(s *sample, tvs, delay float64, raw bool) (float64, error) {
-	if !raw {
-		tvs = model.WithoutOverhead(tvs, r.roundOverhead(s), r.targetDemand(s))
+func (r *Runner) predictFrom(s *sample, tvs float64, in inserted, delay float64, raw bool) (float64, error) {
+	if raw {
+		return model.PredictDelay(tvs, delay)
 	}
-	return model.PredictDelay(tvs, delay)
+	return model.PredictCorrected(tvs, r.roundOverhead(s), delay, r.optimizedDemand(s, in))
+}
+
+// optimizedDemand is the optimized target's CPU time per completed
+// request over its quota (seconds): its demand in s (targetDemand) less
+// the cut, d·c1 over the same cores. No prediction that the corrections
+// raise may pass its inverse (model.PredictCorrected).
+func (r *Runner) optimizedDemand(s *sample, in inserted) float64 {
+	cut := in.nominal
+	if r.pool() {
+		cut = in.nominal * r.prof.q1 / r.poolCores()
+	}
+	return r.targetDemand(s) - cut
 }
 
 // delaySummary sets p's nominal and measured delays, the delay its
@@ -236,7 +248,7 @@ func (r *Runner) delaySummary(p *report.Point, samples []*sample, ins []inserted
 		}
 		_, which := r.delayUsed(s, in)
 		used[which]++
-		pred, _ := r.predictWith(s, in.nominal, false)
+		pred, _ := r.predictWith(s, in, in.nominal, false)
 		nominalPreds = append(nominalPreds, pred)
 	}
 	if len(measured) > 0 {
@@ -303,12 +315,11 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 			case r.idleCorrection(s) > 0:
 				// The prediction without the idle time taken off: what
 				// it would be were the idling the optimized system's too.
-				tvs := model.WithoutOverhead(s.res.Throughput, r.overheadFor(s, r.pool()), r.targetDemand(s))
-				if v, err := model.PredictDelay(tvs, used); err == nil {
+				if v, err := model.PredictCorrected(s.res.Throughput, r.overheadFor(s, r.pool()), used, r.optimizedDemand(s, in)); err == nil {
 					busy = append(busy, v)
 				}
 			case which == report.DelayMeasured:
-				if v, err := r.predictFrom(s, r.idleFree(s, in), used, false); err == nil {
+				if v, err := r.predictFrom(s, r.idleFree(s, in), in, used, false); err == nil {
 					busy = append(busy, v)
 				}
 			}
@@ -317,11 +328,11 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 				alt = in.nominal
 			}
 			if in.counted && alt > 0 && which != report.DelayPool {
-				if v, err := r.predictWith(s, alt, false); err == nil {
+				if v, err := r.predictWith(s, in, alt, false); err == nil {
 					other = append(other, v)
 				}
 			}
-			if v, err := r.predictWith(s, used, true); err == nil {
+			if v, err := r.predictWith(s, in, used, true); err == nil {
 				raw = append(raw, v)
 			}
 		}

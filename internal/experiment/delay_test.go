@@ -283,10 +283,13 @@ func TestIdleCorrection(t *testing.T) {
 		{"others bound", 0.6, 0, false, withIdle, withoutIdle, 0},
 		{"others bound, correction off", 0.6, 0, true, withoutIdle, 0, withIdle},
 		{"target bound", 0.97, 0, false, nominal, 0, 0},
-		// Idle 900 ms, 1.8 ms a request: the target's demand (0.6 s of CPU
-		// over 500 requests) caps what comes off at 0.8 ms, and
-		// overhead_us says so, not the 1.8 ms asked.
-		{"capped by the target", 0.6, 0, false, 1 / (1.2e-3 - 0.48e-3), 0, 0},
+		// Idle 900 ms, 1.8 ms a request: the optimized target's demand
+		// (0.6 s of CPU over 500 requests, 1.2 ms, less the cut of 0.4
+		// ms) caps the prediction at 1/0.8 ms, so 0.72 ms comes off, and
+		// overhead_us says so, not the 1.8 ms asked. Capping by the
+		// original demand before the measured 0.48 ms came off would
+		// have predicted 1/0.72 ms, past what the optimized target can do.
+		{"capped by the target", 0.6, 0, false, 1 / 0.8e-3, 0, 0},
 		// Neither the target nor the shared cores bound the baseline:
 		// something else sets the pace, and the idle time may be its.
 		{"baseline bound by neither", 0.6, 300 * time.Millisecond, false, withoutIdle, 0, withIdle},
@@ -307,7 +310,7 @@ func TestIdleCorrection(t *testing.T) {
 			s.idle = 100 * time.Millisecond
 			wantOverhead := 200.0 // µs, the idle time a request
 			if tt.name == "capped by the target" {
-				s.idle, wantOverhead = 900*time.Millisecond, 800
+				s.idle, wantOverhead = 900*time.Millisecond, 720
 			}
 			if free, want := r.idleFree(s, r.insertedDelay(s, d)), 500*1000.0/(1000-s.idle.Seconds()*1000); math.Abs(free-want) > 1e-6*want {
 				t.Fatalf("idleFree = %.2f, want %.2f", free, want)

@@ -357,7 +357,7 @@ func (r *Runner) roundOverhead(s *sample) float64 {
 // work. The optimized system has no pauses, and where those cores bind
 // it they do not idle (0-1% in the ground truths of the demo's 80%
 // point); where the target binds it instead, the target's demand caps
-// the prediction (model.WithoutOverhead's floor). 0 where it does not
+// the prediction (model.PredictCorrected's cap). 0 where it does not
 // apply: other placements and methods (dedicated placement takes the
 // busiest service's idle time as the interval's high end instead, see
 // idleFree; keep placement's pool takes off the idling beyond the
@@ -396,15 +396,21 @@ func (r *Runner) baseBound() bool {
 }
 
 // appliedOverhead is what roundOverhead took off s's time per request
-// (seconds), after the target's demand capped it (model.WithoutOverhead):
-// a run the target nearly bound may idle its shared cores half the time,
-// and the cap takes off only what the target allows.
-func (r *Runner) appliedOverhead(s *sample) float64 {
-	tvs := s.res.Throughput
-	if !(tvs > 0) {
+// (seconds), in its prediction with what it inserted (in), after the
+// optimized target's demand capped it (model.PredictCorrected): a run the
+// target nearly bound may idle its shared cores half the time, and the cap
+// takes off only what the target allows.
+func (r *Runner) appliedOverhead(s *sample, in inserted) float64 {
+	delay, _ := r.delayUsed(s, in)
+	plain, err := r.predictWith(s, in, delay, true)
+	if err != nil {
 		return 0
 	}
-	return max(0, 1/tvs-1/model.WithoutOverhead(tvs, r.roundOverhead(s), r.targetDemand(s)))
+	corrected, err := r.predictWith(s, in, delay, false)
+	if err != nil {
+		return 0
+	}
+	return max(0, 1/plain-1/corrected)
 }
 
 // overheadFor is roundOverhead with the cores read as one pool (keep
@@ -465,8 +471,9 @@ func (r *Runner) targetDemandOver(s *sample, cores float64) float64 {
 // own overhead removed, with the delay per request that delayUsed
 // chooses.
 func (r *Runner) predict(s *sample, d time.Duration) (float64, error) {
-	delay, _ := r.delayUsed(s, r.insertedDelay(s, d))
-	return r.predictWith(s, delay, false)
+	in := r.insertedDelay(s, d)
+	delay, _ := r.delayUsed(s, in)
+	return r.predictWith(s, in, delay, false)
 }
 
 // predictions is the prediction of every slowdown run, 0 for a run whose
@@ -507,7 +514,7 @@ func (r *Runner) point(d time.Duration, pr *pointRuns, truthRuns []*sample) repo
 	r.delaySummary(&p, pr.samples, ins, d)
 	flags[report.FlagInfeasible] = slices.Contains(p.PredictedRuns, 0)
 	t := r.tallyRuns(&p, pr.samples, group, flags)
-	r.summarizeRuns(&p, pr.samples, t, group, flags[report.FlagInfeasible])
+	r.summarizeRuns(&p, pr.samples, ins, t, group, flags[report.FlagInfeasible])
 	bound := d > 0 && r.sharedBound(p.Diagnostics.SharedIdlePct, p.Diagnostics.TargetBusyOverall)
 	flagPauses(&p, t, d, pr.long && bound, flags)
 	p.StdErrPct = stdErrPct(p.PredictedRuns, truth)
@@ -607,8 +614,9 @@ func (r *Runner) tallyPaused(t *roundTally, s *sample, tgt *wire.Stats, flags ma
 }
 
 // summarizeRuns sets p's throughput, prediction and pauses, and the
-// medians of what the runs cost, from the runs and their tally.
-func (r *Runner) summarizeRuns(p *report.Point, samples []*sample, t *roundTally, group, infeasible bool) {
+// medians of what the runs cost, from the runs, what each inserted (ins)
+// and their tally.
+func (r *Runner) summarizeRuns(p *report.Point, samples []*sample, ins []inserted, t *roundTally, group, infeasible bool) {
 	p.SlowdownRPS = report.Median(p.SlowdownRuns)
 	if infeasible {
 		// A prediction from some runs only would be biased upwards.
@@ -629,7 +637,11 @@ func (r *Runner) summarizeRuns(p *report.Point, samples []*sample, t *roundTally
 	p.Diagnostics.OthersCPUUS = medianOf(samples, r.othersCPU)
 	p.Diagnostics.PausedWorkUS = medianOf(samples, r.pausedWork)
 	p.Diagnostics.ControllersCPUUS = medianOf(samples, r.controllersCPU)
-	p.OverheadUS = 1e6 * medianOf(samples, r.appliedOverhead)
+	applied := make([]float64, len(samples))
+	for i, s := range samples {
+		applied[i] = r.appliedOverhead(s, ins[i])
+	}
+	p.OverheadUS = 1e6 * report.Median(applied)
 	p.Diagnostics.SharedIdlePct = medianOf(samples, r.sharedIdlePct)
 	p.Diagnostics.RoundDelayUS = report.Median(t.delays)
 	p.Diagnostics.StopLateMinUS, p.Diagnostics.StopLateMaxUS = report.Median(t.lateMin), report.Median(t.lateMax)
