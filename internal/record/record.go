@@ -18,7 +18,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aclements/go-moremath/stats"
 	"golang.org/x/sys/unix"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/slowpoke-dev/slowpoke/internal/atomicfile"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
@@ -101,6 +103,14 @@ type Row struct {
 	// different question and is not counted in the coverage of
 	// intervals.
 	OtherPlacement bool `json:"other_placement,omitempty"`
+	// CoveredNoisy is Covered with the truth's own noise allowed for:
+	// whether the interval, each side widened in quadrature by the 90%
+	// half-width of the truth's mean (its runs' standard error times
+	// Student's t), holds that mean. A 90% interval of the prediction
+	// holds a truth that is itself a mean of few noisy runs less often
+	// than 90% even where both are unbiased. Unset where the truth has
+	// fewer than two runs, or where Covered is.
+	CoveredNoisy *bool `json:"covered_allowing_truth_noise,omitempty"`
 }
 
 // Summary is one variant's figures over a record's rows.
@@ -136,8 +146,34 @@ func RowOf(config, target, variant string, p report.Point) Row {
 	row.TrueRPS, _ = p.TrueMean()
 	if in, ok := p.CoversTruth(); ok {
 		row.Covered = &in
+		if in, ok := coversNoisy(p); ok {
+			row.CoveredNoisy = &in
+		}
 	}
 	return row
+}
+
+// coversNoisy is Row.CoveredNoisy for p; ok is false where p's truth has
+// fewer than two runs or p no interval.
+func coversNoisy(p report.Point) (covered, ok bool) {
+	n := len(p.TrueRuns)
+	mean, has := p.TrueMean()
+	if n < 2 || !has || mean <= 0 {
+		return false, false
+	}
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.95) * stats.StdDev(p.TrueRuns) / math.Sqrt(float64(n))
+	lo := p.PredictedRPS - math.Hypot(p.PredictedRPS-p.IntervalLowRPS, half)
+	hi := 0.0
+	if p.IntervalHighRPS > 0 {
+		hi = p.PredictedRPS + math.Hypot(p.IntervalHighRPS-p.PredictedRPS, half)
+	}
+	w := p
+	w.IntervalLowRPS, w.IntervalHighRPS = max(0, lo), hi
+	if w.IntervalLowRPS == 0 && hi == 0 {
+		// Covers reads both ends at 0 as no interval.
+		return true, true
+	}
+	return w.Covers(mean)
 }
 
 // Summarize sets r.Summary from its rows, one per variant in the order
@@ -359,6 +395,32 @@ func Coverage(recs []Record) (own, other Count) {
 		}
 	}
 	return own, other
+}
+
+// CoverageNoisy is Coverage's own for the rows that can allow for
+// their truth's own noise (Row.CoveredNoisy): how many held it with that
+// allowance, and how many held it without (Row.Covered), of the same
+// rows, and the date of the earliest record with such a row.
+func CoverageNoisy(recs []Record) (noisy, strict Count, since time.Time) {
+	for _, r := range recs {
+		for _, row := range r.Rows {
+			if row.OtherPlacement || row.CoveredNoisy == nil || row.Covered == nil {
+				continue
+			}
+			if since.IsZero() || r.Date.Before(since) {
+				since = r.Date
+			}
+			noisy.With++
+			strict.With++
+			if *row.CoveredNoisy {
+				noisy.Covered++
+			}
+			if *row.Covered {
+				strict.Covered++
+			}
+		}
+	}
+	return noisy, strict, since
 }
 
 // Count is a number of intervals that held the truth (Covered) of those

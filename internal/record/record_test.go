@@ -2,6 +2,7 @@ package record
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -207,4 +208,58 @@ func TestRenderSkews(t *testing.T) {
 			t.Errorf("page lacks %q:\n%s", want, page)
 		}
 	}
+}
+
+// A truth of several noisy runs widens the interval it is checked
+// against by its own 90% half-width, in quadrature, on each side; a truth
+// of one run, or a point without an interval, is not checked that way.
+func TestCoveredNoisy(t *testing.T) {
+	point := func(low, high float64, truth ...float64) report.Point {
+		return report.Point{PredictedRPS: 1000, IntervalLowRPS: low, IntervalHighRPS: high, Estimate: report.EstimateValue, TrueRuns: truth}
+	}
+	// Runs 1100 and 1140: mean 1120, standard error 20, t(1) 6.31: a
+	// half-width of 126; against an upper half of 100, sqrt(100²+126²)
+	// = 161, so the widened interval reaches 1161.
+	tests := []struct {
+		name          string
+		p             report.Point
+		strict, noisy *bool
+	}{
+		{"outside, held with the truth's noise", point(900, 1100, 1100, 1140), ptr(false), ptr(true)},
+		{"outside both", point(900, 1100, 1150, 1190), ptr(false), ptr(false)},
+		{"inside both", point(900, 1100, 1000, 1010), ptr(true), ptr(true)},
+		{"below, held with the truth's noise", point(900, 1100, 860, 900), ptr(false), ptr(true)},
+		{"one truth run", point(900, 1100, 1120), ptr(false), nil},
+		{"a lower bound, held", point(900, 0, 820, 900, 940), ptr(false), ptr(true)},
+		{"no interval", report.Point{PredictedRPS: 1000, TrueRuns: []float64{1, 2}}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			row := RowOf("c", "t", "v", tt.p)
+			if !sameBool(row.Covered, tt.strict) || !sameBool(row.CoveredNoisy, tt.noisy) {
+				t.Fatalf("covered %v, allowing the truth's noise %v; want %v, %v", show(row.Covered), show(row.CoveredNoisy), show(tt.strict), show(tt.noisy))
+			}
+			rec := []Record{{Date: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC), Rows: []Row{row}}}
+			noisy, strict, _ := CoverageNoisy(rec)
+			if want := 0; tt.noisy != nil {
+				want = 1
+				if noisy.With != want || strict.With != want {
+					t.Errorf("CoverageNoisy counts %+v, %+v; want %d rows", noisy, strict, want)
+				}
+			} else if noisy.With != want {
+				t.Errorf("CoverageNoisy counts %+v; want none", noisy)
+			}
+		})
+	}
+}
+
+func ptr(b bool) *bool { return &b }
+
+func sameBool(a, b *bool) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+func show(b *bool) string {
+	if b == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*b)
 }
