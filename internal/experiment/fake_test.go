@@ -220,8 +220,9 @@ func (c *fakeController) stats() *wire.Stats {
 	calls := c.calls()
 	st := &wire.Stats{Service: c.name, AgentConnected: !c.uninstrument, Calls: calls, CPUNS: int64(calls) * int64(c.cpuPerCall)}
 	c.app.mu.Lock()
-	rounds, perRound := c.app.rounds, c.app.pause
+	rounds, perRound, slow := c.app.rounds, c.app.pause, c.app.slow
 	c.app.mu.Unlock()
+	st.Active = slow
 	share := func(x, s float64) float64 {
 		if s == 0 {
 			return x

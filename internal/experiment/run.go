@@ -161,6 +161,9 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 	if err != nil {
 		return nil, err
 	}
+	if err := r.checkSlowed(s); err != nil {
+		return nil, err
+	}
 	if idle {
 		// Requests cancelled at the end of the run may still be working
 		// their way through the services.
@@ -169,6 +172,21 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 	}
 	s.res = res
 	return s, nil
+}
+
+// checkSlowed returns an error where s's slowdown ended before its
+// measurement window did: the target's controller no longer ran it when
+// the window closed (its lease lapsed, the orchestrator's renewals held up,
+// or something else stopped it), so the window measured the application
+// partly without it, and nothing in the throughput would say so.
+func (r *Runner) checkSlowed(s *sample) error {
+	if s.slowdown == nil {
+		return nil
+	}
+	if st := s.after[r.opts.Target]; st != nil && !st.Active {
+		return fmt.Errorf("the slowdown ended before the measurement window did: %s's controller was no longer running it when the window closed (its lease lapsed, or something stopped it; see its log), so the window measured the application partly without it", r.opts.Target)
+	}
+	return nil
 }
 
 // resetAll resets the counters of every service's controller.

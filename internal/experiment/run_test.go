@@ -278,3 +278,26 @@ func TestRunFakeBackendErrors(t *testing.T) {
 		})
 	}
 }
+
+// A slowdown that its target's controller no longer ran when the window
+// closed (a lapsed lease) fails the run instead of passing for one.
+func TestCheckSlowed(t *testing.T) {
+	r := &Runner{opts: Options{Target: "t"}}
+	sd := &slowdown{batch: 4, pause: time.Millisecond}
+	for _, tt := range []struct {
+		name  string
+		s     *sample
+		fails bool
+	}{
+		{"running", &sample{slowdown: sd, after: map[string]*wire.Stats{"t": {Active: true}}}, false},
+		{"ended early", &sample{slowdown: sd, after: map[string]*wire.Stats{"t": {Active: false}, "o": {Active: true}}}, true},
+		{"baseline", &sample{after: map[string]*wire.Stats{"t": {Active: false}}}, false},
+		{"target unread", &sample{slowdown: sd, after: map[string]*wire.Stats{}}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := r.checkSlowed(tt.s); (err != nil) != tt.fails {
+				t.Fatalf("checkSlowed = %v; want an error: %v", err, tt.fails)
+			}
+		})
+	}
+}

@@ -642,8 +642,9 @@ type peerLink struct {
 	node  string
 	w     *wire.Conn
 	pods  int
-	timed bool        // it thaws at the length asked by itself (peerPrepared.Timed)
-	lost  atomic.Bool // no answer for a lease: no more frames are sent
+	timed bool         // it thaws at the length asked by itself (peerPrepared.Timed)
+	lost  atomic.Bool  // no answer for a lease: no more frames are sent
+	heard atomic.Int64 // when its last frame came (Unix ns)
 }
 
 func dialPeer(p Peer, secret []byte, prep peerPrepare) (*peerLink, []string, error) {
@@ -660,7 +661,9 @@ func dialPeer(p Peer, secret []byte, prep peerPrepare) (*peerLink, []string, err
 	// it reads nothing) fails fast and the peer is lost, instead of
 	// holding the round for the default timeout.
 	w.Timeout = peerSendTimeout
-	return &peerLink{node: p.Node, w: w, pods: len(ok.Pods), timed: ok.Timed}, ok.Pods, nil
+	l := &peerLink{node: p.Node, w: w, pods: len(ok.Pods), timed: ok.Timed}
+	l.heard.Store(time.Now().UnixNano())
+	return l, ok.Pods, nil
 }
 
 // RoundRecord is when each node froze and thawed its pods for one freeze
@@ -827,6 +830,7 @@ func (f *spanFreezer) readAcks(l *peerLink) {
 			}
 			return
 		}
+		l.heard.Store(time.Now().UnixNano())
 		var ack peerAck
 		if t != wire.TOK || json.Unmarshal(p, &ack) != nil || ack.Seq == 0 {
 			continue
@@ -869,6 +873,31 @@ func (f *spanFreezer) allThawed() bool {
 	return true
 }
 
+// loseSilent marks lost, as Close ends the freezer, every peer not lost
+// yet that has sent nothing for closeSilence: readAcks loses a peer only
+// after a lease of silence, and a slowdown can end sooner for the same
+// cut (the target controller's own lease lapses where the orchestrator's
+// renewals were held up by it, about a lease after the cut too); the loss
+// would then go unreported, and the run would go on measuring without
+// the slowdown. A peer that answers renews (every quarter lease) and
+// rounds is never silent that long.
+func (f *spanFreezer) loseSilent() {
+	silence := f.a.cfg.Lease
+	if silence <= 0 {
+		silence = wire.DefaultTimeout
+	}
+	silence /= 2
+	for _, l := range f.links {
+		quiet := time.Since(time.Unix(0, l.heard.Load()))
+		if l.lost.Load() || quiet < silence {
+			continue
+		}
+		f.a.log.Warn("lost the agent of another node: silent as the slowdown ended", "node", l.node, "silent", quiet.Round(time.Millisecond))
+		f.a.setLost(l.node, fmt.Sprintf("no answer from its agent for %v as the slowdown ended; its pods thaw within their cap there", quiet.Round(time.Millisecond)))
+		l.lost.Store(true)
+	}
+}
+
 // renew tells a peer, between rounds, that this agent is still there.
 func (f *spanFreezer) renew(l *peerLink) {
 	defer f.wg.Done()
@@ -900,6 +929,7 @@ func (f *spanFreezer) Close() error {
 		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline) && !f.allThawed(); {
 			time.Sleep(time.Millisecond)
 		}
+		f.loseSilent()
 		close(f.done)
 		for _, l := range f.links {
 			l.w.Close()

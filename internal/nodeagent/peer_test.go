@@ -330,6 +330,65 @@ func TestAgentPeerSilent(t *testing.T) {
 	c.Stop()
 }
 
+// TestAgentPeerSilentAtStop: a peer silent since the prepare, with the
+// slowdown stopped after half a lease of silence but before a whole one
+// (the target controller's own lease can lapse as soon, for the same
+// cut), is reported lost all the same; a peer that answers is not.
+func TestAgentPeerSilentAtStop(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		answer bool
+	}{{"silent", false}, {"answering", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := node(t)
+			dirA := nodeDir(t, n, "node-a")
+			tgt, oA := makePodUnder(t, n, dirA), makePodUnder(t, n, dirA)
+			far := newUID()
+			sec := secret()
+			var onFrame func(w *wire.Conn, typ wire.Type, payload []byte)
+			if tt.answer {
+				onFrame = func(w *wire.Conn, typ wire.Type, payload []byte) { w.Send(wire.TOK, peerAck{}) }
+			}
+			addr := fakePeer(t, sec, peerPrepared{Node: "far", Pods: []string{far}}, onFrame)
+			// Stopping waits up to a second for the peers' thaws: stopped
+			// at half a lease and 300 ms, it ends before a whole lease.
+			const lease = 4 * time.Second
+			a, err := Start(Config{Services: []Service{{Name: "t", Port: freePort(t), Pods: []string{tgt.uid}}, {Name: "o", Port: freePort(t), Pods: []string{oA.uid, far}}},
+				Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec, Lease: lease, MaxPause: 100 * time.Millisecond, Logger: quiet(),
+				Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "far", Addr: addr}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			c := controller.NewClient(a.Addr("t"), sec)
+			defer c.Close()
+			freezeOthers(t, c, 1, 5*time.Millisecond, oA.uid, far)
+			start := time.Now()
+			time.Sleep(lease/2 + 300*time.Millisecond)
+			if err := c.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			if since := time.Since(start); since >= lease {
+				t.Skipf("stopped %v after the start, not within the lease %v (a loaded host): the lease's own loss would hide what is tested", since, lease)
+			}
+			st, err := c.Stats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lost string
+			for _, k := range st.NodeSkews {
+				if k.Node == "far" {
+					lost = k.Lost
+				}
+			}
+			if (lost != "") == tt.answer {
+				t.Fatalf("lost %q; want lost: %v", lost, !tt.answer)
+			}
+			t.Logf("lost: %q", lost)
+		})
+	}
+}
+
 // startNodes starts the agents of two nodes, a (which starts rounds, with
 // b as its peer) and b (which listens for a), each with its own services
 // (services is called once per node, for free ports) and pods under its
