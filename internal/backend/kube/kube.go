@@ -585,12 +585,18 @@ func (d *Deployment) heartbeat() {
 	}
 }
 
-// renew renews every controller's lease a few times per lease.
+// renew renews every controller's lease a few times per lease, each on
+// its own: a controller that does not answer (its node cut off) holds up
+// only its own renewal, which is not sent again while it is under way,
+// never the others' (renewed one after the other, a call timing out on
+// the cut node let the target's lease on a healthy node lapse, ending
+// its slowdown mid-window).
 func (d *Deployment) renew() {
 	defer close(d.renewDone)
 	t := time.NewTicker(d.opts.Lease / 5)
 	defer t.Stop()
-	warned := map[string]bool{}
+	var mu sync.Mutex
+	warned, busy := map[string]bool{}, map[string]bool{}
 	for {
 		select {
 		case <-d.stopRenew:
@@ -598,10 +604,31 @@ func (d *Deployment) renew() {
 		case <-t.C:
 		}
 		for _, s := range d.settled() {
-			if err := s.Control.Renew(); err != nil && !warned[s.Name] {
-				warned[s.Name] = true
-				d.opts.Logf("warning: renewing the lease of %s's controller: %v", s.Name, err)
+			mu.Lock()
+			if busy[s.Name] {
+				mu.Unlock()
+				continue
 			}
+			busy[s.Name] = true
+			mu.Unlock()
+			// Not waited for as the renewals stop: one held up by a
+			// cut node ends with its call's timeout, and says nothing
+			// once they have stopped.
+			go func() {
+				err := s.Control.Renew()
+				mu.Lock()
+				defer mu.Unlock()
+				busy[s.Name] = false
+				select {
+				case <-d.stopRenew:
+					return
+				default:
+				}
+				if err != nil && !warned[s.Name] {
+					warned[s.Name] = true
+					d.opts.Logf("warning: renewing the lease of %s's controller: %v", s.Name, err)
+				}
+			}()
 		}
 	}
 }
