@@ -68,18 +68,22 @@ func WithoutOverhead(tVS, overhead, floor float64) float64 {
 // below the prediction without the correction. Capping tVS by the
 // original target's demand before the delay instead (WithoutOverhead)
 // lets a delay larger than the reduction carry the prediction past the
-// optimized target's capacity. A floor of 0 or less caps nothing.
+// optimized target's capacity. A floor of 0 or less caps nothing; a
+// correction that would leave no time per request is not made.
 func PredictCorrected(tVS, overhead, delay, floor float64) (float64, error) {
 	plain, err := PredictDelay(tVS, delay)
 	if err != nil || !(overhead > 0) || math.IsInf(overhead, 0) {
 		return plain, err
 	}
 	inv := 1/tVS - delay
-	inv = min(inv, max(inv-overhead, floor))
-	if inv <= 0 {
-		return 0, ErrInfeasible
+	corrected := max(inv-overhead, floor)
+	if corrected <= 0 {
+		// More to take off than the run leaves (a cap of 0 or less: a
+		// cut past the target's measured cost): the correction does
+		// not hold, and the prediction stands without it.
+		return plain, nil
 	}
-	return 1 / inv, nil
+	return 1 / min(inv, corrected), nil
 }
 
 // SlowdownFor is the inverse of Predict: the throughput a slowdown run should

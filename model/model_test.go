@@ -252,7 +252,8 @@ func TestPredictCorrected(t *testing.T) {
 		{name: "uncorrected past the cap stays", tvs: 500, overhead: 500 * us, delay: 700 * us, floor: 1.5e-3, want: 1 / 1.3e-3},
 		{name: "floor above the uncorrected prediction", tvs: 500, overhead: 100 * us, delay: 400 * us, floor: 1.7e-3, want: 1 / 1.6e-3},
 		{name: "no floor", tvs: 500, overhead: 1.5e-3, delay: 400 * us, want: 1 / 100e-6},
-		{name: "correction makes it infeasible", tvs: 500, overhead: 1.7e-3, delay: 400 * us, err: ErrInfeasible},
+		{name: "a correction past the run is not made", tvs: 500, overhead: 1.7e-3, delay: 400 * us, want: 1 / 1.6e-3},
+		{name: "a cap of 0 or less with a correction past the run", tvs: 500, overhead: 1.7e-3, delay: 400 * us, floor: -100 * us, want: 1 / 1.6e-3},
 		{name: "infeasible without it", tvs: 500, overhead: 100 * us, delay: 2e-3, err: ErrInfeasible},
 		{name: "negative overhead", tvs: 500, overhead: -1e-4, delay: 400 * us, want: 1 / 1.6e-3},
 	}

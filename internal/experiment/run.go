@@ -174,8 +174,9 @@ func (r *Runner) run(ctx context.Context, sd *slowdown, neighbours map[string][]
 	return s, nil
 }
 
-// checkSlowed returns an error where s's slowdown ended before its
-// measurement window did: the target's controller no longer ran it when
+// checkSlowed returns an error where the target's controller did not
+// answer at the end of s's slowdown window, or where the slowdown ended
+// before its measurement window did: the target's controller no longer ran it when
 // the window closed (its lease lapsed, the orchestrator's renewals held up,
 // or something else stopped it), so the window measured the application
 // partly without it, and nothing in the throughput would say so.
@@ -183,7 +184,11 @@ func (r *Runner) checkSlowed(s *sample) error {
 	if s.slowdown == nil {
 		return nil
 	}
-	if st := s.after[r.opts.Target]; st != nil && !st.Active {
+	st := s.after[r.opts.Target]
+	if st == nil {
+		return fmt.Errorf("%s's controller did not answer when the slowdown's measurement window closed: what the window's pauses inserted, and the target's calls and CPU time, are unknown", r.opts.Target)
+	}
+	if !st.Active {
 		return fmt.Errorf("the slowdown ended before the measurement window did: %s's controller was no longer running it when the window closed (its lease lapsed, or something stopped it; see its log), so the window measured the application partly without it", r.opts.Target)
 	}
 	return nil

@@ -292,7 +292,7 @@ func TestCheckSlowed(t *testing.T) {
 		{"running", &sample{slowdown: sd, after: map[string]*wire.Stats{"t": {Active: true}}}, false},
 		{"ended early", &sample{slowdown: sd, after: map[string]*wire.Stats{"t": {Active: false}, "o": {Active: true}}}, true},
 		{"baseline", &sample{after: map[string]*wire.Stats{"t": {Active: false}}}, false},
-		{"target unread", &sample{slowdown: sd, after: map[string]*wire.Stats{}}, false},
+		{"target unread", &sample{slowdown: sd, after: map[string]*wire.Stats{"o": {Active: true}}}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := r.checkSlowed(tt.s); (err != nil) != tt.fails {

@@ -103,13 +103,22 @@ type Row struct {
 	// different question and is not counted in the coverage of
 	// intervals.
 	OtherPlacement bool `json:"other_placement,omitempty"`
+	// TrueRunCount and TrueRelSD are how many runs the truth had and
+	// their standard deviation relative to their mean (0 for fewer than
+	// two), for CoveredNoisy.
+	TrueRunCount int     `json:"true_run_count,omitempty"`
+	TrueRelSD    float64 `json:"true_rel_sd,omitempty"`
 	// CoveredNoisy is Covered with the truth's own noise allowed for:
 	// whether the interval, each side widened in quadrature by the 90%
-	// half-width of the truth's mean (its runs' standard error times
-	// Student's t), holds that mean. A 90% interval of the prediction
-	// holds a truth that is itself a mean of few noisy runs less often
-	// than 90% even where both are unbiased. Unset where the truth has
-	// fewer than two runs, or where Covered is.
+	// half-width of the truth's mean, holds that mean. A 90% interval of
+	// the prediction holds a truth that is itself a mean of few noisy
+	// runs less often than 90% even where both are unbiased. The
+	// half-width is Student's t times the truths' relative standard
+	// deviation pooled over the record's rows (one row's two or three
+	// runs say little of their own spread), over the square root of the
+	// row's runs (Summarize sets it). Unset where the truth has fewer
+	// than two runs, where Covered is, or where the record's truths give
+	// fewer than two degrees of freedom.
 	CoveredNoisy *bool `json:"covered_allowing_truth_noise,omitempty"`
 }
 
@@ -146,40 +155,62 @@ func RowOf(config, target, variant string, p report.Point) Row {
 	row.TrueRPS, _ = p.TrueMean()
 	if in, ok := p.CoversTruth(); ok {
 		row.Covered = &in
-		if in, ok := coversNoisy(p); ok {
-			row.CoveredNoisy = &in
-		}
+	}
+	row.TrueRunCount = len(p.TrueRuns)
+	if row.TrueRunCount >= 2 && row.TrueRPS > 0 {
+		row.TrueRelSD = stats.StdDev(p.TrueRuns) / row.TrueRPS
 	}
 	return row
 }
 
-// coversNoisy is Row.CoveredNoisy for p; ok is false where p's truth has
-// fewer than two runs or p no interval.
-func coversNoisy(p report.Point) (covered, ok bool) {
-	n := len(p.TrueRuns)
-	mean, has := p.TrueMean()
-	if n < 2 || !has || mean <= 0 {
+// truthNoise is the relative standard deviation of one truth run pooled
+// over rows (each against its own mean), and its degrees of freedom.
+func truthNoise(rows []Row) (rel float64, dof int) {
+	var ss float64
+	for _, row := range rows {
+		if row.TrueRunCount >= 2 {
+			ss += row.TrueRelSD * row.TrueRelSD * float64(row.TrueRunCount-1)
+			dof += row.TrueRunCount - 1
+		}
+	}
+	if dof == 0 {
+		return 0, 0
+	}
+	return math.Sqrt(ss / float64(dof)), dof
+}
+
+// coversNoisy is Row.CoveredNoisy for row, with the truths' pooled
+// relative noise rel of dof degrees of freedom; ok is false where it is
+// not checked.
+func coversNoisy(row Row, rel float64, dof int) (covered, ok bool) {
+	if row.Covered == nil || row.TrueRunCount < 2 || row.TrueRPS <= 0 || dof < 2 {
 		return false, false
 	}
-	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.95) * stats.StdDev(p.TrueRuns) / math.Sqrt(float64(n))
-	lo := p.PredictedRPS - math.Hypot(p.PredictedRPS-p.IntervalLowRPS, half)
-	hi := 0.0
-	if p.IntervalHighRPS > 0 {
-		hi = p.PredictedRPS + math.Hypot(p.IntervalHighRPS-p.PredictedRPS, half)
-	}
-	w := p
-	w.IntervalLowRPS, w.IntervalHighRPS = max(0, lo), hi
-	if w.IntervalLowRPS == 0 && hi == 0 {
-		// Covers reads both ends at 0 as no interval.
+	if *row.Covered {
 		return true, true
 	}
-	return w.Covers(mean)
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(dof)}.Quantile(0.95) * rel / math.Sqrt(float64(row.TrueRunCount)) * row.TrueRPS
+	lo := row.PredictedRPS - math.Hypot(row.PredictedRPS-row.IntervalLowRPS, half)
+	if row.TrueRPS < lo {
+		return false, true
+	}
+	if row.IntervalHighRPS > 0 && row.TrueRPS > row.PredictedRPS+math.Hypot(row.IntervalHighRPS-row.PredictedRPS, half) {
+		return false, true
+	}
+	return true, true
 }
 
 // Summarize sets r.Summary from its rows, one per variant in the order
-// they first appear.
+// they first appear, and each row's CoveredNoisy.
 func (r *Record) Summarize() {
 	r.Summary = nil
+	rel, dof := truthNoise(r.Rows)
+	for i := range r.Rows {
+		r.Rows[i].CoveredNoisy = nil
+		if in, ok := coversNoisy(r.Rows[i], rel, dof); ok {
+			r.Rows[i].CoveredNoisy = &in
+		}
+	}
 	index := map[string]int{}
 	sq, nomSq, nomN := map[string]float64{}, map[string]float64{}, map[string]int{}
 	for _, row := range r.Rows {

@@ -211,45 +211,64 @@ func TestRenderSkews(t *testing.T) {
 }
 
 // A truth of several noisy runs widens the interval it is checked
-// against by its own 90% half-width, in quadrature, on each side; a truth
-// of one run, or a point without an interval, is not checked that way.
+// against by the 90% half-width of its mean, in quadrature, on each side,
+// the runs' spread pooled over the record's rows; a truth of one run, or
+// a point without an interval, is not checked that way.
 func TestCoveredNoisy(t *testing.T) {
-	point := func(low, high float64, truth ...float64) report.Point {
+	// Three truths of 950, 1000, 1050 (in units of their mean: 5%
+	// relative standard deviation, 2 degrees of freedom each) and two of
+	// 950, 1050 (7.07%, 1 each) pool to 5.59% over 8 degrees of
+	// freedom, t 1.860: a three-run truth's half-width is 6.0% of its
+	// mean, a two-run truth's 7.4%.
+	point := func(low, high, mean float64, runs int) report.Point {
+		var truth []float64
+		switch runs {
+		case 1:
+			truth = []float64{mean}
+		case 2:
+			truth = []float64{0.95 * mean, 1.05 * mean}
+		case 3:
+			truth = []float64{0.95 * mean, mean, 1.05 * mean}
+		}
 		return report.Point{PredictedRPS: 1000, IntervalLowRPS: low, IntervalHighRPS: high, Estimate: report.EstimateValue, TrueRuns: truth}
 	}
-	// Runs 1100 and 1140: mean 1120, standard error 20, t(1) 6.31: a
-	// half-width of 126; against an upper half of 100, sqrt(100²+126²)
-	// = 161, so the widened interval reaches 1161.
 	tests := []struct {
 		name          string
 		p             report.Point
 		strict, noisy *bool
 	}{
-		{"outside, held with the truth's noise", point(900, 1100, 1100, 1140), ptr(false), ptr(true)},
-		{"outside both", point(900, 1100, 1150, 1190), ptr(false), ptr(false)},
-		{"inside both", point(900, 1100, 1000, 1010), ptr(true), ptr(true)},
-		{"below, held with the truth's noise", point(900, 1100, 860, 900), ptr(false), ptr(true)},
-		{"one truth run", point(900, 1100, 1120), ptr(false), nil},
-		{"a lower bound, held", point(900, 0, 820, 900, 940), ptr(false), ptr(true)},
-		{"no interval", report.Point{PredictedRPS: 1000, TrueRuns: []float64{1, 2}}, nil, nil},
+		// Above 1100 by 15: sqrt(100² + 67²) = 120 reaches 1120.
+		{"just outside, held with the truth's noise", point(900, 1100, 1115, 3), ptr(false), ptr(true)},
+		{"far outside both", point(900, 1100, 1200, 3), ptr(false), ptr(false)},
+		{"inside both", point(900, 1100, 1000, 3), ptr(true), ptr(true)},
+		// Below 900 by 10: sqrt(100² + 66²) = 120 reaches 880.
+		{"a lower bound, just below", point(900, 0, 890, 2), ptr(false), ptr(true)},
+		{"one truth run", point(900, 1100, 1120, 1), ptr(false), nil},
+		{"no interval", report.Point{PredictedRPS: 1000, TrueRuns: []float64{950, 1050}}, nil, nil},
 	}
+	var rows []Row
 	for _, tt := range tests {
+		rows = append(rows, RowOf("c", "t", tt.name, tt.p))
+	}
+	rec := Record{Date: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC), Rows: rows}
+	rec.Summarize()
+	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			row := RowOf("c", "t", "v", tt.p)
+			row := rec.Rows[i]
 			if !sameBool(row.Covered, tt.strict) || !sameBool(row.CoveredNoisy, tt.noisy) {
 				t.Fatalf("covered %v, allowing the truth's noise %v; want %v, %v", show(row.Covered), show(row.CoveredNoisy), show(tt.strict), show(tt.noisy))
 			}
-			rec := []Record{{Date: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC), Rows: []Row{row}}}
-			noisy, strict, _ := CoverageNoisy(rec)
-			if want := 0; tt.noisy != nil {
-				want = 1
-				if noisy.With != want || strict.With != want {
-					t.Errorf("CoverageNoisy counts %+v, %+v; want %d rows", noisy, strict, want)
-				}
-			} else if noisy.With != want {
-				t.Errorf("CoverageNoisy counts %+v; want none", noisy)
-			}
 		})
+	}
+	noisy, strict, since := CoverageNoisy([]Record{rec})
+	if noisy != (Count{3, 4}) || strict != (Count{1, 4}) || !since.Equal(rec.Date) {
+		t.Errorf("CoverageNoisy = %+v, %+v, %v; want {3 4}, {1 4}, %v", noisy, strict, since, rec.Date)
+	}
+	// One row's two runs alone are too few to pool: nothing is checked.
+	alone := Record{Rows: []Row{RowOf("c", "t", "v", point(900, 1100, 1120, 2))}}
+	alone.Summarize()
+	if alone.Rows[0].CoveredNoisy != nil {
+		t.Errorf("a record whose truths have one degree of freedom checked a row: %v", show(alone.Rows[0].CoveredNoisy))
 	}
 }
 

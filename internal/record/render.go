@@ -23,7 +23,7 @@ func RenderAccuracy(recs []Record) string {
 		fmt.Fprintf(&b, " Over all their points with a truth and an interval, where the prediction is for the placement the truth was measured in, the 90%% intervals held the truth (the mean of its runs) at %d of %d (%.0f%%).", own.Covered, own.With, 100*float64(own.Covered)/float64(own.With))
 	}
 	if noisy, strict, since := CoverageNoisy(recs); noisy.With > 0 {
-		fmt.Fprintf(&b, " The truth is itself the mean of a few noisy runs, so an unbiased prediction's 90%% interval holds it less often than 90%%: allowing for that (each side of the interval widened, in quadrature, by the 90%% half-width of the truth's mean), the intervals held it at %d of %d (%.0f%%) of the points whose truth had two runs or more (recorded since %s), against %d of %d without the allowance.", noisy.Covered, noisy.With, 100*float64(noisy.Covered)/float64(noisy.With), since.UTC().Format("2006-01-02 15:04 UTC"), strict.Covered, strict.With)
+		fmt.Fprintf(&b, " The truth is itself the mean of a few noisy runs, so an unbiased prediction's 90%% interval holds it less often than 90%%: allowing for that (each side of the interval widened, in quadrature, by the 90%% half-width of the truth's mean, its runs' spread pooled over the run's points), the intervals held it at %d of %d (%.0f%%) of the points whose truth had two runs or more (recorded since %s), against %d of %d without the allowance.", noisy.Covered, noisy.With, 100*float64(noisy.Covered)/float64(noisy.With), since.UTC().Format("2006-01-02 15:04 UTC"), strict.Covered, strict.With)
 	}
 	if other.With > 0 {
 		all := Count{own.Covered + other.Covered, own.With + other.With}

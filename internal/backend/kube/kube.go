@@ -597,6 +597,11 @@ func (d *Deployment) renew() {
 	defer t.Stop()
 	var mu sync.Mutex
 	warned, busy := map[string]bool{}, map[string]bool{}
+	// The renewals under way end before renew does (each within its
+	// call's timeout, as one renewal did before), so that none runs, or
+	// logs, after the renewals have stopped.
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for {
 		select {
 		case <-d.stopRenew:
@@ -611,10 +616,17 @@ func (d *Deployment) renew() {
 			}
 			busy[s.Name] = true
 			mu.Unlock()
-			// Not waited for as the renewals stop: one held up by a
-			// cut node ends with its call's timeout, and says nothing
-			// once they have stopped.
+			wg.Add(1)
 			go func() {
+				defer wg.Done()
+				select {
+				case <-d.stopRenew:
+					mu.Lock()
+					busy[s.Name] = false
+					mu.Unlock()
+					return
+				default:
+				}
 				err := s.Control.Renew()
 				mu.Lock()
 				defer mu.Unlock()
