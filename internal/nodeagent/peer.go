@@ -644,7 +644,7 @@ type peerLink struct {
 	pods  int
 	timed bool         // it thaws at the length asked by itself (peerPrepared.Timed)
 	lost  atomic.Bool  // no answer for a lease: no more frames are sent
-	heard atomic.Int64 // when its last frame came (Unix ns)
+	heard atomic.Int64 // when its last frame came (monotonic: since monoStart)
 }
 
 func dialPeer(p Peer, secret []byte, prep peerPrepare) (*peerLink, []string, error) {
@@ -662,7 +662,7 @@ func dialPeer(p Peer, secret []byte, prep peerPrepare) (*peerLink, []string, err
 	// holding the round for the default timeout.
 	w.Timeout = peerSendTimeout
 	l := &peerLink{node: p.Node, w: w, pods: len(ok.Pods), timed: ok.Timed}
-	l.heard.Store(time.Now().UnixNano())
+	l.heard.Store(int64(time.Since(monoStart)))
 	return l, ok.Pods, nil
 }
 
@@ -830,7 +830,7 @@ func (f *spanFreezer) readAcks(l *peerLink) {
 			}
 			return
 		}
-		l.heard.Store(time.Now().UnixNano())
+		l.heard.Store(int64(time.Since(monoStart)))
 		var ack peerAck
 		if t != wire.TOK || json.Unmarshal(p, &ack) != nil || ack.Seq == 0 {
 			continue
@@ -873,8 +873,13 @@ func (f *spanFreezer) allThawed() bool {
 	return true
 }
 
+// monoStart is what peer links time their last frame from, on the
+// monotonic clock: a wall clock stepped by half a lease must not lose a
+// peer, nor hide one lost.
+var monoStart = time.Now()
+
 // loseSilent marks lost, as Close ends the freezer, every peer not lost
-// yet that has sent nothing for closeSilence: readAcks loses a peer only
+// yet that has sent nothing for half a lease (a second at least): readAcks loses a peer only
 // after a lease of silence, and a slowdown can end sooner for the same
 // cut (the target controller's own lease lapses where the orchestrator's
 // renewals were held up by it, about a lease after the cut too); the loss
@@ -886,9 +891,11 @@ func (f *spanFreezer) loseSilent() {
 	if silence <= 0 {
 		silence = wire.DefaultTimeout
 	}
-	silence /= 2
+	// Half a lease, at least the second Close has just waited for the
+	// peers' thaws: a peer that answers at all answered that.
+	silence = max(silence/2, time.Second)
 	for _, l := range f.links {
-		quiet := time.Since(time.Unix(0, l.heard.Load()))
+		quiet := time.Since(monoStart) - time.Duration(l.heard.Load())
 		if l.lost.Load() || quiet < silence {
 			continue
 		}
