@@ -810,10 +810,7 @@ func (f *spanFreezer) readAcks(l *peerLink) {
 	// The peer answers every frame, and is sent one at least every
 	// quarter lease: silent for a lease, it is lost (a cut network sends
 	// no error).
-	silence := f.a.cfg.Lease
-	if silence <= 0 {
-		silence = wire.DefaultTimeout
-	}
+	silence := f.a.peerLease()
 	for {
 		t, p, err := l.w.RecvLimit(silence, maxPeerFrame)
 		if err != nil {
@@ -873,6 +870,15 @@ func (f *spanFreezer) allThawed() bool {
 	return true
 }
 
+// peerLease is how long a peer may stay silent before it is lost: the
+// agent's lease, or the wire's default timeout without one.
+func (a *Agent) peerLease() time.Duration {
+	if a.cfg.Lease > 0 {
+		return a.cfg.Lease
+	}
+	return wire.DefaultTimeout
+}
+
 // monoStart is what peer links time their last frame from, on the
 // monotonic clock: a wall clock stepped by half a lease must not lose a
 // peer, nor hide one lost.
@@ -887,13 +893,9 @@ var monoStart = time.Now()
 // the slowdown. A peer that answers renews (every quarter lease) and
 // rounds is never silent that long.
 func (f *spanFreezer) loseSilent() {
-	silence := f.a.cfg.Lease
-	if silence <= 0 {
-		silence = wire.DefaultTimeout
-	}
 	// Half a lease, at least the second Close has just waited for the
 	// peers' thaws: a peer that answers at all answered that.
-	silence = max(silence/2, time.Second)
+	silence := max(f.a.peerLease()/2, time.Second)
 	for _, l := range f.links {
 		quiet := time.Since(monoStart) - time.Duration(l.heard.Load())
 		if l.lost.Load() || quiet < silence {

@@ -276,11 +276,7 @@ func TestAgentLosesPeer(t *testing.T) {
 		if err != nil {
 			return false
 		}
-		for _, k := range st.NodeSkews {
-			if k.Node == "b" {
-				lost = k.Lost
-			}
-		}
+		lost = lostNode(st, "b")
 		return lost != ""
 	})
 	t.Logf("b lost: %s", lost)
@@ -295,22 +291,7 @@ func TestAgentLosesPeer(t *testing.T) {
 // TestAgentPeerSilent: a peer that takes the prepare and then answers
 // nothing (a cut network sends no error) is reported lost after a lease.
 func TestAgentPeerSilent(t *testing.T) {
-	n := node(t)
-	dirA := nodeDir(t, n, "node-a")
-	tgt, oA := makePodUnder(t, n, dirA), makePodUnder(t, n, dirA)
-	far := newUID() // on the silent node
-	sec := secret()
-	addr := fakePeer(t, sec, peerPrepared{Node: "silent", Pods: []string{far}}, nil)
-	a, err := Start(Config{Services: []Service{{Name: "t", Port: freePort(t), Pods: []string{tgt.uid}}, {Name: "o", Port: freePort(t), Pods: []string{oA.uid, far}}},
-		Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec, Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(),
-		Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "silent", Addr: addr}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	c := controller.NewClient(a.Addr("t"), sec)
-	defer c.Close()
-	freezeOthers(t, c, 1, 5*time.Millisecond, oA.uid, far)
+	c := freezeWithFarPeer(t, "silent", time.Second, nil)
 	start := time.Now()
 	waitFor(t, "the silent peer reported lost", 3*time.Second, func() bool {
 		st, err := c.Stats()
@@ -319,15 +300,48 @@ func TestAgentPeerSilent(t *testing.T) {
 		}
 		// The orchestrator's lease (1 s, renewed by nothing here) may
 		// have ended the slowdown by then: the loss is still reported.
-		for _, k := range st.NodeSkews {
-			if k.Node == "silent" && k.Lost != "" {
-				t.Logf("lost after %v: %s", time.Since(start).Round(time.Millisecond), k.Lost)
-				return true
-			}
+		if lost := lostNode(st, "silent"); lost != "" {
+			t.Logf("lost after %v: %s", time.Since(start).Round(time.Millisecond), lost)
+			return true
 		}
 		return false
 	})
 	c.Stop()
+}
+
+// freezeWithFarPeer starts an agent of node "a" with the lease given,
+// whose target t freezes a pod of its own node and one on node far,
+// through fakePeer (onFrame as there), every 5 ms; it returns the target
+// controller's client. Everything is closed when the test ends.
+func freezeWithFarPeer(t *testing.T, far string, lease time.Duration, onFrame func(w *wire.Conn, typ wire.Type, payload []byte)) *controller.Client {
+	t.Helper()
+	n := node(t)
+	dirA := nodeDir(t, n, "node-a")
+	tgt, oA := makePodUnder(t, n, dirA), makePodUnder(t, n, dirA)
+	farPod := newUID()
+	sec := secret()
+	addr := fakePeer(t, sec, peerPrepared{Node: far, Pods: []string{farPod}}, onFrame)
+	a, err := Start(Config{Services: []Service{{Name: "t", Port: freePort(t), Pods: []string{tgt.uid}}, {Name: "o", Port: freePort(t), Pods: []string{oA.uid, farPod}}},
+		Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec, Lease: lease, MaxPause: 100 * time.Millisecond, Logger: quiet(),
+		Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: far, Addr: addr}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	c := controller.NewClient(a.Addr("t"), sec)
+	t.Cleanup(func() { c.Close() })
+	freezeOthers(t, c, 1, 5*time.Millisecond, oA.uid, farPod)
+	return c
+}
+
+// lostNode is why st says its agent lost node's agent ("" for not lost).
+func lostNode(st *wire.Stats, node string) string {
+	for _, k := range st.NodeSkews {
+		if k.Node == node {
+			return k.Lost
+		}
+	}
+	return ""
 }
 
 // TestAgentPeerSilentAtStop: a peer silent since the prepare, with the
@@ -340,29 +354,14 @@ func TestAgentPeerSilentAtStop(t *testing.T) {
 		answer bool
 	}{{"silent", false}, {"answering", true}} {
 		t.Run(tt.name, func(t *testing.T) {
-			n := node(t)
-			dirA := nodeDir(t, n, "node-a")
-			tgt, oA := makePodUnder(t, n, dirA), makePodUnder(t, n, dirA)
-			far := newUID()
-			sec := secret()
 			var onFrame func(w *wire.Conn, typ wire.Type, payload []byte)
 			if tt.answer {
 				onFrame = func(w *wire.Conn, typ wire.Type, payload []byte) { w.Send(wire.TOK, peerAck{}) }
 			}
-			addr := fakePeer(t, sec, peerPrepared{Node: "far", Pods: []string{far}}, onFrame)
 			// Stopping waits up to a second for the peers' thaws: stopped
 			// at half a lease and 300 ms, it ends before a whole lease.
 			const lease = 4 * time.Second
-			a, err := Start(Config{Services: []Service{{Name: "t", Port: freePort(t), Pods: []string{tgt.uid}}, {Name: "o", Port: freePort(t), Pods: []string{oA.uid, far}}},
-				Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec, Lease: lease, MaxPause: 100 * time.Millisecond, Logger: quiet(),
-				Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "far", Addr: addr}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			c := controller.NewClient(a.Addr("t"), sec)
-			defer c.Close()
-			freezeOthers(t, c, 1, 5*time.Millisecond, oA.uid, far)
+			c := freezeWithFarPeer(t, "far", lease, onFrame)
 			start := time.Now()
 			time.Sleep(lease/2 + 300*time.Millisecond)
 			if err := c.Stop(); err != nil {
@@ -375,12 +374,7 @@ func TestAgentPeerSilentAtStop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var lost string
-			for _, k := range st.NodeSkews {
-				if k.Node == "far" {
-					lost = k.Lost
-				}
-			}
+			lost := lostNode(st, "far")
 			if (lost != "") == tt.answer {
 				t.Fatalf("lost %q; want lost: %v", lost, !tt.answer)
 			}
