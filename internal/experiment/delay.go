@@ -202,7 +202,7 @@ func (r *Runner) classic(s *sample, in inserted) (float64, error) {
 	if in.counted && in.measured > 0 {
 		delay = in.measured
 	}
-	return model.PredictCorrected(s.res.Throughput, r.overheadFor(s, false), delay, r.targetDemandOver(s, r.prof.q1)-in.nominal)
+	return model.PredictCorrected(s.res.Throughput, r.overheadFor(s, false), delay, r.optimizedDemand(s, in, false))
 }
 
 // predictFrom is predictWith with tvs in place of s's throughput.
@@ -210,19 +210,21 @@ func (r *Runner) predictFrom(s *sample, tvs float64, in inserted, delay float64,
 	if raw {
 		return model.PredictDelay(tvs, delay)
 	}
-	return model.PredictCorrected(tvs, r.roundOverhead(s), delay, r.optimizedDemand(s, in))
+	return model.PredictCorrected(tvs, r.roundOverhead(s), delay, r.optimizedDemand(s, in, r.pool()))
 }
 
 // optimizedDemand is the optimized target's CPU time per completed
-// request over its quota (seconds): its demand in s (targetDemand) less
-// the cut, d·c1 over the same cores. No prediction that the corrections
-// raise may pass its inverse (model.PredictCorrected).
-func (r *Runner) optimizedDemand(s *sample, in inserted) float64 {
-	cut := in.nominal
-	if r.pool() {
-		cut = in.nominal * r.prof.q1 / r.poolCores()
+// request over its cores (seconds): its CPU time per request in s less
+// the cut d·c1 (in.nominal is d·c1/q1), over its q1 cores, or over every
+// core where they are read as one pool (keep placement, Runner.pool). No
+// prediction that the corrections raise may pass its inverse
+// (model.PredictCorrected).
+func (r *Runner) optimizedDemand(s *sample, in inserted, pool bool) float64 {
+	cores := r.prof.q1
+	if pool {
+		cores = r.poolCores()
 	}
-	return r.targetDemand(s) - cut
+	return r.targetDemandOver(s, cores) - in.nominal*r.prof.q1/cores
 }
 
 // delaySummary sets p's nominal and measured delays, the delay its
@@ -315,7 +317,7 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 			case r.idleCorrection(s) > 0:
 				// The prediction without the idle time taken off: what
 				// it would be were the idling the optimized system's too.
-				if v, err := model.PredictCorrected(s.res.Throughput, r.overheadFor(s, r.pool()), used, r.optimizedDemand(s, in)); err == nil {
+				if v, err := model.PredictCorrected(s.res.Throughput, r.overheadFor(s, r.pool()), used, r.optimizedDemand(s, in, r.pool())); err == nil {
 					busy = append(busy, v)
 				}
 			case which == report.DelayMeasured:

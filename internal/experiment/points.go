@@ -445,17 +445,6 @@ func (r *Runner) overheadFor(s *sample, pool bool) float64 {
 	return extra / 1e6 / float64(max(1, len(r.d.Placement().PausedCPUs())))
 }
 
-// targetDemand is the target's CPU time per completed request divided by
-// its quota (seconds): no throughput above its inverse is possible, with
-// or without the rounds' overhead. Over a pool (keep placement,
-// Runner.pool) its quota is every core.
-func (r *Runner) targetDemand(s *sample) float64 {
-	if r.pool() {
-		return r.targetDemandOver(s, r.poolCores())
-	}
-	return r.targetDemandOver(s, r.prof.q1)
-}
-
 // targetDemandOver is the target's CPU time per completed request divided
 // by cores (seconds).
 func (r *Runner) targetDemandOver(s *sample, cores float64) float64 {

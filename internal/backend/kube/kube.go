@@ -602,6 +602,14 @@ func (d *Deployment) renew() {
 	// logs, after the renewals have stopped.
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	stopped := func() bool {
+		select {
+		case <-d.stopRenew:
+			return true
+		default:
+			return false
+		}
+	}
 	for {
 		select {
 		case <-d.stopRenew:
@@ -619,24 +627,14 @@ func (d *Deployment) renew() {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				select {
-				case <-d.stopRenew:
-					mu.Lock()
-					busy[s.Name] = false
-					mu.Unlock()
-					return
-				default:
+				var err error
+				if !stopped() {
+					err = s.Control.Renew()
 				}
-				err := s.Control.Renew()
 				mu.Lock()
 				defer mu.Unlock()
 				busy[s.Name] = false
-				select {
-				case <-d.stopRenew:
-					return
-				default:
-				}
-				if err != nil && !warned[s.Name] {
+				if err != nil && !warned[s.Name] && !stopped() {
 					warned[s.Name] = true
 					d.opts.Logf("warning: renewing the lease of %s's controller: %v", s.Name, err)
 				}
