@@ -112,6 +112,10 @@ type Agent struct {
 	all       []RoundRecord // every run's, the last keepAll
 	cpuLinks  map[string]*cpuLink
 	lost      map[string]string // node: why its agent was lost mid-slowdown
+	// longer is, per other node, how much longer its freezes lasted
+	// than this node's, summed over every round since the agent
+	// started (signed; updated as each round's thaws are known).
+	longer map[string]time.Duration
 }
 
 // Start thaws what agents that are gone left frozen on this node, then
@@ -134,7 +138,7 @@ func Start(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, node: node, pods: map[string]podcgroup.Pod{}, tried: map[string]time.Time{},
-		ctls: map[string]*controller.Controller{}, peerConns: map[net.Conn]struct{}{}, cpuLinks: map[string]*cpuLink{}, lost: map[string]string{}}
+		ctls: map[string]*controller.Controller{}, peerConns: map[net.Conn]struct{}{}, cpuLinks: map[string]*cpuLink{}, lost: map[string]string{}, longer: map[string]time.Duration{}}
 	a.self = ownPod()
 	if a.cfg.PodsUnder == "" {
 		a.cfg.PodsUnder = ownPodsUnder()

@@ -606,9 +606,8 @@ func (s spanningService) PodFreezer(uids []string, max time.Duration) (controlle
 func (s spanningService) NodeSkews() []wire.NodeSkew {
 	s.a.mu.Lock()
 	recs := slices.Clone(s.a.all)
-	s.a.mu.Unlock()
-	s.a.mu.Lock()
 	lost := maps.Clone(s.a.lost)
+	longer := maps.Clone(s.a.longer)
 	s.a.mu.Unlock()
 	var out []wire.NodeSkew
 	for _, k := range Skews(recs) {
@@ -616,11 +615,19 @@ func (s spanningService) NodeSkews() []wire.NodeSkew {
 			StartP50NS: int64(k.StartP50), StartP99NS: int64(k.StartP99), StartMaxNS: int64(k.StartMax),
 			EndP50NS: int64(k.EndP50), EndP99NS: int64(k.EndP99), EndMaxNS: int64(k.EndMax), Lost: lost[k.Node],
 			Timed: k.Timed, Refrozen: k.Refrozen, LateStartP50NS: int64(k.LateStartP50), LateEndP50NS: int64(k.LateEndP50),
-			LongerP1NS: int64(k.LongerP1), LongerP50NS: int64(k.LongerP50), LongerP99NS: int64(k.LongerP99)})
+			LongerP1NS: int64(k.LongerP1), LongerP50NS: int64(k.LongerP50), LongerP99NS: int64(k.LongerP99),
+			LongerSumNS: int64(longer[k.Node])})
 		delete(lost, k.Node)
+		delete(longer, k.Node)
 	}
-	for _, node := range slices.Sorted(maps.Keys(lost)) {
-		out = append(out, wire.NodeSkew{Node: node, Lost: lost[node]})
+	// Nodes of the run under way, whose rounds are summarised when it
+	// ends, and lost ones.
+	rest := maps.Clone(lost)
+	for n := range longer {
+		rest[n] = lost[n]
+	}
+	for _, node := range slices.Sorted(maps.Keys(rest)) {
+		out = append(out, wire.NodeSkew{Node: node, Lost: lost[node], LongerSumNS: int64(longer[node])})
 	}
 	return out
 }
@@ -681,6 +688,10 @@ type NodePause struct {
 	Timed          bool // thawed by its own timer at the length asked
 	Refrozen       bool // frozen again for a lengthening that came after its timer thawed
 	Err            string
+	// summed is how much longer than this node's this freeze was
+	// counted as lasting in Agent.longer (its thaw may be reported
+	// again, after a refreeze).
+	summed time.Duration
 }
 
 // spanFreezer freezes pods on this node and on others (controller.PodFreezer).
@@ -773,6 +784,9 @@ func (f *spanFreezer) thaw() error {
 		np := rec.Nodes[""]
 		np.Thawed = time.Now()
 		rec.Nodes[""] = np
+		for _, l := range f.links {
+			f.sumLonger(rec, l.node) // a peer whose own timer thawed it first
+		}
 	}
 	f.send(peerSet{Seq: f.seq}, false)
 	return err
@@ -848,9 +862,30 @@ func (f *spanFreezer) readAcks(l *peerLink) {
 				np.Err = ack.Err
 			}
 			rec.Nodes[l.node] = np
+			f.sumLonger(rec, l.node)
 		}
 		f.mu.Unlock()
 	}
+}
+
+// sumLonger adds to the agent's running sum (Agent.longer) how much
+// longer node's freeze in rec lasted than this node's, once both have
+// thawed; a thaw reported again (after a refreeze) adds only the
+// difference. f.mu is held.
+func (f *spanFreezer) sumLonger(rec *RoundRecord, node string) {
+	here, np := rec.Nodes[""], rec.Nodes[node]
+	if here.Frozen.IsZero() || here.Thawed.IsZero() || np.Frozen.IsZero() || np.Thawed.IsZero() {
+		return
+	}
+	v := np.Thawed.Sub(np.Frozen) - here.Thawed.Sub(here.Frozen)
+	if v == np.summed {
+		return
+	}
+	f.a.mu.Lock()
+	f.a.longer[node] += v - np.summed
+	f.a.mu.Unlock()
+	np.summed = v
+	rec.Nodes[node] = np
 }
 
 // allThawed says whether every peer reported the last round's thaw (or

@@ -439,3 +439,76 @@ func fakePeer(t *testing.T, sec []byte, prep peerPrepared, onFrame func(w *wire.
 	}()
 	return ln.Addr().String()
 }
+
+// TestAgentLongerSum: the agent keeps a running sum of how much longer
+// each other node's freezes lasted than its own, updated as each round's
+// thaws are known (so the target controller's Stats give it per window);
+// a thaw reported again (after a refreeze) adds only the difference.
+func TestAgentLongerSum(t *testing.T) {
+	n := node(t)
+	dirA := nodeDir(t, n, "node-a")
+	tgt, oA := makePodUnder(t, n, dirA), makePodUnder(t, n, dirA)
+	farPod := newUID()
+	sec := secret()
+	const late = 20 * time.Millisecond // the far node says it thawed this much after the thaw came
+	addr := fakePeer(t, sec, peerPrepared{Node: "far", Pods: []string{farPod}}, func(w *wire.Conn, typ wire.Type, p []byte) {
+		var m peerSet
+		if typ != wire.TRound || json.Unmarshal(p, &m) != nil {
+			return
+		}
+		if m.Frozen {
+			w.Send(wire.TOK, peerAck{Seq: m.Seq, Frozen: true, AtUnixNS: time.Now().UnixNano()})
+			return
+		}
+		w.Send(wire.TOK, peerAck{Seq: m.Seq, AtUnixNS: time.Now().Add(late).UnixNano()})
+		if m.Seq == 3 { // round 3's thaw reported again, 10 ms later still
+			w.Send(wire.TOK, peerAck{Seq: m.Seq, AtUnixNS: time.Now().Add(late + 10*time.Millisecond).UnixNano()})
+		}
+	})
+	a, err := Start(Config{Services: []Service{{Name: "t", Port: freePort(t), Pods: []string{tgt.uid}}, {Name: "o", Port: freePort(t), Pods: []string{oA.uid, farPod}}},
+		Host: "127.0.0.1", StateDir: t.TempDir(), Secret: sec, Lease: time.Second, MaxPause: 100 * time.Millisecond, Logger: quiet(),
+		Node: "a", PodsUnder: dirA, Peers: []Peer{{Node: "far", Addr: addr}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	svc := spanningService{podService{a, []string{tgt.uid}}}
+	pf, err := svc.PodFreezer([]string{oA.uid, farPod}, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	sum := func() (time.Duration, int) {
+		for _, k := range svc.NodeSkews() {
+			if k.Node == "far" {
+				return time.Duration(k.LongerSumNS), k.Rounds
+			}
+		}
+		return 0, 0
+	}
+	const rounds = 5
+	for range rounds {
+		if err := pf.Set(true); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+		if err := pf.Set(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each round: the late thaw, plus the 10 ms of round 3's second
+	// report, plus what the frames took (a few ms at most here).
+	lo, hi := rounds*late+10*time.Millisecond, rounds*late+10*time.Millisecond+rounds*15*time.Millisecond
+	waitFor(t, "the far node's thaws", 3*time.Second, func() bool { s, _ := sum(); return s >= lo })
+	got, n0 := sum()
+	t.Logf("running sum %v over %d rounds, before the run's end (%d summarised)", got, rounds, n0)
+	if got < lo || got > hi || n0 != 0 {
+		t.Errorf("running sum %v with %d rounds summarised during the run, want %v..%v and none", got, n0, lo, hi)
+	}
+	if err := pf.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after, n1 := sum(); after != got || n1 != rounds {
+		t.Errorf("after the run: sum %v over %d rounds, want %v over %d", after, n1, got, rounds)
+	}
+}

@@ -197,6 +197,11 @@ type NodeSkew struct {
 	LongerP1NS     int64 `json:"longer_p1_ns,omitempty"`
 	LongerP50NS    int64 `json:"longer_p50_ns,omitempty"`
 	LongerP99NS    int64 `json:"longer_p99_ns,omitempty"`
+	// LongerSumNS is how much longer its freezes lasted than the target's
+	// node's, summed over every round since the agent started, updated
+	// as each round's thaws are known (so two snapshots' difference is
+	// what a window's rounds added).
+	LongerSumNS int64 `json:"longer_sum_ns,omitempty"`
 	// Lost says why the target's agent lost this node's agent during
 	// the slowdown under way ("": it did not); its pods thaw within
 	// their cap there.

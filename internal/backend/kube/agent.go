@@ -495,6 +495,9 @@ func (d *Deployment) logSkews() {
 		return
 	}
 	for _, k := range st.NodeSkews {
+		if k.Rounds == 0 && k.Missing == 0 {
+			continue // a run under way, or lost: nothing summarised yet
+		}
 		d.opts.Logf("round skew across nodes, %s as the target, node %s: %d rounds (%d unreported, %d ended by the node's cap); freeze start p50 %v, p99 %v, max %v; thaw p50 %v, p99 %v, max %v",
 			s.Name, k.Node, k.Rounds, k.Missing, k.Capped,
 			time.Duration(k.StartP50NS), time.Duration(k.StartP99NS), time.Duration(k.StartMaxNS),
