@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -33,6 +34,11 @@ type inserted struct {
 	by       string             // what measured was read from, in words
 	services map[string]float64 // signals: each paused service's, seconds per request
 	counted  bool               // the controllers counted the window's pauses
+	// across is, where the paused pods span nodes, how much longer per
+	// request the pods of the node frozen longest (acrossNode) were
+	// frozen than the target's node's: part of measured.
+	across     float64
+	acrossNode string
 }
 
 // insertedDelay reads from s's window edges the pause the services really
@@ -58,6 +64,14 @@ func (r *Runner) insertedDelay(s *sample, d time.Duration) inserted {
 		if r.method == pause.MethodCgroup {
 			in.by = "the frozen services"
 		}
+		if in.counted {
+			if node, v := longestFrozen(s.before[r.opts.Target], s.after[r.opts.Target]); v > 0 {
+				in.across = inWindow(v, s.before[r.opts.Target], s.after[r.opts.Target], s.window).Seconds() / float64(n)
+				in.acrossNode = node
+				in.measured += in.across
+				in.by = fmt.Sprintf("the frozen services, those of node %s frozen longest", node)
+			}
+		}
 		return in
 	}
 	in.services = map[string]float64{}
@@ -80,6 +94,32 @@ func (r *Runner) insertedDelay(s *sample, d time.Duration) inserted {
 	in.measured = report.Median(slices.Collect(maps.Values(in.services)))
 	in.by = "the shared cores (median of the paused services)"
 	return in
+}
+
+// longestFrozen is, where the target's agent froze pods on other nodes
+// too, the node whose pods were frozen longest between the snapshots b
+// and a, and how much longer in all than the target's node's (0: none
+// longer). A run whose requests pass through pods of every node is held
+// up by the longest freeze of each round, not by the target node's: on
+// the two-node namespace cluster the other node's freezes lasted about
+// 1 ms longer per round at the median (its thaw comes over the network),
+// a third of a 3.6 ms round's pause.
+func longestFrozen(b, a *wire.Stats) (string, time.Duration) {
+	if a == nil || b == nil {
+		return "", 0
+	}
+	before := map[string]int64{}
+	for _, k := range b.NodeSkews {
+		before[k.Node] = k.LongerSumNS
+	}
+	var node string
+	var most time.Duration
+	for _, k := range a.NodeSkews {
+		if v := time.Duration(k.LongerSumNS - before[k.Node]); v > most {
+			node, most = k.Node, v
+		}
+	}
+	return node, most
 }
 
 // busiest is, of the paused services (each with its pause per request),
@@ -234,7 +274,8 @@ func (r *Runner) delaySummary(p *report.Point, samples []*sample, ins []inserted
 	if d <= 0 || len(samples) == 0 {
 		return
 	}
-	var measured, nominalPreds []float64
+	var measured, nominalPreds, across, localPreds []float64
+	acrossNode := ""
 	perSvc := map[string][]float64{}
 	used := map[string]int{}
 	by := ""
@@ -252,6 +293,22 @@ func (r *Runner) delaySummary(p *report.Point, samples []*sample, ins []inserted
 		used[which]++
 		pred, _ := r.predictWith(s, in, in.nominal, false)
 		nominalPreds = append(nominalPreds, pred)
+		across = append(across, in.across*1e6)
+		if in.across > 0 {
+			acrossNode = in.acrossNode
+		}
+		local := in
+		local.measured -= in.across
+		delay, _ := r.delayUsed(s, local)
+		pred, _ = r.predictWith(s, local, delay, false)
+		localPreds = append(localPreds, pred)
+	}
+	if acrossNode != "" {
+		p.Diagnostics.DelayAcrossNodesUS = report.Median(across)
+		p.Diagnostics.AcrossNode = acrossNode
+		if !slices.Contains(localPreds, 0) {
+			p.Diagnostics.PredictedNodeLocalRPS = report.Median(localPreds)
+		}
 	}
 	if len(measured) > 0 {
 		p.DelayMeasuredUS = report.Median(measured)

@@ -433,3 +433,57 @@ func TestPredictPool(t *testing.T) {
 		t.Errorf("point: delay used %q, interval [%.1f, %.1f]; want pool and the classic prediction %.1f inside", p.DelayUsed, p.IntervalLowRPS, p.IntervalHighRPS, classic)
 	}
 }
+
+// Where the target's agent froze pods on other nodes too, the delay
+// measured is the target node's freezes plus how much longer the node
+// frozen longest was frozen over the window; the prediction counting only
+// the target's node's freezes is kept beside it.
+func TestDelayAcrossNodes(t *testing.T) {
+	const d = 400 * time.Microsecond
+	tests := []struct {
+		name          string
+		before, after []wire.NodeSkew
+		wantAcrossUS  float64 // per request
+		wantNode      string
+	}{
+		{"one node", nil, nil, 0, ""},
+		{"the longest of two", []wire.NodeSkew{{Node: "b", LongerSumNS: int64(time.Second)}, {Node: "c", LongerSumNS: 0}},
+			[]wire.NodeSkew{{Node: "b", LongerSumNS: int64(time.Second + 20*time.Millisecond)}, {Node: "c", LongerSumNS: int64(40 * time.Millisecond)}},
+			80, "c"},
+		{"a node first seen in the window", nil, []wire.NodeSkew{{Node: "b", LongerSumNS: int64(10 * time.Millisecond)}}, 20, "b"},
+		{"shorter freezes elsewhere add nothing", []wire.NodeSkew{{Node: "b", LongerSumNS: 0}}, []wire.NodeSkew{{Node: "b", LongerSumNS: -int64(30 * time.Millisecond)}}, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Runner{
+				prof:   &profile{c1: 1, q1: 1, u1: time.Millisecond},
+				d:      placed{pl: backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}}},
+				method: pause.MethodCgroup,
+				opts:   Options{Target: "t"},
+			}
+			s := delaySample(0.6, map[string]time.Duration{"t": 240 * time.Millisecond}, nil)
+			s.before["t"].NodeSkews, s.after["t"].NodeSkews = tt.before, tt.after
+			in := r.insertedDelay(s, d)
+			if math.Abs(in.across*1e6-tt.wantAcrossUS) > 1e-6 || in.acrossNode != tt.wantNode {
+				t.Errorf("across %.1f µs per request from %q, want %.1f from %q", in.across*1e6, in.acrossNode, tt.wantAcrossUS, tt.wantNode)
+			}
+			if want := 480 + tt.wantAcrossUS; math.Abs(in.measured*1e6-want) > 1e-6 {
+				t.Errorf("measured %.1f µs per request, want %.1f", in.measured*1e6, want)
+			}
+			p := r.point(d, &pointRuns{sd: *s.slowdown, samples: []*sample{s}}, nil)
+			want := 1 / (1/500.0 - (480+tt.wantAcrossUS)*1e-6)
+			if math.Abs(p.PredictedRPS-want) > 1e-6*want {
+				t.Errorf("predicted %.2f req/s, want %.2f", p.PredictedRPS, want)
+			}
+			local := 1 / (1/500.0 - 480e-6)
+			switch {
+			case tt.wantNode == "" && (p.Diagnostics.PredictedNodeLocalRPS != 0 || p.Diagnostics.DelayAcrossNodesUS != 0):
+				t.Errorf("node-local %.2f req/s, across %.1f µs: want neither", p.Diagnostics.PredictedNodeLocalRPS, p.Diagnostics.DelayAcrossNodesUS)
+			case tt.wantNode != "" && (math.Abs(p.Diagnostics.PredictedNodeLocalRPS-local) > 1e-6*local || p.Diagnostics.AcrossNode != tt.wantNode ||
+				math.Abs(p.Diagnostics.DelayAcrossNodesUS-tt.wantAcrossUS) > 1e-6):
+				t.Errorf("node-local %.2f req/s, across %.1f µs from %q; want %.2f, %.1f from %q", p.Diagnostics.PredictedNodeLocalRPS,
+					p.Diagnostics.DelayAcrossNodesUS, p.Diagnostics.AcrossNode, local, tt.wantAcrossUS, tt.wantNode)
+			}
+		})
+	}
+}

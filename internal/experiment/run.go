@@ -356,6 +356,10 @@ func processCPUTime() time.Duration {
 	return time.Duration(ts.Nano())
 }
 
+// summarised says whether k summarises rounds, or a loss (not only the
+// running sum of a run under way).
+func summarised(k wire.NodeSkew) bool { return k.Rounds > 0 || k.Missing > 0 || k.Lost != "" }
+
 // nodeSkews is the round skew across nodes over the run (a run on
 // Kubernetes whose pods span nodes): the target controller's NodeSkews
 // in the latest snapshot of its counters, which count every round since
@@ -364,7 +368,7 @@ func (r *Runner) nodeSkews(points []*measuredPoint) []report.NodeSkew {
 	var latest *wire.Stats
 	consider := func(samples []*sample) {
 		for _, s := range samples {
-			if st := s.after[r.opts.Target]; st != nil && len(st.NodeSkews) > 0 && (latest == nil || st.TakenUnixNS > latest.TakenUnixNS) {
+			if st := s.after[r.opts.Target]; st != nil && slices.ContainsFunc(st.NodeSkews, summarised) && (latest == nil || st.TakenUnixNS > latest.TakenUnixNS) {
 				latest = st
 			}
 		}
@@ -380,6 +384,9 @@ func (r *Runner) nodeSkews(points []*measuredPoint) []report.NodeSkew {
 	us := func(ns int64) float64 { return float64(ns) / 1e3 }
 	var out []report.NodeSkew
 	for _, k := range latest.NodeSkews {
+		if !summarised(k) {
+			continue // the rounds of a run under way: summarised when it ends
+		}
 		out = append(out, report.NodeSkew{Node: k.Node, Rounds: k.Rounds, Missing: k.Missing, Capped: k.Capped, Timed: k.Timed, Refrozen: k.Refrozen,
 			StartP50US: us(k.StartP50NS), StartP99US: us(k.StartP99NS), StartMaxUS: us(k.StartMaxNS),
 			EndP50US: us(k.EndP50NS), EndP99US: us(k.EndP99NS), EndMaxUS: us(k.EndMaxNS),

@@ -419,6 +419,14 @@ type PointDiagnostics struct {
 	// error (validate).
 	PredictedNominalRPS float64  `json:"predicted_nominal_rps,omitempty"`
 	ErrorNominalPct     *float64 `json:"error_nominal_pct,omitempty"`
+	// DelayAcrossNodesUS, where the paused pods span nodes, is the part
+	// of delay_measured_us that the pods of the node frozen longest
+	// (AcrossNode) were frozen beyond the target's node's, per request
+	// (median over the runs); PredictedNodeLocalRPS the prediction
+	// without it, counting only the target's node's freezes.
+	DelayAcrossNodesUS    float64 `json:"delay_across_nodes_us,omitempty"`
+	AcrossNode            string  `json:"across_node,omitempty"`
+	PredictedNodeLocalRPS float64 `json:"predicted_node_local_rps,omitempty"`
 }
 
 // UnmarshalJSON reads a point of any version: before version 4 its
