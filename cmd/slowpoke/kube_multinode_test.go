@@ -414,7 +414,7 @@ func TestKubeMultiNodeAgentPartition(t *testing.T) {
 				}
 			})
 			waitUntil(t, "frontend frozen on slowpoke-n1 by cart's rounds", 2*time.Minute, frozen, stderr)
-			r.Frozen, r.LeaseS = 1, maxPause.Seconds()
+			r.Frozen, r.BoundS = 1, maxPause.Seconds()
 			link := "spmn-v1"
 			if out, err := exec.Command("ip", "link", "set", link, "down").CombinedOutput(); err != nil {
 				t.Fatalf("ip link set %s down: %v %s", link, err, out)
@@ -680,7 +680,7 @@ func TestKubeMultiNodeFaults(t *testing.T) {
 		}
 		pid := agentProcess(t, string(agents.Items[0].UID))
 		frozen := waitFrozen(t)
-		r.Frozen, r.LeaseS = frozen, kube.DefaultLease.Seconds()
+		r.Frozen, r.BoundS = frozen, kube.DefaultLease.Seconds()
 		killed := time.Now()
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatalf("SIGKILL slowpoke-n1's agent (PID %d): %v", pid, err)
@@ -710,7 +710,7 @@ func TestKubeMultiNodeFaults(t *testing.T) {
 		before := e.podState(t)
 		cmd, stderr := m.startSpreadPredict(t, e)
 		frozen := waitFrozen(t)
-		r.Frozen, r.LeaseS = frozen, kube.DefaultLease.Seconds()
+		r.Frozen, r.BoundS = frozen, kube.DefaultLease.Seconds()
 		killed := time.Now()
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
@@ -747,7 +747,7 @@ func TestKubeMultiNodeFaults(t *testing.T) {
 			t.Fatal("no cart pod on slowpoke-n2")
 		}
 		frozen := waitFrozen(t)
-		r.Frozen, r.LeaseS = frozen, kube.DefaultLease.Seconds()
+		r.Frozen, r.BoundS = frozen, kube.DefaultLease.Seconds()
 		deleted := time.Now()
 		if err := e.client.CoreV1().Pods(ns).Delete(context.Background(), victim.Name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)

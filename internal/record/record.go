@@ -28,13 +28,14 @@ import (
 
 // Version is the version of the record format written by this package.
 // Version 2 added Row.OtherPlacement and Summary.OtherPlacement; Load
-// reads version 1 records as version 2 (upgrade).
-const Version = 2
+// reads version 1 records as version 2 (upgrade). Version 3 added
+// Record.Faults (records of version 2 have none).
+const Version = 3
 
 // Record is one benchmark run.
 type Record struct {
 	Version   int       `json:"version"`
-	Benchmark string    `json:"benchmark"` // "methods", "accuracy", "placement", "multinode"
+	Benchmark string    `json:"benchmark"` // "methods", "accuracy", "placement", "multinode", "faults"
 	Date      time.Time `json:"date"`
 	Machine   Machine   `json:"machine"`
 	// Commit is the repository's commit the binary was built from, with
@@ -51,6 +52,31 @@ type Record struct {
 	// Skews is, for a benchmark on Kubernetes whose pods span nodes, the
 	// round skew of every other node in each configuration's runs.
 	Skews []Skew `json:"skews,omitempty"`
+	// Faults is, for the fault benchmark (no Rows), every trial.
+	Faults []Fault `json:"faults,omitempty"`
+}
+
+// Fault is one trial of the multi-node fault benchmark: a fault struck
+// while pods were frozen, and what followed.
+type Fault struct {
+	Fault  string `json:"fault"` // e.g. agent-killed, partition
+	Trial  int    `json:"trial"`
+	Frozen int    `json:"frozen_at_fault"` // pods frozen when the fault struck
+	// ThawedS is how long after the fault every pod was thawed; -1 if
+	// that was never seen.
+	ThawedS float64 `json:"thawed_after_s"`
+	BoundS  float64 `json:"lease_s"`      // the bound the trial checks (the lease, or the partition's cap)
+	Within  bool    `json:"within_lease"` // thawed within it
+	// RunError is the run's last line ("" where the run was killed),
+	// NamesNode whether it names the node (or the pod).
+	RunError  string  `json:"run_error"`
+	NamesNode bool    `json:"run_error_names_node_pod"`
+	Restore   string  `json:"restore"`           // what slowpoke restore said afterwards
+	Restarted bool    `json:"app_pod_restarted"` // an application pod restarted (a deleted one aside)
+	TrialS    float64 `json:"trial_s"`           // the trial's wall time
+	// Passed: every check of the trial held (nothing left frozen, no
+	// agent left, no change left to restore).
+	Passed bool `json:"passed"`
 }
 
 // Skew is one other node's round skew over one configuration's run.
@@ -393,10 +419,11 @@ func Load(dir string) ([]Record, error) {
 // bench placement, the variant "shared" (slowpoke's placement) always was
 // one, judged against the unpinned truth.
 func (r *Record) upgrade() {
-	if r.Version >= 2 {
+	if r.Version >= Version {
 		return
 	}
-	if r.Benchmark == "placement" {
+	// Version 2 to 3 adds only Faults, which older records lack.
+	if r.Version < 2 && r.Benchmark == "placement" {
 		for i := range r.Rows {
 			if r.Rows[i].Variant == "shared" {
 				r.Rows[i].OtherPlacement = true

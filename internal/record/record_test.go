@@ -282,3 +282,39 @@ func show(b *bool) string {
 	}
 	return fmt.Sprint(*b)
 }
+
+// A fault benchmark's record renders, per fault, how many trials passed
+// and thawed within their bound, the thaw times' spread, whether the
+// run's error named the node, and the first trial's error; a run that
+// was killed has no error to name anything. It writes and loads back.
+func TestRenderFaults(t *testing.T) {
+	rec := Record{Version: Version, Benchmark: "faults", Date: time.Date(2026, 11, 28, 20, 0, 0, 0, time.UTC), Command: "x", Placement: "spread over 2 nodes",
+		Faults: []Fault{
+			{Fault: "partition", Trial: 1, ThawedS: 0.1, BoundS: 0.3, Within: true, RunError: "node n1: lost", NamesNode: true, TrialS: 92, Passed: true},
+			{Fault: "partition", Trial: 2, ThawedS: 0.4, BoundS: 0.3, RunError: "node n1: lost again", NamesNode: true, TrialS: 94},
+			{Fault: "partition", Trial: 3, ThawedS: -1, BoundS: 0.3, RunError: "predict succeeded", TrialS: 90},
+			{Fault: "orchestrator-killed", Trial: 1, ThawedS: 0.2, BoundS: 10, Within: true, TrialS: 46, Passed: true, Restarted: true},
+		}}
+	page := RenderAccuracy([]Record{rec})
+	for _, want := range []string{
+		"bench faults, partition, orchestrator-killed",
+		"| partition | 3 | 1 | 1 | 0.10 / 0.40 / 0.40 s | 0.3 s | 2 | 0 | 90-94 s |",
+		"| orchestrator-killed | 1 | 1 | 1 | 0.20 / 0.20 / 0.20 s | 10.0 s | – (the run was killed) | 1 | 46-46 s |",
+		"- partition: `node n1: lost`",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "RMSE") || strings.Contains(page, "orchestrator-killed: `") {
+		t.Errorf("a fault record renders a points table, or an error for a killed run:\n%s", page)
+	}
+	dir := t.TempDir()
+	if _, err := Write(dir, &rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(dir)
+	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0].Faults, rec.Faults) {
+		t.Fatalf("Load = %+v, %v", got, err)
+	}
+}

@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -39,6 +40,9 @@ func RenderAccuracy(recs []Record) string {
 // renderRecord writes one run.
 func renderRecord(b *strings.Builder, r *Record) {
 	configs := configsOf(r)
+	if len(r.Rows) == 0 && len(r.Faults) > 0 {
+		configs = faultsOf(r)
+	}
 	fmt.Fprintf(b, "\n### %s: bench %s, %s\n\n", r.Date.UTC().Format("2006-01-02 15:04 UTC"), r.Benchmark, strings.Join(configs, ", "))
 	m := r.Machine
 	fmt.Fprintf(b, "%s (%d CPUs", orDash(m.Host), m.CPUs)
@@ -53,6 +57,10 @@ func renderRecord(b *strings.Builder, r *Record) {
 		fmt.Fprintf(b, " %s", r.Note)
 	}
 	fmt.Fprintf(b, "\n\n    %s\n\n", r.Command)
+	if len(r.Rows) == 0 && len(r.Faults) > 0 {
+		renderFaults(b, r.Faults)
+		return
+	}
 	variants := variantsOf(r)
 	multi := len(configs) > 1
 	b.WriteString("|")
@@ -122,6 +130,77 @@ func renderSkews(b *strings.Builder, skews []Skew) {
 		fmt.Fprintf(b, "| %s | %s | %d | %d | %.0f | %.0f | %.0f | %.0f | %+.0f | %d | %d |\n", k.Config, k.Node, k.Rounds, k.Missing,
 			k.StartP50US, k.StartP99US, k.EndP50US, k.EndP99US, k.LongerP50US, k.Timed, k.Refrozen)
 	}
+}
+
+// faultsOf lists r's faults in the order they first appear.
+func faultsOf(r *Record) []string {
+	var out []string
+	for _, f := range r.Faults {
+		if !slices.Contains(out, f.Fault) {
+			out = append(out, f.Fault)
+		}
+	}
+	return out
+}
+
+// renderFaults writes a fault benchmark's trials: per fault, how many
+// passed every check, how soon every pod was thawed against the bound,
+// whether the run's error named the node, and one such error.
+func renderFaults(b *strings.Builder, trials []Fault) {
+	b.WriteString("| fault | trials | passed every check | thawed within the bound | thawed after (min / median / max) | bound | the run's error names the node or pod | application pod restarted | one trial (min-max) |\n|---|---|---|---|---|---|---|---|---|\n")
+	var errs []string
+	for _, name := range faultsOf(&Record{Faults: trials}) {
+		var n, passed, within, named, restarted int
+		var thawed, took, bounds []float64
+		example := ""
+		for _, f := range trials {
+			if f.Fault != name {
+				continue
+			}
+			n++
+			passed += btoi(f.Passed)
+			within += btoi(f.Within)
+			named += btoi(f.NamesNode)
+			restarted += btoi(f.Restarted)
+			if f.ThawedS >= 0 {
+				thawed = append(thawed, f.ThawedS)
+			}
+			took = append(took, f.TrialS)
+			bounds = append(bounds, f.BoundS)
+			if example == "" && f.RunError != "" {
+				example = f.RunError
+			}
+		}
+		thaw := "never seen"
+		if len(thawed) > 0 {
+			slices.Sort(thawed)
+			thaw = fmt.Sprintf("%.2f / %.2f / %.2f s", thawed[0], thawed[len(thawed)/2], thawed[len(thawed)-1])
+		}
+		bound := fmt.Sprintf("%.1f s", slices.Max(bounds))
+		if slices.Min(bounds) != slices.Max(bounds) {
+			bound = fmt.Sprintf("%.1f-%.1f s", slices.Min(bounds), slices.Max(bounds))
+		}
+		namedCell := fmt.Sprintf("%d", named)
+		if example == "" {
+			namedCell = "– (the run was killed)"
+		}
+		fmt.Fprintf(b, "| %s | %d | %d | %d | %s | %s | %s | %d | %.0f-%.0f s |\n", name, n, passed, within, thaw, bound, namedCell, restarted, slices.Min(took), slices.Max(took))
+		if example != "" {
+			errs = append(errs, fmt.Sprintf("- %s: `%s`", name, strings.ReplaceAll(example, "`", "'")))
+		}
+	}
+	if len(errs) > 0 {
+		b.WriteString("\nThe run's error, first trial of each fault:\n\n")
+		b.WriteString(strings.Join(errs, "\n"))
+		b.WriteString("\n")
+	}
+}
+
+func btoi(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 type pointKey struct {
