@@ -55,10 +55,17 @@ func DeployedNote(r *Results) string {
 	if c.MachineUS > cut && math.Abs(float64(c.Cores)*1e6/(c.MachineUS-cut)/p.DeployedBoundRPS-1) < 1e-9 {
 		where = "where the cores bind"
 	}
+	// What the other services spent per request, as measured at the
+	// throughputs this run saw: whether it moved with the load is the
+	// user's to read, not assumed.
+	others := fmt.Sprintf("%.0f µs at %s req/s", total-target, rps(d.RPS))
+	if r.Baseline.OthersCPUUS > 0 && r.Baseline.RPS > 0 {
+		others += fmt.Sprintf("; %.0f µs at %s req/s under slowpoke's placement", r.Baseline.OthersCPUUS, rps(r.Baseline.RPS))
+	}
 	note := fmt.Sprintf("%s, the application ran at %s req/s with the machine's %d cores %.0f%% busy, and %s took %.0f%% of the CPU its services spent per request (%.0f of %.0f µs): "+
-		"%.0f µs less of its CPU per request (the %s%% point) could raise that to at most %s req/s (%+.0f%%), %s, as long as the other services' CPU per request stays as measured here (on real runtimes it often falls as throughput rises, and the gain is then larger).",
+		"%.0f µs less of its CPU per request (the %s%% point) could raise that to at most %s req/s (%+.0f%%), %s, as long as the other services' CPU per request stays as measured here (%s).",
 		upperFirst(d.DeployedWords()), rps(d.RPS), c.Cores, c.BusyPct, r.Target, 100*target/total, target, total,
-		cut, trimFloat(p.ReductionPct), rps(p.DeployedBoundRPS), boundGain, where)
+		cut, trimFloat(p.ReductionPct), rps(p.DeployedBoundRPS), boundGain, where, others)
 	if r.Baseline.RPS <= 0 || p.Infeasible() || p.Estimate == EstimateLowerBound {
 		return note
 	}

@@ -79,8 +79,15 @@ func TestDeployedNoteLimit(t *testing.T) {
 	r := &Results{Target: "cart", C1: 1, Baseline: Baseline{RPS: 1000},
 		DeployedBaseline: &Baseline{RPS: 1000, CPU: &CPUUse{ServicesUS: map[string]float64{"cart": 800, "front": 700}, MachineUS: 2000, BusyPct: 100, Cores: 2}},
 		Points:           []Point{{ReductionPct: 50, ReductionUS: 400, PredictedRPS: 1300, DeployedBoundRPS: 1250}}}
-	if got := DeployedNote(r); !strings.Contains(got, "where the cores bind") || !strings.Contains(got, "400 µs less") || !strings.Contains(got, "as long as the other services' CPU per request stays as measured") {
+	if got := DeployedNote(r); !strings.Contains(got, "where the cores bind") || !strings.Contains(got, "400 µs less") ||
+		!strings.Contains(got, "as long as the other services' CPU per request stays as measured here (700 µs at 1000 req/s).") {
 		t.Errorf("cores' limit: %q", got)
+	}
+	// Only what was measured: the other services' CPU per request at the
+	// throughputs the run saw, no general claim.
+	r.Baseline.OthersCPUUS = 650
+	if got := DeployedNote(r); !strings.Contains(got, "(700 µs at 1000 req/s; 650 µs at 1000 req/s under slowpoke's placement)") || strings.Contains(got, "often") {
+		t.Errorf("the other services' CPU: %q", got)
 	}
 	r.DeployedBaseline.CPU.MachineUS = 1000
 	r.Points[0].DeployedBoundRPS = 2000
