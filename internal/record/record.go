@@ -281,12 +281,14 @@ func (r *Record) Summarize() {
 
 // Stamp fills in what every record says of its run: the date and the
 // commit (those of its start, from Begin), the machine, and the command
-// line args.
+// line args (none: the Command already set stays).
 func (r *Record) Stamp(start Start, args []string) {
 	r.Version = Version
 	r.Date, r.Commit = start.Date, start.Commit
 	r.Machine = ThisMachine()
-	r.Command = strings.Join(quoteArgs(args), " ")
+	if len(args) > 0 {
+		r.Command = strings.Join(quoteArgs(args), " ")
+	}
 }
 
 // Start is when a benchmark run began, and the commit of the work tree it

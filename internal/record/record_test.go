@@ -309,6 +309,18 @@ func TestRenderFaults(t *testing.T) {
 	if strings.Contains(page, "RMSE") || strings.Contains(page, "orchestrator-killed: `") {
 		t.Errorf("a fault record renders a points table, or an error for a killed run:\n%s", page)
 	}
+	// A test stamps its record with the command it set itself; a record
+	// without one says so.
+	rec.Command = "SLOWPOKE_MULTINODE_FAULT_TRIALS=10 test/kube/multinode-e2e.sh"
+	rec.Stamp(Start{Date: rec.Date}, nil)
+	if rec.Command != "SLOWPOKE_MULTINODE_FAULT_TRIALS=10 test/kube/multinode-e2e.sh" {
+		t.Errorf("Stamp without args set the command to %q", rec.Command)
+	}
+	none := rec
+	none.Command = ""
+	if page := RenderAccuracy([]Record{none}); !strings.Contains(page, "The command was not recorded.") {
+		t.Errorf("a record without its command:\n%s", page)
+	}
 	dir := t.TempDir()
 	if _, err := Write(dir, &rec); err != nil {
 		t.Fatal(err)

@@ -56,7 +56,11 @@ func renderRecord(b *strings.Builder, r *Record) {
 	if r.Note != "" {
 		fmt.Fprintf(b, " %s", r.Note)
 	}
-	fmt.Fprintf(b, "\n\n    %s\n\n", r.Command)
+	if r.Command == "" {
+		b.WriteString(" The command was not recorded.\n\n")
+	} else {
+		fmt.Fprintf(b, "\n\n    %s\n\n", r.Command)
+	}
 	if len(r.Rows) == 0 && len(r.Faults) > 0 {
 		renderFaults(b, r.Faults)
 		return
