@@ -110,7 +110,11 @@ type Row struct {
 	ReductionUS float64 `json:"reduction_us"`
 	// TrueRPS is the mean of the truth's runs (what intervals are
 	// checked against); 0 where there was no truth.
-	TrueRPS         float64  `json:"true_rps"`
+	TrueRPS float64 `json:"true_rps"`
+	// TrueMedianRPS is the median of the truth's runs, the truth that
+	// ErrorPct is against (validate's); unset in records before it was
+	// kept, and where the truth has no runs.
+	TrueMedianRPS   float64  `json:"true_median_rps,omitempty"`
 	PredictedRPS    float64  `json:"predicted_rps"` // 0: infeasible
 	ErrorPct        *float64 `json:"error_pct,omitempty"`
 	NominalErrorPct *float64 `json:"nominal_error_pct,omitempty"`
@@ -179,6 +183,9 @@ func RowOf(config, target, variant string, p report.Point) Row {
 		row.PredictedRPS = 0
 	}
 	row.TrueRPS, _ = p.TrueMean()
+	if p.TrueRPS != nil && len(p.TrueRuns) > 0 {
+		row.TrueMedianRPS = *p.TrueRPS
+	}
 	if in, ok := p.CoversTruth(); ok {
 		row.Covered = &in
 	}

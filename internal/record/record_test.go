@@ -3,6 +3,7 @@ package record
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -328,5 +329,27 @@ func TestRenderFaults(t *testing.T) {
 	got, err := Load(dir)
 	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0].Faults, rec.Faults) {
 		t.Fatalf("Load = %+v, %v", got, err)
+	}
+}
+
+// The truth column shows the median of the truth's runs, which the
+// errors are against, and the mean, which the intervals are checked
+// against, where they differ; a row from a point keeps both.
+func TestTruthMedianAndMean(t *testing.T) {
+	truth := 1523.0
+	p := report.Point{ReductionUS: 1000, PredictedRPS: 1515, TrueRPS: &truth, TrueRuns: []float64{1523, 1400, 1931}}
+	row := RowOf("demo", "cart", "cores", p)
+	if row.TrueMedianRPS != 1523 || math.Abs(row.TrueRPS-1618) > 1e-9 {
+		t.Fatalf("row truth median %.1f, mean %.1f; want 1523, 1618", row.TrueMedianRPS, row.TrueRPS)
+	}
+	rec := Record{Benchmark: "methods", Date: time.Date(2026, 11, 28, 20, 30, 0, 0, time.UTC), Rows: []Row{row}}
+	rec.Summarize()
+	if page := RenderAccuracy([]Record{rec}); !strings.Contains(page, "| 1000 | 1523 (mean 1618) |") {
+		t.Errorf("page lacks the median and the mean:\n%s", page)
+	}
+	row.TrueMedianRPS = 0 // an older record
+	rec.Rows = []Row{row}
+	if page := RenderAccuracy([]Record{rec}); !strings.Contains(page, "| 1000 | 1618 |") {
+		t.Errorf("an older record's truth:\n%s", page)
 	}
 }

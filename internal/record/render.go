@@ -71,7 +71,7 @@ func renderRecord(b *strings.Builder, r *Record) {
 	if multi {
 		b.WriteString(" configuration |")
 	}
-	b.WriteString(" d (µs) | true req/s (mean of runs) |")
+	b.WriteString(" d (µs) | true req/s: median of runs (mean) |")
 	for _, v := range variants {
 		fmt.Fprintf(b, " %s: predicted (error) | nominal delay's error | in 90%% |", v)
 	}
@@ -91,6 +91,9 @@ func renderRecord(b *strings.Builder, r *Record) {
 		for _, row := range r.Rows {
 			if row.key() == key && row.TrueRPS > 0 {
 				truth = fmt.Sprintf("%.0f", row.TrueRPS)
+				if row.TrueMedianRPS > 0 && fmt.Sprintf("%.0f", row.TrueMedianRPS) != truth {
+					truth = fmt.Sprintf("%.0f (mean %s)", row.TrueMedianRPS, truth)
+				}
 				break
 			}
 		}
