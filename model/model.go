@@ -333,3 +333,38 @@ func DeployedBound(tput, machine, target, cut float64, cores int) float64 {
 	}
 	return max(bound, tput)
 }
+
+// GainBound is the largest throughput gain, as a fraction of the
+// baseline's (0.25 for +25%), that cutting a share p (0..1) of a
+// service's CPU per call can give, where the service kept its cores at
+// most busy (0..1) of the time at the baseline's throughput t. A virtual
+// speedup measures t_vs <= t, and takes d·c1/q1 = p·u1·c1/q1 = p·busy/t
+// off 1/t_vs, so t_opt <= t/(1 - p·busy); so does the model's optimized
+// application: where the service did not bind, its cut gains nothing;
+// where it did (busy 1), its capacity grows by 1/(1-p) and no other
+// resource's. busy above 1 counts as 1. +Inf where p and busy are both 1;
+// 0 for inputs that say nothing (p or busy not positive).
+func GainBound(p, busy float64) float64 {
+	if !(p > 0) || !(busy > 0) {
+		return 0
+	}
+	left := 1 - min(1, p)*min(1, busy)
+	if left <= 0 {
+		return math.Inf(1)
+	}
+	return 1/left - 1
+}
+
+// BusyBound is the most busy (0..1) a service's cores can be, in any
+// placement of an application on cores cores, where the service spends
+// share (0..1) of the application's CPU per request and has at least one
+// core: the application's throughput is at most cores/D for D its CPU per
+// request, so the service uses at most cores·share of a core. It assumes
+// that the CPU per request does not fall as throughput rises; a caller
+// allows for that with a margin of its own.
+func BusyBound(share float64, cores int) float64 {
+	if !(share > 0) || cores <= 0 {
+		return 0
+	}
+	return min(1, float64(cores)*share)
+}

@@ -303,3 +303,74 @@ func TestDeployedBound(t *testing.T) {
 		})
 	}
 }
+
+func TestGainBound(t *testing.T) {
+	tests := []struct {
+		name    string
+		p, busy float64
+		want    float64
+	}{
+		// Half the CPU of a service whose core was saturated: at most 2x.
+		{"bound service, half its cost", 0.5, 1, 1},
+		// A service busy 10% of the time, half its cost: 1/0.95 - 1.
+		{"little busy", 0.5, 0.1, 1/0.95 - 1},
+		{"busy above 1 counts as 1", 0.5, 3, 1},
+		{"whole cost of a saturated service", 1, 1, math.Inf(1)},
+		{"no cut", 0, 1, 0},
+		{"no CPU", 0.5, 0, 0},
+		{"NaN", math.NaN(), 0.5, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := GainBound(tt.p, tt.busy)
+			if math.IsInf(tt.want, 1) {
+				if !math.IsInf(got, 1) {
+					t.Fatalf("GainBound(%v, %v) = %v, want +Inf", tt.p, tt.busy, got)
+				}
+				return
+			}
+			if math.Abs(got-tt.want) > 1e-12 {
+				t.Fatalf("GainBound(%v, %v) = %v, want %v", tt.p, tt.busy, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestGainBoundHoldsForThePrediction checks the bound against the
+// model's own prediction: whatever throughput the slowed-down run
+// measures (at most the baseline's), Predict stays within it.
+func TestGainBoundHoldsForThePrediction(t *testing.T) {
+	const t0, u1, c1, q1 = 500.0, 400e-6, 1.0, 1.0 // busy 0.2
+	busy := t0 * u1 * c1 / q1
+	for _, p := range []float64{0.1, 0.25, 0.5, 0.9} {
+		bound := t0 * (1 + GainBound(p, busy))
+		for _, tvs := range []float64{t0, 0.9 * t0, 0.5 * t0} {
+			got, err := Predict(tvs, p*u1, c1, q1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got > bound*(1+1e-12) {
+				t.Errorf("p %v, t_vs %v: prediction %v above the bound %v", p, tvs, got, bound)
+			}
+		}
+	}
+}
+
+func TestBusyBound(t *testing.T) {
+	tests := []struct {
+		share float64
+		cores int
+		want  float64
+	}{
+		{0.01, 2, 0.02},
+		{0.3, 2, 0.6},
+		{0.7, 2, 1},
+		{0, 2, 0},
+		{0.1, 0, 0},
+	}
+	for _, tt := range tests {
+		if got := BusyBound(tt.share, tt.cores); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("BusyBound(%v, %d) = %v, want %v", tt.share, tt.cores, got, tt.want)
+		}
+	}
+}
