@@ -43,8 +43,11 @@ type rankConfig struct {
 	// service in full, as before); screenDuration is the screening's
 	// window (0: half the measurement window), seed its order's (0: from
 	// the clock). budget stops the ranking before a step expected to end
-	// past it (0: none).
+	// past it (0: none). bound screens only the services whose share of
+	// the CPU, in a census run before the screening, allows a gain above
+	// --min-gain (--bound=false: every service).
 	screen         bool
+	bound          bool
 	screenDuration time.Duration
 	seed           uint64
 	budget         time.Duration
@@ -63,7 +66,7 @@ const (
 
 func runRank(args []string) int {
 	fs := flag.NewFlagSet("rank", flag.ContinueOnError)
-	c := rankConfig{reduce: "25,50%", reps: rankReps, maxReps: rankMaxReps, minGain: 5, maxPause: controller.DefaultMaxPause, method: defaultMethod(), screen: true}
+	c := rankConfig{reduce: "25,50%", reps: rankReps, maxReps: rankMaxReps, minGain: 5, maxPause: controller.DefaultMaxPause, method: defaultMethod(), screen: true, bound: true}
 	fs.StringVar(&c.specPath, "f", "", "application spec (YAML, see docs/spec.md) (required)")
 	fs.StringVar(&c.reduce, "reduce", c.reduce, "reductions of each service's per-call cost: 25,50% | 300us | 2x")
 	fs.StringVar(&c.services, "services", "", "comma-separated services to rank (default: every service)")
@@ -76,6 +79,7 @@ func runRank(args []string) int {
 	fs.DurationVar(&c.maxPause, "max-pause", c.maxPause, "hard cap on any single pause of a service")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-rank-<time>)")
 	fs.BoolVar(&c.screen, "screen", c.screen, "screen every service with one short run at the largest reduction, then measure in full only those whose interval does not rule out a gain above --min-gain (false: every service in full)")
+	fs.BoolVar(&c.bound, "bound", c.bound, "before the screening, measure every service's share of the application's CPU in one run and screen only those whose share allows a gain above --min-gain (false: screen every service)")
 	fs.DurationVar(&c.screenDuration, "screen-duration", 0, "measurement window of the screening runs (default: half of --duration, at least 1s)")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed of the screening's random order (default: from the clock; results.json records it)")
 	fs.DurationVar(&c.budget, "budget", 0, "time budget of the whole ranking: no screening or confirmation starts that is expected to end past it, and what was measured is written, marked partial (default: none)")

@@ -259,7 +259,41 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 		seed = uint64(time.Now().UnixNano())
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
+	var bounds map[string]censusBound
+	if c.bound {
+		full := c.duration
+		if full <= 0 {
+			full = s.Workload.Duration.Duration
+		}
+		cen, b, err := census(app, c, targets, red, warmup, duration, max(full, duration))
+		if err != nil {
+			if app.interrupted.Err() == nil {
+				return false, app.explain(err)
+			}
+			out.Partial, out.PartialReason = true, "interrupted during the census"
+			for _, n := range targets {
+				out.Entries = append(out.Entries, notReached(n, "the ranking was interrupted first"))
+			}
+			return true, nil
+		}
+		out.Census, bounds = cen, b
+	}
 	order := slices.Clone(targets)
+	if bounds != nil {
+		order = order[:0]
+		highest := 0.0
+		for _, n := range targets {
+			if b, ok := bounds[n]; ok && b.gainPct <= c.minGain {
+				out.Entries = append(out.Entries, boundedEntry(n, b, red.Text, c.minGain))
+				out.Census.Bounded = append(out.Census.Bounded, n)
+				highest = max(highest, b.gainPct)
+				continue
+			}
+			order = append(order, n)
+		}
+		app.logf("census: %.0f req/s; %d of %d services ruled out by their share of the CPU (a cut of %s gains each at most %+.1f%%, not above the minimum gain of %s%%); %d left to screen",
+			out.Census.RPS, len(out.Census.Bounded), len(targets), red.Text, highest, trimNum(c.minGain), len(order))
+	}
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	out.Screening = &report.RankScreening{Reduction: red.Text, WarmupS: warmup.Seconds(), DurationS: duration.Seconds(), Seed: seed, Order: order, FullRuns: c.maxReps}
 	app.logf("screening %d services at %s (%v windows after %v warm-up, random order, seed %d; up to %d slowdown runs each), then confirming at %s those whose interval does not rule out a gain that a full measurement could show above %s%%",
@@ -444,6 +478,11 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 			app.logf("%sconfirming %s: %s: %s", prog.prefix(0, 0), name, e.Verdict, e.Reason)
 		}
 		out.Entries[byName[name]] = e
+	}
+	for i := range out.Entries {
+		if b, ok := bounds[out.Entries[i].Service]; ok && out.Entries[i].CPUSharePct == nil {
+			setBound(&out.Entries[i], b)
+		}
 	}
 	out.Drift = report.DriftOf(out.Entries)
 	if text := out.Drift.Text(); text != "" {

@@ -453,7 +453,7 @@ func rankRow(e RankEntry, reductions []string) htmlRankRow {
 	if e.Verdict == VerdictGain || e.Verdict == VerdictNoGain {
 		row.Gain = e.GainText()
 	}
-	if e.Stage == StageScreened || e.Stage == StageConfirmed {
+	if e.Stage == StageScreened || e.Stage == StageConfirmed || e.Stage == StageBounded {
 		row.Verdict += " (" + e.Stage + ")"
 	}
 	res := e.Results
@@ -692,13 +692,16 @@ func rankHeadline(r *Rank) (string, []string) {
 	if text := r.PartialText(); text != "" {
 		notes = append([]string{upperFirst(text) + "."}, notes...)
 	}
+	if cen := r.Census; cen != nil && len(cen.Bounded) > 0 {
+		notes = append(notes, fmt.Sprintf("A census run before the screening ruled out %d of %d services by their share of the application's CPU: a cut of %s could not gain them more than the minimum gain.", len(cen.Bounded), len(r.Entries), cen.Reduction))
+	}
 	if sc := r.Screening; sc != nil {
 		notes = append(notes, fmt.Sprintf("The services were screened at %s; the candidates (%s) were confirmed at %s.", sc.Reduction, orNone(sc.Candidates), strings.Join(r.Reductions, ", ")))
 	}
 	for _, v := range []struct{ verdict, words string }{
 		{VerdictNoGain, "No gain beyond the noise"},
 		{VerdictNotCalled, "Not called by the workload"},
-		{VerdictSkipped, "Skipped, using almost no CPU (see the reasons below)"},
+		{VerdictSkipped, "Skipped, using too little CPU for a cut to gain (see the reasons below)"},
 		{VerdictFailed, "No prediction (see the reasons below)"},
 		{VerdictNotReached, "Not measured: the ranking stopped first"},
 	} {

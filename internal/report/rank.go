@@ -64,6 +64,10 @@ type Rank struct {
 	// machine's speed moving.
 	Screening *RankScreening `json:"screening,omitempty"`
 	Drift     *RankDrift     `json:"drift,omitempty"`
+	// Census is the run before the screening that bounds each service's
+	// gain by its share of the CPU; absent where none was made (a full
+	// ranking, --bound=false, reductions given as times, Kubernetes).
+	Census *RankCensus `json:"census,omitempty"`
 	// BudgetS is --budget, s (absent: none). Partial says that the
 	// ranking stopped before measuring everything it meant to (the budget
 	// ran out, or it was interrupted: PartialReason): candidates screened
@@ -104,6 +108,13 @@ type RankEntry struct {
 	// Results is the service's experiment as predict writes it (nil when
 	// it failed before any measurement).
 	Results *Results `json:"results,omitempty"`
+	// CPUSharePct is the service's share of the application's CPU per
+	// request in the census (Rank.Census), %, and GainBoundPct the most
+	// gain, %, that the screening's reduction of it can give by that
+	// share; both absent without a census, GainBoundPct also where
+	// nothing caps the gain (a cut of all of a service that may bind).
+	CPUSharePct  *float64 `json:"cpu_share_pct,omitempty"`
+	GainBoundPct *float64 `json:"gain_bound_pct,omitempty"`
 }
 
 // entryPlateau returns where the gains of e stop, or nil where they do not
@@ -232,7 +243,10 @@ func (r *Rank) Order() {
 		if c := cmp.Compare(order[a.Verdict], order[b.Verdict]); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.GainPct, a.GainPct)
+		if c := cmp.Compare(b.GainPct, a.GainPct); c != 0 || a.GainBoundPct == nil || b.GainBoundPct == nil {
+			return c
+		}
+		return cmp.Compare(*b.GainBoundPct, *a.GainBoundPct)
 	})
 	for i := range r.Entries {
 		r.Entries[i].Rank = i + 1
@@ -277,6 +291,17 @@ func (r *Rank) unmeasured() string {
 		parts = append(parts, strings.Join(r.NotReached, ", ")+" not reached")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// notReachedOf counts the services of names that were not reached.
+func (r *Rank) notReachedOf(names []string) int {
+	n := 0
+	for _, name := range names {
+		if slices.Contains(r.NotReached, name) {
+			n++
+		}
+	}
+	return n
 }
 
 // withVerdict lists the services with verdict v, in entry order.
@@ -402,9 +427,18 @@ func WriteRankTable(w io.Writer, r *Rank) error {
 	if text := r.IncompleteText(); text != "" {
 		fmt.Fprintf(ew, "INCOMPLETE: %s\n", text)
 	}
+	if cen := r.Census; cen != nil {
+		fmt.Fprintf(ew, "census: %.0f req/s over %ss (%.0f request cycles) on %d cores; ", cen.RPS, trimFloat(cen.DurationS), cen.Cycles, cen.Cores)
+		if cen.Bounded == nil && cen.Cycles < 5 {
+			fmt.Fprintf(ew, "too few cycles to read how the services share the CPU, so every service was screened\n")
+		} else {
+			fmt.Fprintf(ew, "%d of %d services not screened, their share of the CPU capping a cut of %s below the minimum gain of %s%%\n",
+				len(cen.Bounded), len(r.Entries), cen.Reduction, trimFloat(r.MinGainPct))
+		}
+	}
 	if sc := r.Screening; sc != nil {
 		fmt.Fprintf(ew, "screened %d of %d services at %s (%s windows after %s warm-up, random order, seed %d) in %s; %d candidates confirmed at %s: %s\n",
-			len(r.Entries)-len(r.NotReached), len(sc.Order), sc.Reduction, trimFloat(sc.DurationS)+"s", trimFloat(sc.WarmupS)+"s", sc.Seed,
+			len(sc.Order)-r.notReachedOf(sc.Order), len(sc.Order), sc.Reduction, trimFloat(sc.DurationS)+"s", trimFloat(sc.WarmupS)+"s", sc.Seed,
 			(time.Duration(sc.ElapsedS * float64(time.Second))).Round(time.Second), len(r.withStage(StageConfirmed)), strings.Join(r.Reductions, ","), orNone(sc.Candidates))
 	}
 	if text := r.Drift.Text(); text != "" {
@@ -449,7 +483,7 @@ func WriteRankTable(w io.Writer, r *Rank) error {
 		if pl := entryPlateau(e); pl != nil {
 			verdict += fmt.Sprintf(" (gains stop at about %s%%: the shared cores bind)", trimFloat(math.Round(pl.StopPct)))
 		}
-		if e.Stage == StageScreened || e.Stage == StageConfirmed {
+		if e.Stage == StageScreened || e.Stage == StageConfirmed || e.Stage == StageBounded {
 			verdict += " [" + e.Stage + "]"
 		}
 		fmt.Fprintf(tw, "%s\t  %s\n", strings.Join(row, "\t"), verdict)

@@ -25,7 +25,43 @@ const (
 	// StageNotReached: not measured at all: the budget ran out or the
 	// ranking was interrupted before its turn.
 	StageNotReached = "not-reached"
+	// StageBounded: not screened, since its share of the application's
+	// CPU, from the census before the screening, caps its gain at the
+	// screening's reduction below the minimum (verdict skipped;
+	// RankEntry.GainBoundPct).
+	StageBounded = "bounded"
 )
+
+// RankCensus is the one baseline run that rank measures before the
+// screening, reading every service's CPU time: each service's share of
+// the application's CPU per request bounds the gain that cutting it can
+// give (model.GainBound, model.BusyBound), and the services whose bound
+// is below the minimum gain are not screened (StageBounded).
+type RankCensus struct {
+	// RPS is the run's throughput; WarmupS and DurationS its warm-up and
+	// window, s.
+	RPS       float64 `json:"rps"`
+	WarmupS   float64 `json:"warmup_s"`
+	DurationS float64 `json:"duration_s"`
+	// Cycles is how many request cycles (connections / throughput) its
+	// window held; with fewer than ten it measured a transient, and no
+	// service is bounded.
+	Cycles float64 `json:"cycles"`
+	// ServicesUS is each service's CPU time per completed request, µs;
+	// Cores the cores the application's services ran on.
+	ServicesUS map[string]float64 `json:"services_us"`
+	Cores      int                `json:"cores"`
+	// Headroom is the factor the bound allows the application's CPU per
+	// request to fall by at a higher throughput (docs/method.md).
+	Headroom float64 `json:"headroom"`
+	// Reduction is the reduction the bounds are for (the screening's).
+	Reduction string `json:"reduction"`
+	// Bounded are the services not screened, their bound below the
+	// minimum gain.
+	Bounded []string `json:"bounded"`
+	// ElapsedS is how long the census took, s.
+	ElapsedS float64 `json:"elapsed_s"`
+}
 
 // VerdictNotReached: the service was not measured (the budget ran out or
 // the ranking was interrupted first); like failed, it makes the ranking
@@ -95,6 +131,15 @@ type RankDrift struct {
 	// Shifts are the confirmed services' baselines against their
 	// screening's.
 	Shifts []RankShift `json:"shifts,omitempty"`
+}
+
+// BoundText says in words what e's census bound is, or "" where it has
+// none.
+func (e RankEntry) BoundText(reduction string) string {
+	if e.CPUSharePct == nil || e.GainBoundPct == nil {
+		return ""
+	}
+	return fmt.Sprintf("its %.1f%% of the application's CPU per request caps the gain of a cut of %s at %+.1f%%", *e.CPUSharePct, reduction, *e.GainBoundPct)
 }
 
 // RankShift is one confirmed service's baseline in its screening and in

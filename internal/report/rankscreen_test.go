@@ -213,3 +213,66 @@ func TestRankPartialScreened(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A census that bounded services: they come after the measured ones,
+// the largest bound first, each says it was bounded, the table says how
+// many the census ruled out, and the fields survive results.json. An
+// unsteady census says that every service was screened.
+func TestRankCensus(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	r := &Rank{App: "tree", Reductions: []string{"50%"}, MinGainPct: 5,
+		Census:    &RankCensus{RPS: 24, DurationS: 3, Cycles: 9.5, Cores: 2, Headroom: 2, Reduction: "50%", Bounded: []string{"s1", "s2"}, ServicesUS: map[string]float64{"s0": 25000, "s1": 300, "s2": 500}},
+		Screening: &RankScreening{Reduction: "50%", Order: []string{"s0"}, Candidates: []string{"s0"}, FullRuns: 3}}
+	r.Entries = []RankEntry{
+		{Service: "s1", Stage: StageBounded, Verdict: VerdictSkipped, Reason: "not screened: ...", CPUSharePct: f(1.2), GainBoundPct: f(2.4)},
+		{Service: "s2", Stage: StageBounded, Verdict: VerdictSkipped, Reason: "not screened: ...", CPUSharePct: f(1.9), GainBoundPct: f(3.9)},
+		{Service: "s0", Stage: StageConfirmed, CPUSharePct: f(96.9), Results: &Results{Target: "s0", C1: 1, U1US: 25000,
+			Baseline: Baseline{RPS: 24, Runs: []float64{24, 24}}, Settings: Settings{Reductions: []string{"50%"}},
+			Points: []Point{{ReductionPct: 50, PredictedRPS: 40, Estimate: EstimateValue, IntervalLowRPS: 36, IntervalHighRPS: 44}}}},
+	}
+	for i := range r.Entries {
+		Judge(&r.Entries[i], r.MinGainPct)
+	}
+	r.Order()
+	var got []string
+	for _, e := range r.Entries {
+		got = append(got, e.Service+":"+e.Verdict)
+	}
+	if want := []string{"s0:gain", "s2:skipped", "s1:skipped"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+	if r.Incomplete {
+		t.Error("bounded services make the ranking incomplete")
+	}
+	var b bytes.Buffer
+	if err := WriteRankTable(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"census: 24 req/s over 3s (10 request cycles) on 2 cores; 2 of 3 services not screened", "[bounded]", "screened 1 of 1 services"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	path := t.TempDir() + "/results.json"
+	if err := WriteRankJSON(path, r); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadRankJSON(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Census == nil || !slices.Equal(back.Census.Bounded, []string{"s1", "s2"}) || back.Entries[1].GainBoundPct == nil || *back.Entries[1].GainBoundPct != 3.9 || back.Entries[1].Stage != StageBounded {
+		t.Errorf("read back: census %+v, entry %+v", back.Census, back.Entries[1])
+	}
+	if _, err := newRankPage(r); err != nil {
+		t.Fatal(err)
+	}
+	unsteady := &Rank{App: "tree", Reductions: []string{"50%"}, MinGainPct: 5, Census: &RankCensus{RPS: 1, DurationS: 3, Cycles: 0.2, Cores: 2, Reduction: "50%"}}
+	b.Reset()
+	if err := WriteRankTable(&b, unsteady); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "too few cycles to read how the services share the CPU, so every service was screened") {
+		t.Errorf("unsteady census:\n%s", b.String())
+	}
+}

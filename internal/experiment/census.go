@@ -1,0 +1,58 @@
+package experiment
+
+import (
+	"context"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+)
+
+// Census measures the application d runs, as it is placed, once, reading
+// every service's CPU time over the window (Baseline.CPU): rank's run
+// before its screening, whose shares of the CPU bound each service's gain
+// (docs/method.md, "Screening, then confirmation"). Like a screening, a
+// window that holds fewer than screenCycles request cycles (connections /
+// throughput) measures a transient, in which the services' CPU is not
+// spread as their work per request is (the calls of the requests in
+// flight are still on their way down): it is measured again with a window
+// of that many cycles, up to longest. cycles is how many request cycles
+// the window that counts held, which a caller that needs a steady window
+// checks with CensusSteady.
+func Census(ctx context.Context, d backend.Backend, connections int, warmup, duration, longest time.Duration, progress func(format string, args ...any)) (b *report.Baseline, window time.Duration, cycles float64, err error) {
+	s := d.Spec()
+	workloadDefaults(s, &connections, &warmup, &duration)
+	cpu := func() map[string]time.Duration {
+		out := map[string]time.Duration{}
+		for _, svc := range s.Services {
+			if t, err := d.CPUTime(svc.Name); err == nil {
+				out[svc.Name] = t
+			}
+		}
+		return out
+	}
+	for {
+		b, err = MeasureAsDeployed(ctx, s, connections, warmup, duration, 1, cpu)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		cycle := time.Duration(float64(connections) / b.RPS * float64(time.Second))
+		cycles = duration.Seconds() / cycle.Seconds()
+		want := min(longest, (screenCycles * cycle).Round(100*time.Millisecond))
+		if cycles >= screenCycles || want <= duration {
+			return b, duration, cycles, nil
+		}
+		progress("census: a request cycle takes %v at %.0f req/s, so the %v window held %.1f of them: measuring again with %v", cycle.Round(time.Millisecond), b.RPS, duration, cycles, want)
+		duration = want
+	}
+}
+
+// CensusSteady says whether a census window that held cycles request
+// cycles measured the application steady enough to read its services'
+// shares of the CPU: half the cycles a screening window is given. The
+// lengthened window is sized from the first run's throughput, and a
+// second run that comes out a little slower holds a little less than
+// screenCycles; the calls still on their way down in its first cycle
+// then shift at most a fifth of a service's share, which the bound's
+// headroom (a factor of 2) covers.
+func CensusSteady(cycles float64) bool { return cycles >= screenCycles/2 }
