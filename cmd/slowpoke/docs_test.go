@@ -35,6 +35,7 @@ var flagPages = []struct {
 	{[]string{"bench", "attach"}, "docs/lab.md", "**`bench attach`**"},
 	{[]string{"bench", "placement"}, "docs/lab.md", "**`bench placement`**"},
 	{[]string{"bench", "faults"}, "docs/lab.md", "**`bench faults`**"},
+	{[]string{"bench", "rank"}, "docs/lab.md", "**`bench rank`**"},
 	// No flags: the page must still name them.
 	{[]string{"guard"}, "docs/cli.md", ""},
 	{[]string{"install"}, "docs/cli.md", ""},

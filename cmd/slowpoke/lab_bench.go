@@ -35,6 +35,7 @@ func labBenches() []benchmark {
 		{"placement", "keep (nothing pinned) against slowpoke's own placement, on the truth\nof the unpinned placement: validate --placement keep per pause method,\nthen predict --placement shared and its bound, per iteration", benchPlacement},
 		{"attach", "the demo started by a plain shell script and predicted attached, against\nthe demo started by slowpoke, alternating: both predictions per point, paired", benchAttach},
 		{"faults", "predict attached to the demo started by a shell script, with the\norchestrator, a controller or the guard SIGKILLed mid-pause: what was\nleft stopped, frozen, pinned or reniced, and the time to recovery", benchFaults},
+		{"rank", "slowpoke rank on one application, with and without the census (or in\nfull), alternating: each ranking's time, stages, first place and gains", benchRank},
 		{"latency", "slowpoke latency --validate on the latency suite and the applications:\npredicted against true p50 and p99 per request type; --overhead: the\nmetadata's cost at delay 0", benchLatency},
 	}
 }

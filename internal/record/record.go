@@ -29,13 +29,14 @@ import (
 // Version is the version of the record format written by this package.
 // Version 2 added Row.OtherPlacement and Summary.OtherPlacement; Load
 // reads version 1 records as version 2 (upgrade). Version 3 added
-// Record.Faults (records of version 2 have none).
-const Version = 3
+// Record.Faults (records of version 2 have none). Version 4 added
+// Record.Rankings (older records have none).
+const Version = 4
 
 // Record is one benchmark run.
 type Record struct {
 	Version   int       `json:"version"`
-	Benchmark string    `json:"benchmark"` // "methods", "accuracy", "placement", "multinode", "faults"
+	Benchmark string    `json:"benchmark"` // "methods", "accuracy", "placement", "multinode", "faults", "rank"
 	Date      time.Time `json:"date"`
 	Machine   Machine   `json:"machine"`
 	// Commit is the repository's commit the binary was built from, with
@@ -54,6 +55,74 @@ type Record struct {
 	Skews []Skew `json:"skews,omitempty"`
 	// Faults is, for the fault benchmark (no Rows), every trial.
 	Faults []Fault `json:"faults,omitempty"`
+	// Rankings is, for the rank benchmark (no Rows), every ranking run.
+	Rankings []Ranking `json:"rankings,omitempty"`
+}
+
+// Ranking is one run of slowpoke rank in the rank benchmark.
+type Ranking struct {
+	Config    string `json:"config"`
+	Variant   string `json:"variant"` // e.g. census, no-census
+	Iteration int    `json:"iteration"`
+	// Expected is the service the configuration's bottleneck was planted
+	// in ("" where none was).
+	Expected string  `json:"expected,omitempty"`
+	ElapsedS float64 `json:"elapsed_s"`
+	// Services ranked; of them, Bounded were left out by the census,
+	// Screened went through the screening, Confirmed were measured in
+	// full (by name).
+	Services  int      `json:"services"`
+	Bounded   int      `json:"bounded"`
+	Screened  int      `json:"screened"`
+	Confirmed []string `json:"confirmed"`
+	Partial   bool     `json:"partial,omitempty"`
+	// Entries are the services measured (gain or no-gain), in rank order.
+	Entries []RankedService `json:"entries"`
+	// Error is why the run failed ("" where it did not).
+	Error string `json:"error,omitempty"`
+}
+
+// RankedService is one measured service of a ranking.
+type RankedService struct {
+	Service     string   `json:"service"`
+	Verdict     string   `json:"verdict"`
+	Stage       string   `json:"stage,omitempty"`
+	GainPct     float64  `json:"gain_pct"`
+	GainLowPct  *float64 `json:"gain_low_pct,omitempty"`
+	GainHighPct *float64 `json:"gain_high_pct,omitempty"`
+}
+
+// RankingOf is r as the rank benchmark records it.
+func RankingOf(config, variant string, iteration int, expected string, r *report.Rank) Ranking {
+	g := Ranking{Config: config, Variant: variant, Iteration: iteration, Expected: expected, ElapsedS: r.ElapsedS,
+		Services: len(r.Entries), Partial: r.Partial, Confirmed: []string{}, Entries: []RankedService{}}
+	for _, e := range r.Entries {
+		switch e.Stage {
+		case report.StageBounded:
+			g.Bounded++
+		case report.StageConfirmed:
+			g.Confirmed = append(g.Confirmed, e.Service)
+			g.Screened++
+		case report.StageScreened, report.StageFailed:
+			g.Screened++
+		}
+		if e.Verdict == report.VerdictGain || e.Verdict == report.VerdictNoGain {
+			g.Entries = append(g.Entries, RankedService{Service: e.Service, Verdict: e.Verdict, Stage: e.Stage,
+				GainPct: e.GainPct, GainLowPct: e.GainLowPct, GainHighPct: e.GainHighPct})
+		}
+	}
+	return g
+}
+
+// Gainers are the services of g whose verdict is gain, in rank order.
+func (g Ranking) Gainers() []string {
+	var out []string
+	for _, e := range g.Entries {
+		if e.Verdict == report.VerdictGain {
+			out = append(out, e.Service)
+		}
+	}
+	return out
 }
 
 // Fault is one trial of the multi-node fault benchmark: a fault struck
@@ -378,6 +447,8 @@ func Write(dir string, r *Record) (string, error) {
 	name := r.Benchmark
 	if len(r.Rows) > 0 {
 		name += "-" + r.Rows[0].Config
+	} else if len(r.Rankings) > 0 {
+		name += "-" + r.Rankings[0].Config
 	}
 	name = fileUnsafe.ReplaceAllString(name, "_")
 	path := filepath.Join(dir, r.Date.Format("20060102-150405")+"-"+name+".json")
@@ -431,7 +502,8 @@ func (r *Record) upgrade() {
 	if r.Version >= Version {
 		return
 	}
-	// Version 2 to 3 adds only Faults, which older records lack.
+	// Version 2 to 3 adds only Faults, and 3 to 4 only Rankings, which
+	// older records lack.
 	if r.Version < 2 && r.Benchmark == "placement" {
 		for i := range r.Rows {
 			if r.Rows[i].Variant == "shared" {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -351,5 +352,46 @@ func TestTruthMedianAndMean(t *testing.T) {
 	rec.Rows = []Row{row}
 	if page := RenderAccuracy([]Record{rec}); !strings.Contains(page, "| 1000 | 1618 |") {
 		t.Errorf("an older record's truth:\n%s", page)
+	}
+}
+
+// A rank record: one row per ranking, the planted service's place, the
+// gains compared with the iteration's first variant, and the rankings
+// read back as written.
+func TestRenderRankings(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	rk := &report.Rank{App: "tree43", ElapsedS: 102, Entries: []report.RankEntry{
+		{Service: "service20", Stage: report.StageConfirmed, Verdict: report.VerdictGain, GainPct: 71.5, GainLowPct: f(50.3), GainHighPct: f(92.6)},
+		{Service: "service0", Stage: report.StageScreened, Verdict: report.VerdictNoGain, GainPct: -0.1},
+		{Service: "service7", Stage: report.StageBounded, Verdict: report.VerdictSkipped},
+		{Service: "service8", Stage: report.StageBounded, Verdict: report.VerdictSkipped},
+	}}
+	census := RankingOf("tree43", "census", 1, "service20", rk)
+	if census.Bounded != 2 || census.Screened != 2 || !slices.Equal(census.Confirmed, []string{"service20"}) || len(census.Entries) != 2 {
+		t.Fatalf("RankingOf = %+v", census)
+	}
+	wrong := Ranking{Config: "tree43", Variant: "no-census", Iteration: 1, Expected: "service20", ElapsedS: 700, Services: 4, Screened: 4,
+		Entries: []RankedService{{Service: "service0", Verdict: report.VerdictGain, GainPct: 9}}}
+	failed := Ranking{Config: "tree43", Variant: "full", Iteration: 1, Error: "rank: exit status 1"}
+	rec := Record{Version: Version, Benchmark: "rank", Date: time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC), Command: "x", Rankings: []Ranking{census, wrong, failed}}
+	page := RenderAccuracy([]Record{rec})
+	for _, want := range []string{
+		"bench rank, tree43",
+		"| tree43 | census | 1 | 1m42s | 4 | 2 | 2 | service20 | service20 +71.5% (+50.3 to +92.6) | service20: first | service20 | – |",
+		"| tree43 | no-census | 1 | 11m40s | 4 | 0 | 4 | – | service0 +9.0% | service20: not first | service0 | no |",
+		"| tree43 | full | 1 | 0s | 0 | 0 | 0 | – | failed: rank: exit status 1 | – | – | – |",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
+	}
+	dir := t.TempDir()
+	path, err := Write(dir, &rec)
+	if err != nil || !strings.HasSuffix(path, "-rank-tree43.json") {
+		t.Fatalf("Write = %q, %v", path, err)
+	}
+	got, err := Load(dir)
+	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0].Rankings, rec.Rankings) {
+		t.Fatalf("Load = %+v, %v", got, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Markers of the generated section in a page.
@@ -43,6 +44,9 @@ func renderRecord(b *strings.Builder, r *Record) {
 	if len(r.Rows) == 0 && len(r.Faults) > 0 {
 		configs = faultsOf(r)
 	}
+	if len(r.Rows) == 0 && len(r.Rankings) > 0 {
+		configs = rankConfigsOf(r)
+	}
 	fmt.Fprintf(b, "\n### %s: bench %s, %s\n\n", r.Date.UTC().Format("2006-01-02 15:04 UTC"), r.Benchmark, strings.Join(configs, ", "))
 	m := r.Machine
 	fmt.Fprintf(b, "%s (%d CPUs", orDash(m.Host), m.CPUs)
@@ -63,6 +67,10 @@ func renderRecord(b *strings.Builder, r *Record) {
 	}
 	if len(r.Rows) == 0 && len(r.Faults) > 0 {
 		renderFaults(b, r.Faults)
+		return
+	}
+	if len(r.Rows) == 0 && len(r.Rankings) > 0 {
+		renderRankings(b, r.Rankings)
 		return
 	}
 	variants := variantsOf(r)
@@ -301,4 +309,64 @@ func Splice(page, body string) (string, error) {
 		return "", fmt.Errorf("the page lacks the markers %q and %q", BeginMarker, EndMarker)
 	}
 	return page[:i+len(BeginMarker)] + "\n\n" + body + "\n" + page[j:], nil
+}
+
+// rankConfigsOf lists a rank benchmark's configurations, in first-seen
+// order.
+func rankConfigsOf(r *Record) []string {
+	var out []string
+	for _, g := range r.Rankings {
+		if !slices.Contains(out, g.Config) {
+			out = append(out, g.Config)
+		}
+	}
+	return out
+}
+
+// renderRankings writes a rank benchmark's runs: one row per ranking,
+// with its time, how many services each stage took, its first place and
+// the services it shows to gain, and whether those agree with the first
+// variant's run of the same configuration and iteration.
+func renderRankings(b *strings.Builder, runs []Ranking) {
+	b.WriteString("| configuration | variant | iteration | time | services | ruled out by the census | screened | confirmed | first (gain at the largest reduction, 90% interval) | planted | services shown to gain | same gains as the first variant |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	first := map[string]Ranking{}
+	for _, g := range runs {
+		key := fmt.Sprintf("%s#%d", g.Config, g.Iteration)
+		ref, seen := first[key]
+		if !seen {
+			first[key] = g
+		}
+		top := "–"
+		if len(g.Entries) > 0 {
+			e := g.Entries[0]
+			top = fmt.Sprintf("%s %+.1f%%", e.Service, e.GainPct)
+			if e.GainLowPct != nil && e.GainHighPct != nil {
+				top += fmt.Sprintf(" (%+.1f to %+.1f)", *e.GainLowPct, *e.GainHighPct)
+			}
+		}
+		if g.Error != "" {
+			top = "failed: " + g.Error
+		}
+		planted := "–"
+		if g.Expected != "" {
+			planted = g.Expected + ": not first"
+			if len(g.Entries) > 0 && g.Entries[0].Service == g.Expected {
+				planted = g.Expected + ": first"
+			}
+		}
+		same := "–"
+		if seen && g.Error == "" && ref.Error == "" {
+			same = "no"
+			if slices.Equal(g.Gainers(), ref.Gainers()) {
+				same = "yes"
+			}
+		}
+		elapsed := time.Duration(g.ElapsedS * float64(time.Second)).Round(time.Second).String()
+		if g.Partial {
+			elapsed += " (partial)"
+		}
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %d | %d | %d | %s | %s | %s | %s | %s |\n", g.Config, g.Variant, g.Iteration, elapsed,
+			g.Services, g.Bounded, g.Screened, orDash(strings.Join(g.Confirmed, ", ")), top, planted, orDash(strings.Join(g.Gainers(), ", ")), same)
+	}
 }

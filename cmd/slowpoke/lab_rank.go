@@ -1,0 +1,234 @@
+//go:build lab
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/record"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
+	"github.com/slowpoke-dev/slowpoke/internal/suite"
+)
+
+// rankVariants are bench rank's variants: the flags each adds to rank.
+var rankVariants = map[string][]string{
+	"census":    nil,
+	"no-census": {"--bound=false"},
+	"full":      {"--screen=false"},
+}
+
+// benchRank times slowpoke rank on one application, the variants
+// alternating per iteration, each a fresh rank (the application started
+// anew), and records every ranking: its time, what each stage took, its
+// first place and the services it shows to gain.
+func benchRank(args []string) int {
+	fs := benchFlags("rank")
+	specPath := fs.String("f", "", "application spec (this or --suite)")
+	suiteName := fs.String("suite", "", "a configuration of the synthetic suite instead of -f (e.g. tree43), written to the output directory")
+	plant := fs.String("plant", "", "with --suite: work_us of services' every endpoint, as service=µs,... (e.g. service20=25000,service9=3000)")
+	expect := fs.String("expect", "", "the service the bottleneck is planted in, whose first place the record checks (default: with --plant, the service given the most work)")
+	variants := fs.String("variants", "census,no-census", "variants, alternating per iteration: census (rank's default), no-census (--bound=false), full (--screen=false)")
+	iterations := fs.Int("iterations", 1, "iterations, each every variant once")
+	rankArgs := fs.String("rank-args", "", "more flags for every rank, space-separated (e.g. \"--connections 8 --seed 1\")")
+	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-rank-<time>)")
+	rec := recordFlags(fs)
+	if code, ok := parseArgs("slowpoke-lab bench rank", fs, args); !ok {
+		return code
+	}
+	fail := func(code int, a ...any) int {
+		fmt.Fprintln(os.Stderr, append([]any{"slowpoke-lab bench rank:"}, a...)...)
+		return code
+	}
+	if (*specPath == "") == (*suiteName == "") {
+		return fail(2, "give one of -f and --suite")
+	}
+	if *plant != "" && *suiteName == "" {
+		return fail(2, "--plant needs --suite")
+	}
+	if *iterations < 1 {
+		return fail(2, "--iterations must be at least 1")
+	}
+	var names []string
+	for _, v := range strings.Split(*variants, ",") {
+		v = strings.TrimSpace(v)
+		if _, ok := rankVariants[v]; !ok {
+			return fail(2, fmt.Sprintf("--variants: unknown variant %q (census, no-census, full)", v))
+		}
+		names = append(names, v)
+	}
+	planted, err := parsePlant(*plant)
+	if err != nil {
+		return fail(2, "--plant:", err)
+	}
+	if *expect == "" {
+		*expect = mostPlanted(planted)
+	}
+	if *out == "" {
+		*out = filepath.Join("slowpoke-out", "bench-rank-"+time.Now().Format("20060102-150405"))
+	}
+	if *suiteName != "" {
+		if *specPath, err = writePlanted(filepath.Join(*out, "configs"), *suiteName, planted); err != nil {
+			return fail(1, err)
+		}
+	}
+	s, err := spec.Load(*specPath)
+	if err != nil {
+		return fail(1, errText(err))
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fail(1, errText(err))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r := &record.Record{Benchmark: "rank", Placement: "rank's own (the target of the moment on a core of its own)"}
+	failed := false
+	for i := 1; i <= *iterations && ctx.Err() == nil; i++ {
+		for _, v := range names {
+			if ctx.Err() != nil {
+				break
+			}
+			dir := filepath.Join(*out, fmt.Sprintf("%s-%d", v, i))
+			cmd := append([]string{"rank", "-f", *specPath}, rankVariants[v]...)
+			cmd = append(cmd, strings.Fields(*rankArgs)...)
+			rk, err := rankInto(ctx, exe, dir, cmd)
+			if err != nil {
+				failed = true
+				fmt.Fprintf(os.Stderr, "[%d/%d] %s: %v\n", i, *iterations, v, err)
+				r.Rankings = append(r.Rankings, record.Ranking{Config: s.Name, Variant: v, Iteration: i, Expected: *expect, Error: err.Error()})
+				continue
+			}
+			g := record.RankingOf(s.Name, v, i, *expect, rk)
+			r.Rankings = append(r.Rankings, g)
+			fmt.Fprintf(os.Stderr, "[%d/%d] %s: %s, first %s, gains: %s\n", i, *iterations, v,
+				time.Duration(g.ElapsedS*float64(time.Second)).Round(time.Second), firstOf(g), orNoneList(g.Gainers()))
+		}
+	}
+	if ctx.Err() != nil {
+		return fail(130, "interrupted")
+	}
+	writeRankBenchTable(os.Stdout, r.Rankings)
+	path := filepath.Join(*out, "rank.json")
+	if err := writeJSONFile(path, r.Rankings); err != nil {
+		return fail(1, err)
+	}
+	fmt.Printf("\nwrote %s\n", path)
+	rec.write(r)
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// rankInto runs one slowpoke rank into dir and reads its ranking.
+func rankInto(ctx context.Context, exe, dir string, args []string) (*report.Rank, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	log, err := os.Create(filepath.Join(dir, "run.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	cmd := exec.CommandContext(ctx, exe, append(args, "--out", filepath.Join(dir, "out"))...)
+	// Told to stop as from the terminal, so that it gives everything back.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = time.Minute
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("rank: %v (see %s)", err, log.Name())
+	}
+	return report.ReadRankJSON(filepath.Join(dir, "out", "results.json"))
+}
+
+// parsePlant reads --plant: service=µs,...
+func parsePlant(s string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, us, ok := strings.Cut(part, "=")
+		v, err := strconv.ParseFloat(strings.TrimSuffix(us, "us"), 64)
+		if !ok || name == "" || err != nil || !(v >= 0) {
+			return nil, fmt.Errorf("%q: want service=µs", part)
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// mostPlanted is the service given the most work, "" for none.
+func mostPlanted(planted map[string]float64) string {
+	best := ""
+	for name, us := range planted {
+		if best == "" || us > planted[best] || us == planted[best] && name < best {
+			best = name
+		}
+	}
+	return best
+}
+
+// writePlanted writes the suite's configuration name (seed 1) into dir
+// with planted work, and returns its spec's path.
+func writePlanted(dir, name string, planted map[string]float64) (string, error) {
+	configs, err := suite.Extras(1)
+	if err != nil {
+		return "", err
+	}
+	main, err := suite.Suite(1)
+	if err != nil {
+		return "", err
+	}
+	all := append(configs, main...)
+	i := slices.IndexFunc(all, func(c suite.Config) bool { return c.Name == name })
+	if i < 0 {
+		return "", fmt.Errorf("--suite: no configuration %q", name)
+	}
+	c := all[i]
+	for svc, us := range planted {
+		sv, ok := c.Topo.Services[svc]
+		if !ok {
+			return "", fmt.Errorf("--plant: %s has no service %q", name, svc)
+		}
+		for path, ep := range sv.Endpoints {
+			ep.WorkUS = us
+			sv.Endpoints[path] = ep
+		}
+	}
+	return suite.Write(dir, c)
+}
+
+// firstOf is g's first place in words.
+func firstOf(g record.Ranking) string {
+	if len(g.Entries) == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%s %+.1f%%", g.Entries[0].Service, g.Entries[0].GainPct)
+}
+
+// writeRankBenchTable prints the rankings, a line each.
+func writeRankBenchTable(w io.Writer, runs []record.Ranking) {
+	for _, g := range runs {
+		if g.Error != "" {
+			fmt.Fprintf(w, "%s #%d %s: failed: %s\n", g.Config, g.Iteration, g.Variant, g.Error)
+			continue
+		}
+		fmt.Fprintf(w, "%s #%d %s: %s; %d services, %d ruled out by the census, %d screened, confirmed %s; first %s; gains: %s\n",
+			g.Config, g.Iteration, g.Variant, time.Duration(g.ElapsedS*float64(time.Second)).Round(time.Second),
+			g.Services, g.Bounded, g.Screened, orNoneList(g.Confirmed), firstOf(g), orNoneList(g.Gainers()))
+	}
+}
