@@ -28,11 +28,18 @@ type screenedRank struct {
 	Screening     *struct {
 		Order []string `json:"order"`
 	} `json:"screening"`
+	Census *struct {
+		Cycles     float64            `json:"cycles"`
+		ServicesUS map[string]float64 `json:"services_us"`
+		Bounded    []string           `json:"bounded"`
+	} `json:"census"`
 	Entries []struct {
-		Service string          `json:"service"`
-		Stage   string          `json:"stage"`
-		Verdict string          `json:"verdict"`
-		Results json.RawMessage `json:"results"`
+		Service      string          `json:"service"`
+		Stage        string          `json:"stage"`
+		Verdict      string          `json:"verdict"`
+		Results      json.RawMessage `json:"results"`
+		CPUSharePct  *float64        `json:"cpu_share_pct"`
+		GainBoundPct *float64        `json:"gain_bound_pct"`
 	} `json:"entries"`
 }
 
@@ -81,7 +88,7 @@ func checkStages(t *testing.T, r screenedRank, services int) {
 	}
 	var notReached []string
 	for _, e := range r.Entries {
-		if !slices.Contains([]string{"screened", "confirmed", "failed", "not-reached"}, e.Stage) {
+		if !slices.Contains([]string{"bounded", "screened", "confirmed", "failed", "not-reached"}, e.Stage) {
 			t.Errorf("%s: stage %q", e.Service, e.Stage)
 		}
 		if e.Stage == "not-reached" {
@@ -172,5 +179,60 @@ func TestRankScreenBudget(t *testing.T) {
 	checkStages(t, r, 4)
 	if !strings.Contains(string(b), "PARTIAL: the ranking is partial: the budget") {
 		t.Errorf("the table does not say it is partial:\n%s", b)
+	}
+}
+
+// The census before the screening: with a minimum gain high enough that
+// some service's share of the CPU cannot reach it, those services are
+// bounded (not screened, skipped), exactly those whose bound is not
+// above the minimum; cart, the bottleneck, is never among them, and
+// every service's share is recorded.
+func TestRankCensus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo application")
+	}
+	bin, spec, marker := rankDemoSetup(t)
+	out := filepath.Join(t.TempDir(), "out")
+	const minGain = 40
+	cmd := exec.Command(bin, "rank", "-f", spec, "--reduce", "50%", "--duration", "2s", "--warmup", "500ms", "--min-gain", "40", "--seed", "1", "--out", out)
+	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("rank: %v\n%s", err, b)
+	}
+	checkNoLeftovers(t, marker)
+	r := readScreenedRank(t, out)
+	checkStages(t, r, 4)
+	if r.Census == nil || len(r.Census.ServicesUS) != 4 || r.Census.Cycles < 5 {
+		t.Fatalf("census %+v, want every service's CPU over a steady window\n%s", r.Census, b)
+	}
+	var bounded []string
+	for _, e := range r.Entries {
+		if e.CPUSharePct == nil {
+			t.Errorf("%s has no CPU share", e.Service)
+			continue
+		}
+		capped := e.GainBoundPct != nil && *e.GainBoundPct <= minGain
+		if capped != (e.Stage == "bounded") {
+			t.Errorf("%s: bound %v, stage %s", e.Service, e.GainBoundPct, e.Stage)
+		}
+		if e.Stage == "bounded" {
+			bounded = append(bounded, e.Service)
+			if e.Verdict != "skipped" || len(e.Results) > 0 && string(e.Results) != "null" {
+				t.Errorf("%s bounded, but verdict %s and results %s", e.Service, e.Verdict, e.Results)
+			}
+		}
+	}
+	if slices.Contains(bounded, "cart") {
+		t.Errorf("the bottleneck was bounded: %v\n%s", bounded, b)
+	}
+	slices.Sort(bounded)
+	census := slices.Clone(r.Census.Bounded)
+	slices.Sort(census)
+	if !slices.Equal(bounded, census) {
+		t.Errorf("bounded entries %v, census lists %v", bounded, census)
+	}
+	if !strings.Contains(string(b), "census: ") {
+		t.Errorf("the table says nothing of the census:\n%s", b)
 	}
 }
