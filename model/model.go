@@ -336,14 +336,16 @@ func DeployedBound(tput, machine, target, cut float64, cores int) float64 {
 
 // GainBound is the largest throughput gain, as a fraction of the
 // baseline's (0.25 for +25%), that cutting a share p (0..1) of a
-// service's CPU per call can give, where the service kept its cores at
-// most busy (0..1) of the time at the baseline's throughput t. A virtual
-// speedup measures t_vs <= t, and takes d·c1/q1 = p·u1·c1/q1 = p·busy/t
-// off 1/t_vs, so t_opt <= t/(1 - p·busy); so does the model's optimized
-// application: where the service did not bind, its cut gains nothing;
-// where it did (busy 1), its capacity grows by 1/(1-p) and no other
-// resource's. busy above 1 counts as 1. +Inf where p and busy are both 1;
-// 0 for inputs that say nothing (p or busy not positive).
+// service's CPU per call can give in the model, where the service kept
+// its cores at most busy (0..1) of the time at the baseline's throughput
+// t: where the service did not bind, its cut gains nothing; where it did
+// (busy 1), its capacity grows by 1/(1-p) and no other resource's, so
+// t_opt <= t/(1 - p·busy). The model's virtual speedup agrees: it takes
+// d·c1/q1 = p·u1·c1/q1 = p·busy/t off 1/t_vs with t_vs <= t. A measured
+// prediction can still pass it, by noise (t_vs above t) or by the
+// corrections slowpoke makes for what the pauses cost. busy above 1
+// counts as 1. +Inf where p and busy are both 1; 0 for inputs that say
+// nothing (p or busy not positive).
 func GainBound(p, busy float64) float64 {
 	if !(p > 0) || !(busy > 0) {
 		return 0

@@ -79,7 +79,7 @@ func runRank(args []string) int {
 	fs.DurationVar(&c.maxPause, "max-pause", c.maxPause, "hard cap on any single pause of a service")
 	fs.StringVar(&c.outDir, "out", "", "output directory (default: slowpoke-out/<app>-rank-<time>)")
 	fs.BoolVar(&c.screen, "screen", c.screen, "screen every service with one short run at the largest reduction, then measure in full only those whose interval does not rule out a gain above --min-gain (false: every service in full)")
-	fs.BoolVar(&c.bound, "bound", c.bound, "before the screening, measure every service's share of the application's CPU in one run and screen only those whose share allows a gain above --min-gain (false: screen every service)")
+	fs.BoolVar(&c.bound, "bound", c.bound, "before the screening, measure every service's share of the application's CPU in one run and screen only those whose share allows a gain above --min-gain (false: screen every service; a full ranking, --screen=false, makes no census)")
 	fs.DurationVar(&c.screenDuration, "screen-duration", 0, "measurement window of the screening runs (default: half of --duration, at least 1s)")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed of the screening's random order (default: from the clock; results.json records it)")
 	fs.DurationVar(&c.budget, "budget", 0, "time budget of the whole ranking: no screening or confirmation starts that is expected to end past it, and what was measured is written, marked partial (default: none)")

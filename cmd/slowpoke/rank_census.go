@@ -58,6 +58,11 @@ func census(app *session, c rankConfig, targets []string, red model.Reduction, w
 	if err != nil {
 		return nil, nil, fmt.Errorf("census: %w", err)
 	}
+	if app.d.Placement().Keep && b.CPU != nil {
+		// Nothing is pinned under keep: attached services may run on
+		// cores this process may not use.
+		cores = max(cores, b.CPU.Cores)
+	}
 	cen := &report.RankCensus{RPS: b.RPS, WarmupS: warmup.Seconds(), DurationS: window.Seconds(), Cycles: cycles, Cores: cores,
 		Headroom: censusHeadroom, Reduction: red.Text, ElapsedS: time.Since(start).Seconds()}
 	switch {

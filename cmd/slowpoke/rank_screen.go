@@ -65,9 +65,9 @@ func screenReduction(reds []model.Reduction) model.Reduction {
 	return slices.MaxFunc(reds, func(a, b model.Reduction) int { return cmp.Compare(size(a), size(b)) })
 }
 
-// screenWindows are the screening runs' warm-up and window: from the
+// fullWindows are a full measurement's warm-up and window: from the
 // flags or, where they are not given, the spec's.
-func (c rankConfig) screenWindows(s *spec.Spec) (warmup, duration time.Duration) {
+func (c rankConfig) fullWindows(s *spec.Spec) (warmup, duration time.Duration) {
 	warmup, duration = c.warmup, c.duration
 	if warmup <= 0 {
 		warmup = s.Workload.Warmup.Duration
@@ -75,6 +75,13 @@ func (c rankConfig) screenWindows(s *spec.Spec) (warmup, duration time.Duration)
 	if duration <= 0 {
 		duration = s.Workload.Duration.Duration
 	}
+	return warmup, duration
+}
+
+// screenWindows are the screening runs' warm-up and window, from
+// fullWindows.
+func (c rankConfig) screenWindows(s *spec.Spec) (warmup, duration time.Duration) {
+	warmup, duration = c.fullWindows(s)
 	duration = max(minScreenDuration, duration/2)
 	if c.screenDuration > 0 {
 		duration = c.screenDuration
@@ -261,22 +268,26 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	var bounds map[string]censusBound
 	if c.bound {
-		full := c.duration
-		if full <= 0 {
-			full = s.Workload.Duration.Duration
-		}
-		cen, b, err := census(app, c, targets, red, warmup, duration, max(full, duration))
-		if err != nil {
-			if app.interrupted.Err() == nil {
-				return false, app.explain(err)
-			}
+		// The census is the application's first load: it warms up for a
+		// whole --warmup, as pre-profiling does.
+		fullWarmup, full := c.fullWindows(s)
+		cen, b, err := census(app, c, targets, red, fullWarmup, duration, max(full, duration))
+		switch {
+		case err == nil:
+			out.Census, bounds = cen, b
+		case app.interrupted.Err() != nil:
 			out.Partial, out.PartialReason = true, "interrupted during the census"
 			for _, n := range targets {
 				out.Entries = append(out.Entries, notReached(n, "the ranking was interrupted first"))
 			}
 			return true, nil
+		case app.ctx.Err() != nil:
+			return false, app.explain(err)
+		default:
+			// The census only saves time: without it every service is
+			// screened.
+			app.logf("%s; every service is screened", errText(err))
 		}
-		out.Census, bounds = cen, b
 	}
 	order := slices.Clone(targets)
 	if bounds != nil {
@@ -520,10 +531,7 @@ func screenOne(ctx context.Context, app *session, c rankConfig, name string, red
 	if err != nil {
 		return nil, nil, err
 	}
-	full := c.duration
-	if full <= 0 {
-		full = app.d.Spec().Workload.Duration.Duration
-	}
+	_, full := c.fullWindows(app.d.Spec())
 	return runner.Screen(ctx, max(full, duration))
 }
 

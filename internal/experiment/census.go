@@ -49,10 +49,11 @@ func Census(ctx context.Context, d backend.Backend, connections int, warmup, dur
 
 // CensusSteady says whether a census window that held cycles request
 // cycles measured the application steady enough to read its services'
-// shares of the CPU: half the cycles a screening window is given. The
+// shares of the CPU: report.CensusSteadyCycles, half the cycles a
+// screening window is given (screenCycles). The
 // lengthened window is sized from the first run's throughput, and a
 // second run that comes out a little slower holds a little less than
 // screenCycles; the calls still on their way down in its first cycle
 // then shift at most a fifth of a service's share, which the bound's
 // headroom (a factor of 2) covers.
-func CensusSteady(cycles float64) bool { return cycles >= screenCycles/2 }
+func CensusSteady(cycles float64) bool { return cycles >= report.CensusSteadyCycles }

@@ -325,8 +325,9 @@ func rankConfigsOf(r *Record) []string {
 
 // renderRankings writes a rank benchmark's runs: one row per ranking,
 // with its time, how many services each stage took, its first place and
-// the services it shows to gain, and whether those agree with the first
-// variant's run of the same configuration and iteration.
+// the services it shows to gain, and whether they are the same services
+// as the first variant's run of the same configuration and iteration
+// shows (in any order).
 func renderRankings(b *strings.Builder, runs []Ranking) {
 	b.WriteString("| configuration | variant | iteration | time | services | ruled out by the census | screened | confirmed | first (gain at the largest reduction, 90% interval) | planted | services shown to gain | same gains as the first variant |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -358,7 +359,10 @@ func renderRankings(b *strings.Builder, runs []Ranking) {
 		same := "–"
 		if seen && g.Error == "" && ref.Error == "" {
 			same = "no"
-			if slices.Equal(g.Gainers(), ref.Gainers()) {
+			mine, theirs := g.Gainers(), ref.Gainers()
+			slices.Sort(mine)
+			slices.Sort(theirs)
+			if slices.Equal(mine, theirs) {
 				same = "yes"
 			}
 		}

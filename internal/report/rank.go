@@ -243,10 +243,18 @@ func (r *Rank) Order() {
 		if c := cmp.Compare(order[a.Verdict], order[b.Verdict]); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(b.GainPct, a.GainPct); c != 0 || a.GainBoundPct == nil || b.GainBoundPct == nil {
+		if c := cmp.Compare(b.GainPct, a.GainPct); c != 0 {
 			return c
 		}
-		return cmp.Compare(*b.GainBoundPct, *a.GainBoundPct)
+		// Then the larger census bound first, no bound counting as none
+		// lower than any.
+		bound := func(e RankEntry) float64 {
+			if e.GainBoundPct == nil {
+				return math.Inf(1)
+			}
+			return *e.GainBoundPct
+		}
+		return cmp.Compare(bound(b), bound(a))
 	})
 	for i := range r.Entries {
 		r.Entries[i].Rank = i + 1
@@ -429,10 +437,10 @@ func WriteRankTable(w io.Writer, r *Rank) error {
 	}
 	if cen := r.Census; cen != nil {
 		fmt.Fprintf(ew, "census: %.0f req/s over %ss (%.0f request cycles) on %d cores; ", cen.RPS, trimFloat(cen.DurationS), cen.Cycles, cen.Cores)
-		if cen.Bounded == nil && cen.Cycles < 5 {
+		if cen.Bounded == nil && cen.Cycles < CensusSteadyCycles {
 			fmt.Fprintf(ew, "too few cycles to read how the services share the CPU, so every service was screened\n")
 		} else {
-			fmt.Fprintf(ew, "%d of %d services not screened, their share of the CPU capping a cut of %s below the minimum gain of %s%%\n",
+			fmt.Fprintf(ew, "%d of %d services not screened, their share of the CPU capping a cut of %s at no more than the minimum gain of %s%%\n",
 				len(cen.Bounded), len(r.Entries), cen.Reduction, trimFloat(r.MinGainPct))
 		}
 	}

@@ -44,8 +44,8 @@ type RankCensus struct {
 	WarmupS   float64 `json:"warmup_s"`
 	DurationS float64 `json:"duration_s"`
 	// Cycles is how many request cycles (connections / throughput) its
-	// window held; with fewer than ten it measured a transient, and no
-	// service is bounded.
+	// window held; with fewer than CensusSteadyCycles it measured a
+	// transient, and no service is bounded.
 	Cycles float64 `json:"cycles"`
 	// ServicesUS is each service's CPU time per completed request, µs;
 	// Cores the cores the application's services ran on.
@@ -132,6 +132,10 @@ type RankDrift struct {
 	// screening's.
 	Shifts []RankShift `json:"shifts,omitempty"`
 }
+
+// CensusSteadyCycles is the fewest request cycles a census window must
+// hold for its shares of the CPU to bound anything (experiment.Census).
+const CensusSteadyCycles = 5
 
 // BoundText says in words what e's census bound is, or "" where it has
 // none.

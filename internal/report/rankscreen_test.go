@@ -248,7 +248,7 @@ func TestRankCensus(t *testing.T) {
 	if err := WriteRankTable(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"census: 24 req/s over 3s (10 request cycles) on 2 cores; 2 of 3 services not screened", "[bounded]", "screened 1 of 1 services"} {
+	for _, want := range []string{"census: 24 req/s over 3s (10 request cycles) on 2 cores; 2 of 3 services not screened, their share of the CPU capping a cut of 50% at no more than the minimum gain of 5%", "[bounded]", "screened 1 of 1 services"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
