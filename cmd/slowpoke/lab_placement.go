@@ -186,23 +186,32 @@ func benchPlacement(args []string) int {
 
 // runPlacement runs one slowpoke command into dir and reads its results.
 func runPlacement(ctx context.Context, exe, dir string, args []string) (*report.Results, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := runInto(ctx, exe, dir, args); err != nil {
 		return nil, err
+	}
+	return report.ReadJSON(filepath.Join(dir, "out", "results.json"))
+}
+
+// runInto runs one slowpoke command with --out dir/out, its output in
+// dir/run.log; told to stop by ctx, it is interrupted as from the
+// terminal, so that it gives everything back.
+func runInto(ctx context.Context, exe, dir string, args []string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
 	log, err := os.Create(filepath.Join(dir, "run.log"))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer log.Close()
 	cmd := exec.CommandContext(ctx, exe, append(args, "--out", filepath.Join(dir, "out"))...)
-	// Told to stop as from the terminal, so that it gives everything back.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = time.Minute
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%s: %v (see %s)", args[0], err, log.Name())
+		return fmt.Errorf("%s: %v (see %s)", args[0], err, log.Name())
 	}
-	return report.ReadJSON(filepath.Join(dir, "out", "results.json"))
+	return nil
 }
 
 // shellFlag runs the shell command c that flag gave, its output in the

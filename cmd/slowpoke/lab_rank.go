@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -134,21 +133,8 @@ func benchRank(args []string) int {
 
 // rankInto runs one slowpoke rank into dir and reads its ranking.
 func rankInto(ctx context.Context, exe, dir string, args []string) (*report.Rank, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := runInto(ctx, exe, dir, args); err != nil {
 		return nil, err
-	}
-	log, err := os.Create(filepath.Join(dir, "run.log"))
-	if err != nil {
-		return nil, err
-	}
-	defer log.Close()
-	cmd := exec.CommandContext(ctx, exe, append(args, "--out", filepath.Join(dir, "out"))...)
-	// Told to stop as from the terminal, so that it gives everything back.
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = time.Minute
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("rank: %v (see %s)", err, log.Name())
 	}
 	return report.ReadRankJSON(filepath.Join(dir, "out", "results.json"))
 }
