@@ -8,6 +8,7 @@ import (
 
 	"github.com/slowpoke-dev/slowpoke/internal/experiment"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/model"
 )
 
@@ -54,7 +55,8 @@ func census(app *session, c rankConfig, targets []string, red model.Reduction, w
 	}
 	start := time.Now()
 	app.logf("census: one %v run after %v warm-up, reading every service's CPU time, to bound each service's gain by its share of the application's CPU", duration, warmup)
-	b, window, cycles, err := experiment.Census(app.ctx, app.d, c.conns, warmup, duration, longest, app.logf)
+	cpu := servicesCPU(s, func(svc spec.Service) (time.Duration, error) { return app.d.CPUTime(svc.Name) })
+	b, window, cycles, err := experiment.Census(app.ctx, s, cpu, c.conns, warmup, duration, longest, app.logf)
 	if err != nil {
 		return nil, nil, fmt.Errorf("census: %w", err)
 	}

@@ -79,6 +79,23 @@ func readScreenedRank(t *testing.T, out string) screenedRank {
 	return r
 }
 
+// rankDemo ranks the demo at 50% with 2 s windows and args, checks that
+// it succeeded and left nothing running, and returns its ranking and
+// output.
+func rankDemo(t *testing.T, args ...string) (screenedRank, []byte) {
+	t.Helper()
+	bin, spec, marker := rankDemoSetup(t)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(bin, append([]string{"rank", "-f", spec, "--reduce", "50%", "--duration", "2s", "--warmup", "500ms", "--out", out}, args...)...)
+	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("rank: %v\n%s", err, b)
+	}
+	checkNoLeftovers(t, marker)
+	return readScreenedRank(t, out), b
+}
+
 // checkStages checks that every service has an entry with a stage, and
 // that those not reached have no results and are listed.
 func checkStages(t *testing.T, r screenedRank, services int) {
@@ -163,16 +180,7 @@ func TestRankScreenBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the demo application")
 	}
-	bin, spec, marker := rankDemoSetup(t)
-	out := filepath.Join(t.TempDir(), "out")
-	cmd := exec.Command(bin, "rank", "-f", spec, "--reduce", "50%", "--duration", "2s", "--warmup", "500ms", "--budget", "12s", "--out", out)
-	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("rank: %v\n%s", err, b)
-	}
-	checkNoLeftovers(t, marker)
-	r := readScreenedRank(t, out)
+	r, b := rankDemo(t, "--budget", "12s")
 	if !r.Partial || !strings.Contains(r.PartialReason, "budget of 12s ran out") {
 		t.Errorf("partial %v (%q), want the budget's partial ranking\n%s", r.Partial, r.PartialReason, b)
 	}
@@ -191,17 +199,8 @@ func TestRankCensus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the demo application")
 	}
-	bin, spec, marker := rankDemoSetup(t)
-	out := filepath.Join(t.TempDir(), "out")
 	const minGain = 40
-	cmd := exec.Command(bin, "rank", "-f", spec, "--reduce", "50%", "--duration", "2s", "--warmup", "500ms", "--min-gain", "40", "--seed", "1", "--out", out)
-	cmd.Env = append(os.Environ(), "SLOWPOKE_TEST_MARKER="+marker)
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("rank: %v\n%s", err, b)
-	}
-	checkNoLeftovers(t, marker)
-	r := readScreenedRank(t, out)
+	r, b := rankDemo(t, "--min-gain", "40", "--seed", "1")
 	checkStages(t, r, 4)
 	if r.Census == nil || len(r.Census.ServicesUS) != 4 || r.Census.Cycles < 5 {
 		t.Fatalf("census %+v, want every service's CPU over a steady window\n%s", r.Census, b)

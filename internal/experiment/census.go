@@ -4,12 +4,13 @@ import (
 	"context"
 	"time"
 
-	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/internal/spec"
 )
 
-// Census measures the application d runs, as it is placed, once, reading
-// every service's CPU time over the window (Baseline.CPU): rank's run
+// Census measures the application of s as it runs, as it is placed,
+// once, reading every service's CPU time over the window with cpu (as
+// MeasureAsDeployed does; Baseline.CPU): rank's run
 // before its screening, whose shares of the CPU bound each service's gain
 // (docs/method.md, "Screening, then confirmation"). Like a screening, a
 // window that holds fewer than screenCycles request cycles (connections /
@@ -19,26 +20,15 @@ import (
 // of that many cycles, up to longest. cycles is how many request cycles
 // the window that counts held, which a caller that needs a steady window
 // checks with CensusSteady.
-func Census(ctx context.Context, d backend.Backend, connections int, warmup, duration, longest time.Duration, progress func(format string, args ...any)) (b *report.Baseline, window time.Duration, cycles float64, err error) {
-	s := d.Spec()
+func Census(ctx context.Context, s *spec.Spec, cpu func() map[string]time.Duration, connections int, warmup, duration, longest time.Duration, progress func(format string, args ...any)) (b *report.Baseline, window time.Duration, cycles float64, err error) {
 	workloadDefaults(s, &connections, &warmup, &duration)
-	cpu := func() map[string]time.Duration {
-		out := map[string]time.Duration{}
-		for _, svc := range s.Services {
-			if t, err := d.CPUTime(svc.Name); err == nil {
-				out[svc.Name] = t
-			}
-		}
-		return out
-	}
 	for {
 		b, err = MeasureAsDeployed(ctx, s, connections, warmup, duration, 1, cpu)
 		if err != nil {
 			return nil, 0, 0, err
 		}
-		cycle := time.Duration(float64(connections) / b.RPS * float64(time.Second))
+		cycle, want := cycleWindow(connections, b.RPS, longest)
 		cycles = duration.Seconds() / cycle.Seconds()
-		want := min(longest, (screenCycles * cycle).Round(100*time.Millisecond))
 		if cycles >= screenCycles || want <= duration {
 			return b, duration, cycles, nil
 		}

@@ -19,6 +19,13 @@ const ScreenRuns = 3
 // tenth of it).
 const screenCycles = 10
 
+// cycleWindow is a request cycle (connections / throughput) at tput
+// req/s, and the window that holds screenCycles of them, up to longest.
+func cycleWindow(connections int, tput float64, longest time.Duration) (cycle, window time.Duration) {
+	cycle = time.Duration(float64(connections) / tput * float64(time.Second))
+	return cycle, min(longest, (screenCycles * cycle).Round(100*time.Millisecond))
+}
+
 // Screening is one service's screening, kept between the rounds of rank's
 // screening pass so that a later round adds its runs to the same point.
 type Screening struct {
@@ -64,8 +71,8 @@ func (r *Runner) Screen(ctx context.Context, longest time.Duration) (*Screening,
 		return nil, nil, err
 	}
 	if tput := r.base[0].res.Throughput; tput > 0 && longest > r.opts.Duration {
-		cycle := time.Duration(float64(r.opts.Connections) / tput * float64(time.Second))
-		if want := min(longest, (screenCycles * cycle).Round(100*time.Millisecond)); want > r.opts.Duration {
+		cycle, want := cycleWindow(r.opts.Connections, tput, longest)
+		if want > r.opts.Duration {
 			r.progress("a request cycle takes %v at %.0f req/s: screening with %v windows instead of %v", cycle.Round(time.Millisecond), tput, want, r.opts.Duration)
 			r.opts.Duration = want
 			out.Settings.DurationS = want.Seconds()
