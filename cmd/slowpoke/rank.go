@@ -51,7 +51,15 @@ type rankConfig struct {
 	screenDuration time.Duration
 	seed           uint64
 	budget         time.Duration
+	// freshConfirm measures each candidate's confirmation from the start
+	// instead of continuing its screening (a research switch, for
+	// comparison: rankResearchFlags).
+	freshConfirm bool
 }
+
+// rankResearchFlags adds rank's research switches to its flags; only the
+// lab's build (lab_rank.go) sets it.
+var rankResearchFlags func(fs *flag.FlagSet, c *rankConfig)
 
 // Rank's defaults keep a 9-service application at two reductions within
 // about 10 minutes on a 2-core machine: two repetitions, a third only for
@@ -86,6 +94,9 @@ func runRank(args []string) int {
 	printJSONFlag(fs, &c.printJSON)
 	methodFlags(fs, &c.method)
 	kubeModeFlag(fs, &c.method)
+	if rankResearchFlags != nil {
+		rankResearchFlags(fs, &c)
+	}
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: slowpoke rank -f app.yaml [--reduce LIST] [--services a,b,...] [flags]\n\n"+
 			"Which service is worth optimizing? Starts the application once and makes every\n"+

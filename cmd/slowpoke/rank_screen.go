@@ -34,10 +34,11 @@ const (
 const screenRounds = 3
 
 // confirmPerScreen estimates a confirmation's time from a screening's
-// before any confirmation has been timed: a full measurement is about six
-// runs of the load (a baseline and two points, twice) and a third
-// repetition of noisy points, against screening's three shorter ones.
-const confirmPerScreen = 3
+// before any confirmation has been timed: a confirmation continues the
+// screening (experiment.Screening.Confirm) with a baseline and the runs a
+// full measurement still lacks, about four runs of the full window
+// (twice the screening's), against screening's three or four shorter ones.
+const confirmPerScreen = 2
 
 // screenReduction is the one reduction every service is screened at: the
 // largest of reds, where they can be compared (all shares of the
@@ -464,7 +465,7 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 			break
 		}
 		prog.begin("confirm", i, len(cands), name)
-		res, err := rankOne(app.ctx, app, c, name, reds, texts, prog.prefix)
+		res, err := confirmOne(app.ctx, app, c, name, screenings[name], reds, texts, prog.prefix)
 		if err != nil && app.ctx.Err() != nil {
 			if err := interrupt(err, nil, "while confirming "+name); err != nil {
 				return false, err
@@ -503,6 +504,20 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 		out.Warnings = append(out.Warnings, w)
 	}
 	return interrupted, nil
+}
+
+// confirmOne makes name the target again and measures it in full: by
+// continuing its screening sc (experiment.Screening.Confirm), or from the
+// start where it has none or c.freshConfirm says so (rankOne).
+func confirmOne(ctx context.Context, app *session, c rankConfig, name string, sc *experiment.Screening, reds []model.Reduction, texts []string, prefix func(step, steps int) string) (*report.Results, error) {
+	if sc == nil || c.freshConfirm {
+		return rankOne(ctx, app, c, name, reds, texts, prefix)
+	}
+	if err := app.d.Retarget(name); err != nil {
+		return nil, err
+	}
+	warmup, duration := c.fullWindows(app.d.Spec())
+	return sc.Confirm(ctx, experiment.ConfirmOptions{Reductions: reds, ReductionsText: texts, Warmup: warmup, Duration: duration, Repetitions: c.reps, MaxRepetitions: c.maxReps})
 }
 
 // screenAgain makes name the target again and adds a round to its

@@ -115,9 +115,10 @@ func TestScreenProgress(t *testing.T) {
 		}
 	}
 	p.budget = 0
-	// 8 to screen at 10 s, and 1 + 4 confirmations expected at 30 s.
-	if left := p.left(0, 0); left != 230*time.Second {
-		t.Errorf("left %v, want 80s + 150s", left)
+	// 8 to screen at 10 s, and 1 + 4 confirmations expected at
+	// confirmPerScreen screenings each.
+	if left, want := p.left(0, 0), 80*time.Second+5*confirmPerScreen*10*time.Second; left != want {
+		t.Errorf("left %v, want 80s + %v", left, want-80*time.Second)
 	}
 	p.begin("confirm", 0, 1, "cart")
 	if line := p.prefix(0, 0); !strings.HasPrefix(line, "[confirm cart 1/1,") || strings.Contains(line, "candidates") {

@@ -3,10 +3,12 @@ package experiment
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/report"
+	"github.com/slowpoke-dev/slowpoke/model"
 )
 
 // ScreenRuns is how many runs of the load Screen makes when nothing has to
@@ -124,5 +126,119 @@ func (sc *Screening) measure(ctx context.Context, rep int) (*report.Results, err
 	out := sc.template
 	out.Warnings = slices.Clone(sc.template.Warnings)
 	r.summarize(&out, sc.points)
+	return &out, nil
+}
+
+// ConfirmOptions are the full measurement a Screening is continued into
+// (Screening.Confirm): the reductions, windows and repetitions a Run of
+// the same target would be given.
+type ConfirmOptions struct {
+	Reductions     []model.Reduction
+	ReductionsText []string
+	Warmup         time.Duration
+	Duration       time.Duration
+	Repetitions    int
+	MaxRepetitions int
+}
+
+// Confirm measures the screened service in full by continuing its
+// screening rather than starting over (docs/method.md, "Screening, then
+// confirmation"): pre-profiling's profile, the screening's baselines and
+// its slowdown runs at the screened reduction are kept, and a Run's
+// repetitions are completed from them with o's windows. Its first run is
+// a baseline of its own, so that a drift of the machine's speed since
+// the screening reaches the baseline as it reaches the new slowdown
+// runs; then every reduction is measured until it has o.Repetitions runs
+// (the screened one counting those it has), the baselines likewise, and
+// noisy points are repeated up to o.MaxRepetitions as in Run. The
+// results say what was carried over (report.Settings.Carried): the
+// first Carried.Baselines baseline runs are the screening's. The
+// deployment must have the screening's target as its target again.
+//
+// The screening's runs are shorter than o's windows: they are as
+// unbiased, and noisier, which the points' intervals carry through their
+// spread. Confirm is for a full measurement without ground truth (rank's
+// confirmation); the screening's pooled noise (NoiseGroups) is not used.
+func (sc *Screening) Confirm(ctx context.Context, o ConfirmOptions) (*report.Results, error) {
+	r := sc.r
+	if len(o.Reductions) == 0 || len(o.Reductions) != len(o.ReductionsText) {
+		return nil, errors.New("confirm: the reductions and their texts differ in number, or none was given")
+	}
+	if o.Repetitions < 1 {
+		o.Repetitions = 1
+	}
+	screened := r.opts.Reductions[0]
+	carried := report.Carried{Baselines: len(r.base), Slowdowns: len(sc.points[0].samples), Reduction: screened.Text, DurationS: r.opts.Duration.Seconds()}
+	r.opts.Reductions, r.opts.ReductionsText = o.Reductions, o.ReductionsText
+	if o.Warmup > 0 {
+		r.opts.Warmup = o.Warmup
+	}
+	if o.Duration > 0 {
+		r.opts.Duration = max(r.opts.Duration, o.Duration)
+	}
+	r.opts.Repetitions, r.opts.MaxRepetitions = o.Repetitions, max(o.Repetitions, o.MaxRepetitions)
+	r.opts.NoiseGroups = nil
+	points, err := r.planPoints()
+	if err != nil {
+		return nil, err
+	}
+	kept := false
+	for i, red := range o.Reductions {
+		if red.Kind == screened.Kind && red.Value == screened.Value && red.From == screened.From && points[i].d == sc.points[0].d {
+			points[i], kept = sc.points[0], true
+			break
+		}
+	}
+	if !kept {
+		carried.Slowdowns = 0
+	}
+	out := sc.template
+	out.Warnings = slices.Clone(sc.template.Warnings)
+	out.Settings.Reductions = slices.Clone(o.ReductionsText)
+	out.Settings.WarmupS, out.Settings.DurationS = r.opts.Warmup.Seconds(), r.opts.Duration.Seconds()
+	out.Settings.Repetitions, out.Settings.MaxRepetitions = r.opts.Repetitions, r.opts.MaxRepetitions
+	out.Settings.Carried = &carried
+
+	// The runs still missing: a baseline of its own, every point up to
+	// Repetitions runs, and the baselines up to as many.
+	r.step, r.steps, r.start = 0, 1, time.Now()
+	for _, p := range points {
+		r.steps += max(0, o.Repetitions-len(p.samples))
+	}
+	r.steps += max(0, o.Repetitions-len(r.base)-1)
+	rounds := sc.rounds
+	baseline := func(what string) error {
+		r.step++
+		s, err := r.run(ctx, nil, nil, r.opts.Warmup, false)
+		if err != nil {
+			return err
+		}
+		r.base = append(r.base, s)
+		r.progress("%s: %.0f req/s", what, s.res.Throughput)
+		return nil
+	}
+	if err := baseline(fmt.Sprintf("baseline (the screening's %d baselines and %d runs at %s kept)", carried.Baselines, carried.Slowdowns, carried.Reduction)); err != nil {
+		return nil, err
+	}
+	for rep := 0; rep < o.Repetitions; rep++ {
+		if rep > 0 && len(r.base) <= rep {
+			if err := baseline(fmt.Sprintf("rep %d baseline", rep+1)); err != nil {
+				return nil, err
+			}
+		}
+		var which []int
+		for i, p := range points {
+			if len(p.samples) <= rep {
+				which = append(which, i)
+			}
+		}
+		if err := r.measureRepetition(ctx, rep, which, points, rounds); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.repeatNoisy(ctx, points, rounds); err != nil {
+		return nil, err
+	}
+	r.summarize(&out, points)
 	return &out, nil
 }

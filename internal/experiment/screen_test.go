@@ -87,3 +87,74 @@ func TestScreen(t *testing.T) {
 		t.Errorf("the second round changed the first round's results: %d points, %d baseline runs", len(res.Points), len(res.Baseline.Runs))
 	}
 }
+
+// A confirmation continues the screening: its profile, baselines and
+// slowdown runs at the screened reduction count, and only the runs a full
+// measurement lacks are made, a baseline of its own first.
+func TestScreeningConfirm(t *testing.T) {
+	reds, err := model.ParseReductions("25,50%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{reds[0].Text, reds[1].Text}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	full := ConfirmOptions{Reductions: reds, ReductionsText: texts, Duration: 400 * time.Millisecond, Repetitions: 2, MaxRepetitions: 2}
+	for _, tc := range []struct {
+		name          string
+		rounds        int // screening rounds before the confirmation
+		reds          []model.Reduction
+		baselines     int   // baseline runs after the confirmation
+		runs          []int // slowdown runs per point
+		carriedPoints int
+	}{
+		{name: "one round", rounds: 1, reds: reds, baselines: 3, runs: []int{2, 2}, carriedPoints: 1},
+		// Two screening runs at 50% are the point's two repetitions.
+		{name: "two rounds", rounds: 2, reds: reds, baselines: 4, runs: []int{2, 2}, carriedPoints: 2},
+		// A reduction that was not screened carries only the baselines.
+		{name: "other reduction", rounds: 1, reds: reds[:1], baselines: 3, runs: []int{2}, carriedPoints: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, _, err := screenFake(t, "50%", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range tc.rounds - 1 {
+				if _, err := sc.More(ctx, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			o := full
+			o.Reductions, o.ReductionsText = tc.reds, texts[:len(tc.reds)]
+			res, err := sc.Confirm(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Baseline.Runs) != tc.baselines {
+				t.Errorf("%d baseline runs, want %d (the screening's and one of its own)", len(res.Baseline.Runs), tc.baselines)
+			}
+			if len(res.Points) != len(tc.runs) {
+				t.Fatalf("%d points, want %d", len(res.Points), len(tc.runs))
+			}
+			for i, p := range res.Points {
+				if len(p.SlowdownRuns) != tc.runs[i] {
+					t.Errorf("point %d: %d slowdown runs, want %d", i, len(p.SlowdownRuns), tc.runs[i])
+				}
+			}
+			c := res.Settings.Carried
+			if c == nil || c.Baselines != tc.baselines-1 || c.Slowdowns != tc.carriedPoints || c.Reduction != "50%" || !(c.DurationS > 0) {
+				t.Errorf("carried %+v, want %d baselines and %d slowdowns at 50%%", c, tc.baselines-1, tc.carriedPoints)
+			}
+			if res.Settings.Repetitions != 2 || len(res.Settings.Reductions) != len(tc.reds) {
+				t.Errorf("settings %+v: want the full measurement's", res.Settings)
+			}
+		})
+	}
+	sc, _, err := screenFake(t, "50%", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.Confirm(ctx, ConfirmOptions{Reductions: reds, ReductionsText: texts[:1]}); err == nil {
+		t.Error("reductions and texts that differ in number were confirmed")
+	}
+}

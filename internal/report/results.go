@@ -195,6 +195,21 @@ type Settings struct {
 	LoadCPUs      []int            `json:"load_cpus"`
 	Host          string           `json:"host"`
 	NumCPU        int              `json:"num_cpu"`
+	// Carried is set on a rank confirmation that continued the service's
+	// screening: what it kept from it. Version 4, optional.
+	Carried *Carried `json:"carried,omitempty"`
+}
+
+// Carried is what a rank confirmation kept from the same service's
+// screening (docs/method.md, "Screening, then confirmation"): its
+// pre-profile, its first Baselines baseline runs (the first of
+// Baseline.Runs) and Slowdowns runs of the point at Reduction, all
+// measured with windows of DurationS.
+type Carried struct {
+	Baselines int     `json:"baselines"`
+	Slowdowns int     `json:"slowdowns"`
+	Reduction string  `json:"reduction"`
+	DurationS float64 `json:"duration_s"`
 }
 
 // Baseline is the unmodified application's throughput.
