@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,9 +24,16 @@ import (
 
 // rankVariants are bench rank's variants: the flags each adds to rank.
 var rankVariants = map[string][]string{
-	"census":    nil,
-	"no-census": {"--bound=false"},
-	"full":      {"--screen=false"},
+	"census":        nil,
+	"no-census":     {"--bound=false"},
+	"full":          {"--screen=false"},
+	"fresh-confirm": {"--fresh-confirm"},
+}
+
+func init() {
+	rankResearchFlags = func(fs *flag.FlagSet, c *rankConfig) {
+		fs.BoolVar(&c.freshConfirm, "fresh-confirm", c.freshConfirm, "measure each candidate's confirmation from the start, pre-profiling included, instead of continuing its screening (for comparison)")
+	}
 }
 
 // benchRank times slowpoke rank on one application, the variants
@@ -38,9 +46,11 @@ func benchRank(args []string) int {
 	suiteName := fs.String("suite", "", "a configuration of the synthetic suite instead of -f (e.g. tree43), written to the output directory")
 	plant := fs.String("plant", "", "with --suite: work_us of services' every endpoint, as service=µs,... (e.g. service20=25000,service9=3000)")
 	expect := fs.String("expect", "", "the service the bottleneck is planted in, whose first place the record checks (default: with --plant, the service given the most work)")
-	variants := fs.String("variants", "census,no-census", "variants, alternating per iteration: census (rank's default), no-census (--bound=false), full (--screen=false)")
+	variants := fs.String("variants", "census,no-census", "variants, alternating per iteration: census (rank's default), no-census (--bound=false), full (--screen=false), fresh-confirm (--fresh-confirm: confirmations from the start)")
 	iterations := fs.Int("iterations", 1, "iterations, each every variant once")
 	rankArgs := fs.String("rank-args", "", "more flags for every rank, space-separated (e.g. \"--connections 8 --seed 1\")")
+	validateN := fs.Int("validate", 0, "after the rankings, check the first ranking's first N services and the planted one, each by its own validate at the ranking's largest reduction (0: none)")
+	validateArgs := fs.String("validate-args", "", "more flags for every validate, space-separated (e.g. \"--connections 8 --reps 2\")")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-rank-<time>)")
 	rec := recordFlags(fs)
 	if code, ok := parseArgs("slowpoke-lab bench rank", fs, args); !ok {
@@ -59,11 +69,14 @@ func benchRank(args []string) int {
 	if *iterations < 1 {
 		return fail(2, "--iterations must be at least 1")
 	}
+	if *validateN < 0 {
+		return fail(2, "--validate must be at least 0")
+	}
 	var names []string
 	for _, v := range strings.Split(*variants, ",") {
 		v = strings.TrimSpace(v)
 		if _, ok := rankVariants[v]; !ok {
-			return fail(2, fmt.Sprintf("--variants: unknown variant %q (census, no-census, full)", v))
+			return fail(2, fmt.Sprintf("--variants: unknown variant %q (census, no-census, full, fresh-confirm)", v))
 		}
 		names = append(names, v)
 	}
@@ -94,6 +107,9 @@ func benchRank(args []string) int {
 	defer stop()
 	r := &record.Record{Benchmark: "rank", Placement: "rank's own (the target of the moment on a core of its own)"}
 	failed := false
+	// The first ranking that ran, for --validate.
+	var first *report.Rank
+	var firstG record.Ranking
 	for i := 1; i <= *iterations && ctx.Err() == nil; i++ {
 		for _, v := range names {
 			if ctx.Err() != nil {
@@ -111,14 +127,23 @@ func benchRank(args []string) int {
 			}
 			g := record.RankingOf(s.Name, v, i, *expect, rk)
 			r.Rankings = append(r.Rankings, g)
+			if first == nil {
+				first, firstG = rk, g
+			}
 			fmt.Fprintf(os.Stderr, "[%d/%d] %s: %s, first %s, gains: %s\n", i, *iterations, v,
 				time.Duration(g.ElapsedS*float64(time.Second)).Round(time.Second), firstOf(g), orNoneList(g.Gainers()))
 		}
+	}
+	if *validateN > 0 && first != nil && ctx.Err() == nil {
+		var ok bool
+		r.Checks, ok = checkRanking(ctx, exe, filepath.Join(*out, "validate"), *specPath, first, firstG, *validateN, *expect, strings.Fields(*validateArgs))
+		failed = failed || !ok
 	}
 	if ctx.Err() != nil {
 		return fail(130, "interrupted")
 	}
 	writeRankBenchTable(os.Stdout, r.Rankings)
+	writeRankChecks(os.Stdout, r.Checks)
 	path := filepath.Join(*out, "rank.json")
 	if err := writeJSONFile(path, r.Rankings); err != nil {
 		return fail(1, err)
@@ -129,6 +154,79 @@ func benchRank(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// checkRanking validates the first n services of the ranking rk (g as
+// recorded) and expect (the planted one, where not among them), each by
+// its own slowpoke validate at the ranking's largest reduction, into
+// dir/<service>; ok is false where a validate failed.
+func checkRanking(ctx context.Context, exe, dir, specPath string, rk *report.Rank, g record.Ranking, n int, expect string, args []string) (checks []record.RankCheck, ok bool) {
+	red := rk.Reductions[len(rk.Reductions)-1]
+	if rk.Screening != nil && rk.Screening.Reduction != "" {
+		red = rk.Screening.Reduction
+	}
+	var names []string
+	for _, e := range g.Entries[:min(n, len(g.Entries))] {
+		names = append(names, e.Service)
+	}
+	if expect != "" && !slices.Contains(names, expect) {
+		names = append(names, expect)
+	}
+	ok = true
+	for i, name := range names {
+		if ctx.Err() != nil {
+			break
+		}
+		c := record.CheckOf(g, name, red)
+		sub := filepath.Join(dir, name)
+		cmd := append([]string{"validate", "-f", specPath, "--target", name, "--reduce", red}, args...)
+		err := runInto(ctx, exe, sub, cmd)
+		var res *report.Results
+		if err == nil {
+			res, err = report.ReadJSON(filepath.Join(sub, "out", "results.json"))
+		}
+		if err != nil {
+			c.Error, ok = err.Error(), false
+		}
+		c.SetTruth(res)
+		checks = append(checks, c)
+		fmt.Fprintf(os.Stderr, "[validate %d/%d] %s: ranking %s, true %s\n", i+1, len(names), name, pctText(c.GainPct), pctText(c.TrueGainPct))
+	}
+	return checks, ok
+}
+
+// pctText is a signed percentage, or "–".
+func pctText(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%+.1f%%", *p)
+}
+
+// writeRankChecks prints bench rank's checks against validate.
+func writeRankChecks(w io.Writer, checks []record.RankCheck) {
+	if len(checks) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nchecked against validate at %s (%s, iteration %d):\n", checks[0].Reduction, checks[0].Variant, checks[0].Iteration)
+	for _, c := range checks {
+		place := "not measured"
+		if c.Place > 0 {
+			place = fmt.Sprintf("place %d", c.Place)
+		}
+		in := ""
+		if c.TrueGainPct != nil && c.GainLowPct != nil {
+			in = ", outside its interval"
+			if c.Covered() {
+				in = ", within its interval"
+			}
+		}
+		truth := pctText(c.TrueGainPct)
+		if c.Error != "" {
+			truth = "failed: " + c.Error
+		}
+		fmt.Fprintf(w, "  %s (%s): ranking %s, true %s%s\n", c.Service, place, pctText(c.GainPct), truth, in)
+	}
 }
 
 // rankInto runs one slowpoke rank into dir and reads its ranking.

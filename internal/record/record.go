@@ -57,6 +57,76 @@ type Record struct {
 	Faults []Fault `json:"faults,omitempty"`
 	// Rankings is, for the rank benchmark (no Rows), every ranking run.
 	Rankings []Ranking `json:"rankings,omitempty"`
+	// Checks is, for the rank benchmark run with --validate, the first
+	// ranking's leading services and the planted one, each against its
+	// own ground truth (optional within version 4).
+	Checks []RankCheck `json:"checks,omitempty"`
+}
+
+// RankCheck is one service of a ranking checked against its own
+// validate: the ranking's gain at its largest reduction against the gain
+// the service's ground truth measured (its work really reduced by that
+// much, the service on a core of its own as the ranking placed it).
+type RankCheck struct {
+	Config    string `json:"config"`
+	Variant   string `json:"variant"`
+	Iteration int    `json:"iteration"`
+	Service   string `json:"service"`
+	Reduction string `json:"reduction"`
+	// Place is the service's place in the ranking (1 first), among the
+	// services it measured; 0 where it measured it not (ruled out by the
+	// census, failed). Verdict, Stage and the gain are the ranking's.
+	Place       int      `json:"place"`
+	Verdict     string   `json:"verdict,omitempty"`
+	Stage       string   `json:"stage,omitempty"`
+	GainPct     *float64 `json:"gain_pct,omitempty"`
+	GainLowPct  *float64 `json:"gain_low_pct,omitempty"`
+	GainHighPct *float64 `json:"gain_high_pct,omitempty"`
+	// TrueGainPct is the ground truth's throughput over validate's
+	// baseline, less 1 (%); ValidateGainPct validate's own prediction
+	// likewise. Absent where validate did not measure them.
+	TrueGainPct     *float64 `json:"true_gain_pct,omitempty"`
+	ValidateGainPct *float64 `json:"validate_gain_pct,omitempty"`
+	// Error is why validate failed ("" where it did not).
+	Error string `json:"error,omitempty"`
+}
+
+// Covered says whether the ranking's interval holds the true gain; false
+// where either is missing.
+func (c RankCheck) Covered() bool {
+	return c.TrueGainPct != nil && c.GainLowPct != nil && c.GainHighPct != nil &&
+		*c.GainLowPct <= *c.TrueGainPct && *c.TrueGainPct <= *c.GainHighPct
+}
+
+// CheckOf is the check of service in the ranking g, before its validate.
+func CheckOf(g Ranking, service, reduction string) RankCheck {
+	c := RankCheck{Config: g.Config, Variant: g.Variant, Iteration: g.Iteration, Service: service, Reduction: reduction}
+	for i, e := range g.Entries {
+		if e.Service == service {
+			gain := e.GainPct
+			c.Place, c.Verdict, c.Stage = i+1, e.Verdict, e.Stage
+			c.GainPct, c.GainLowPct, c.GainHighPct = &gain, e.GainLowPct, e.GainHighPct
+			break
+		}
+	}
+	return c
+}
+
+// SetTruth records on c what validate measured at its last point: the
+// ground truth's and its own prediction's gain over its baseline.
+func (c *RankCheck) SetTruth(res *report.Results) {
+	if res == nil || len(res.Points) == 0 || !(res.Baseline.RPS > 0) {
+		return
+	}
+	p := res.Points[len(res.Points)-1]
+	if p.TrueRPS != nil {
+		t := (*p.TrueRPS/res.Baseline.RPS - 1) * 100
+		c.TrueGainPct = &t
+	}
+	if p.PredictedRPS > 0 {
+		v := (p.PredictedRPS/res.Baseline.RPS - 1) * 100
+		c.ValidateGainPct = &v
+	}
 }
 
 // Ranking is one run of slowpoke rank in the rank benchmark.

@@ -395,3 +395,52 @@ func TestRenderRankings(t *testing.T) {
 		t.Fatalf("Load = %+v, %v", got, err)
 	}
 }
+
+// A ranking's checks against validate: each service's place and
+// interval beside its true gain, and whether the interval held it.
+func TestRenderChecks(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	g := Ranking{Config: "tree43", Variant: "census", Iteration: 1, Expected: "service9", Entries: []RankedService{
+		{Service: "service20", Verdict: report.VerdictGain, Stage: report.StageConfirmed, GainPct: 71.5, GainLowPct: f(50.3), GainHighPct: f(92.6)},
+		{Service: "service30", Verdict: report.VerdictNoGain, Stage: report.StageScreened, GainPct: 1, GainLowPct: f(-8), GainHighPct: f(10)},
+	}}
+	first := CheckOf(g, "service20", "50%")
+	if first.Place != 1 || first.GainPct == nil || *first.GainPct != 71.5 || first.Stage != report.StageConfirmed {
+		t.Fatalf("CheckOf = %+v", first)
+	}
+	truth := 80.0
+	first.SetTruth(&report.Results{Baseline: report.Baseline{RPS: 100}, Points: []report.Point{{PredictedRPS: 150, TrueRPS: &truth}, {PredictedRPS: 170, TrueRPS: f(190)}}})
+	if first.TrueGainPct == nil || math.Abs(*first.TrueGainPct-90) > 1e-9 || first.ValidateGainPct == nil || math.Abs(*first.ValidateGainPct-70) > 1e-9 || !first.Covered() {
+		t.Fatalf("SetTruth = %+v: want the last point's true gain, +90%%, within +50.3..+92.6, and its prediction, +70%%", first)
+	}
+	second := CheckOf(g, "service30", "50%")
+	second.SetTruth(&report.Results{Baseline: report.Baseline{RPS: 100}, Points: []report.Point{{PredictedRPS: 100, TrueRPS: f(130)}}})
+	missing := CheckOf(g, "service9", "50%")
+	missing.Error = "validate: exit status 1"
+	missing.SetTruth(nil)
+	if missing.Place != 0 || missing.TrueGainPct != nil || missing.Covered() {
+		t.Fatalf("a service the ranking did not measure: %+v", missing)
+	}
+	rec := Record{Version: Version, Benchmark: "rank", Date: time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC), Command: "x",
+		Rankings: []Ranking{g}, Checks: []RankCheck{first, second, missing}}
+	page := RenderAccuracy([]Record{rec})
+	for _, want := range []string{
+		"Checked against `validate` (the ground truth at 50%; ranking: census, iteration 1)",
+		"| tree43 | service20 | 1 | +71.5% (+50.3 to +92.6) | gain [confirmed] | +90.0% | yes | +70.0% |",
+		"| tree43 | service30 | 2 | +1.0% (-8.0 to +10.0) | no-gain [screened] | +30.0% | no | +0.0% |",
+		"| tree43 | service9 | not measured | – | – | failed: validate: exit status 1 | – | – |",
+		"The ranking's intervals held 1 of 2 true gains.",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
+	}
+	dir := t.TempDir()
+	if _, err := Write(dir, &rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(dir)
+	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0].Checks, rec.Checks) {
+		t.Fatalf("Load = %+v, %v", got, err)
+	}
+}

@@ -71,6 +71,7 @@ func renderRecord(b *strings.Builder, r *Record) {
 	}
 	if len(r.Rows) == 0 && len(r.Rankings) > 0 {
 		renderRankings(b, r.Rankings)
+		renderChecks(b, r.Checks)
 		return
 	}
 	variants := variantsOf(r)
@@ -372,5 +373,49 @@ func renderRankings(b *strings.Builder, runs []Ranking) {
 		}
 		fmt.Fprintf(b, "| %s | %s | %d | %s | %d | %d | %d | %s | %s | %s | %s | %s |\n", g.Config, g.Variant, g.Iteration, elapsed,
 			g.Services, g.Bounded, g.Screened, orDash(strings.Join(g.Confirmed, ", ")), top, planted, orDash(strings.Join(g.Gainers(), ", ")), same)
+	}
+}
+
+// renderChecks writes a rank benchmark's checks against validate: each
+// service's place and gain in the ranking beside its ground truth's, and
+// how many true gains the ranking's intervals held.
+func renderChecks(b *strings.Builder, checks []RankCheck) {
+	if len(checks) == 0 {
+		return
+	}
+	c0 := checks[0]
+	fmt.Fprintf(b, "\nChecked against `validate` (the ground truth at %s; ranking: %s, iteration %d):\n\n", c0.Reduction, c0.Variant, c0.Iteration)
+	b.WriteString("| configuration | service | place | ranking's gain (90% interval) | verdict | true gain | in the interval | validate's prediction |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	covered, truths := 0, 0
+	for _, c := range checks {
+		place := "not measured"
+		if c.Place > 0 {
+			place = fmt.Sprint(c.Place)
+		}
+		gain := pct(c.GainPct)
+		if c.GainLowPct != nil && c.GainHighPct != nil {
+			gain += fmt.Sprintf(" (%+.1f to %+.1f)", *c.GainLowPct, *c.GainHighPct)
+		}
+		truth, in := pct(c.TrueGainPct), "–"
+		if c.Error != "" {
+			truth = "failed: " + c.Error
+		}
+		if c.TrueGainPct != nil && c.GainLowPct != nil && c.GainHighPct != nil {
+			truths++
+			in = "no"
+			if c.Covered() {
+				covered++
+				in = "yes"
+			}
+		}
+		verdict := orDash(c.Verdict)
+		if c.Stage != "" {
+			verdict += " [" + c.Stage + "]"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Config, c.Service, place, gain, verdict, truth, in, pct(c.ValidateGainPct))
+	}
+	if truths > 0 {
+		fmt.Fprintf(b, "\nThe ranking's intervals held %d of %d true gains.\n", covered, truths)
 	}
 }
