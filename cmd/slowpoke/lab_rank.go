@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/spec"
 	"github.com/slowpoke-dev/slowpoke/internal/suite"
+	"gopkg.in/yaml.v3"
 )
 
 // rankVariants are bench rank's variants: the flags each adds to rank.
@@ -139,8 +141,12 @@ func benchRank(args []string) int {
 		r.Checks, ok = checkRanking(ctx, exe, filepath.Join(*out, "validate"), *specPath, first, firstG, *validateN, *expect, strings.Fields(*validateArgs))
 		failed = failed || !ok
 	}
-	if ctx.Err() != nil {
-		return fail(130, "interrupted")
+	// Interrupted (Ctrl-C, SIGTERM), the rankings finished so far are
+	// still written, and the record says it was cut short.
+	interrupted := ctx.Err() != nil
+	if interrupted {
+		fmt.Fprintf(os.Stderr, "slowpoke-lab bench rank: interrupted; writing the %d rankings so far\n", len(r.Rankings))
+		rec.note = strings.TrimSpace(rec.note + fmt.Sprintf(" Interrupted after %d rankings.", len(r.Rankings)))
 	}
 	writeRankBenchTable(os.Stdout, r.Rankings)
 	writeRankChecks(os.Stdout, r.Checks)
@@ -149,8 +155,13 @@ func benchRank(args []string) int {
 		return fail(1, err)
 	}
 	fmt.Printf("\nwrote %s\n", path)
-	rec.write(r)
-	if failed {
+	if len(r.Rankings) > 0 {
+		rec.write(r)
+	}
+	switch {
+	case interrupted:
+		return 130
+	case failed:
 		return 1
 	}
 	return 0
@@ -293,7 +304,53 @@ func writePlanted(dir, name string, planted map[string]float64) (string, error) 
 			sv.Endpoints[path] = ep
 		}
 	}
+	spec, err := truthForAll(c.Spec)
+	if err != nil {
+		return "", err
+	}
+	c.Spec = spec
 	return suite.Write(dir, c)
+}
+
+// truthForAll gives every service of a suite spec that has none the
+// emulator's ground-truth knob (suite.GroundTruthEnv), so that --validate
+// can check any service of the ranking, not only the configuration's
+// target.
+func truthForAll(spec []byte) ([]byte, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(spec, &doc); err != nil {
+		return nil, fmt.Errorf("suite spec: %w", err)
+	}
+	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.New("suite spec: not a mapping")
+	}
+	root := doc.Content[0]
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value != "services" || root.Content[i+1].Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, svc := range root.Content[i+1].Content {
+			if svc.Kind != yaml.MappingNode || hasKey(svc, "ground_truth") {
+				continue
+			}
+			truth := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle, Content: []*yaml.Node{
+				{Kind: yaml.ScalarNode, Value: "env"}, {Kind: yaml.ScalarNode, Value: suite.GroundTruthEnv},
+				{Kind: yaml.ScalarNode, Value: "base_us"}, {Kind: yaml.ScalarNode, Tag: "!!int", Value: "0"},
+			}}
+			svc.Content = append(svc.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "ground_truth"}, truth)
+		}
+	}
+	return yaml.Marshal(&doc)
+}
+
+// hasKey says whether the mapping m has the key k.
+func hasKey(m *yaml.Node, k string) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == k {
+			return true
+		}
+	}
+	return false
 }
 
 // firstOf is g's first place in words.

@@ -120,14 +120,11 @@ func checkStages(t *testing.T, r screenedRank, services int) {
 	}
 }
 
-// Ctrl-C during the screening: rank stops the pauses and the
-// application, leaves no process behind, writes the ranking so far marked
-// partial, with the services screened and the others not reached, and
-// exits with status 130.
-func TestRankScreenInterrupted(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the demo application")
-	}
+// interruptRank ranks the demo, sends SIGINT delay after the first
+// progress line that holds after, checks that rank exits with status 130
+// and leaves no process behind, and returns its ranking and table.
+func interruptRank(t *testing.T, after string, delay time.Duration) (screenedRank, string) {
+	t.Helper()
 	bin, spec, marker := rankDemoSetup(t)
 	out := filepath.Join(t.TempDir(), "out")
 	cmd := exec.Command(bin, "rank", "-f", spec, "--reduce", "50%", "--duration", "2s", "--warmup", "500ms", "--out", out)
@@ -143,7 +140,7 @@ func TestRankScreenInterrupted(t *testing.T) {
 	var log strings.Builder
 	for sc.Scan() {
 		log.WriteString(sc.Text() + "\n")
-		if strings.Contains(sc.Text(), "] screened ") {
+		if strings.Contains(sc.Text(), after) {
 			break
 		}
 	}
@@ -152,9 +149,7 @@ func TestRankScreenInterrupted(t *testing.T) {
 			log.WriteString(sc.Text() + "\n")
 		}
 	}()
-	// Into the next service's screening: pre-profiling, or its
-	// slowdown run, when the others are being paused.
-	time.Sleep(3 * time.Second)
+	time.Sleep(delay)
 	cmd.Process.Signal(syscall.SIGINT)
 	err := waitExit(cmd, time.Minute)
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
@@ -166,11 +161,37 @@ func TestRankScreenInterrupted(t *testing.T) {
 		t.Errorf("partial %v (%q), want an interrupted partial ranking", r.Partial, r.PartialReason)
 	}
 	checkStages(t, r, 4)
+	if !strings.Contains(stdout.String(), "PARTIAL: the ranking is partial: interrupted") {
+		t.Errorf("the table does not say it is partial:\n%s", stdout.String())
+	}
+	return r, stdout.String()
+}
+
+// Ctrl-C during the screening: rank stops the pauses and the
+// application, leaves no process behind, writes the ranking so far marked
+// partial, with the services screened and the others not reached, and
+// exits with status 130.
+func TestRankScreenInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo application")
+	}
+	// Into the next service's screening: pre-profiling, or its
+	// slowdown run, when the others are being paused.
+	r, _ := interruptRank(t, "] screened ", 3*time.Second)
 	if len(r.NotReached) == 0 || r.Entries[0].Stage == "not-reached" {
 		t.Errorf("want some services screened and the others not reached: %+v", r.Entries)
 	}
-	if !strings.Contains(stdout.String(), "PARTIAL: the ranking is partial: interrupted") {
-		t.Errorf("the table does not say it is partial:\n%s", stdout.String())
+}
+
+// Ctrl-C during the census: nothing was measured, so every service is
+// not reached, and the ranking says it was interrupted during the census.
+func TestRankCensusInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo application")
+	}
+	r, _ := interruptRank(t, "census: one ", 500*time.Millisecond)
+	if r.PartialReason != "interrupted during the census" || len(r.NotReached) != 4 {
+		t.Errorf("interrupted during the census: reason %q, not reached %v; want every service not reached", r.PartialReason, r.NotReached)
 	}
 }
 
@@ -233,5 +254,37 @@ func TestRankCensus(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "census: ") {
 		t.Errorf("the table says nothing of the census:\n%s", b)
+	}
+	// Every confirmation continued its screening: it kept the
+	// screening's baselines (a pre-profile and one after each slowdown
+	// run) and made one of its own besides.
+	confirmed := 0
+	for _, e := range r.Entries {
+		if e.Stage != "confirmed" {
+			continue
+		}
+		confirmed++
+		var res struct {
+			Baseline struct {
+				Runs []float64 `json:"runs"`
+			} `json:"baseline"`
+			Settings struct {
+				Carried *struct {
+					Baselines int    `json:"baselines"`
+					Slowdowns int    `json:"slowdowns"`
+					Reduction string `json:"reduction"`
+				} `json:"carried"`
+			} `json:"settings"`
+		}
+		if err := json.Unmarshal(e.Results, &res); err != nil {
+			t.Fatalf("%s: %v", e.Service, err)
+		}
+		c := res.Settings.Carried
+		if c == nil || c.Baselines < 2 || c.Slowdowns < 1 || c.Reduction != "50%" || len(res.Baseline.Runs) <= c.Baselines {
+			t.Errorf("%s confirmed: carried %+v with %d baseline runs, want the screening's baselines and runs at 50%% and a baseline of its own", e.Service, c, len(res.Baseline.Runs))
+		}
+	}
+	if confirmed == 0 {
+		t.Errorf("nothing confirmed; cart gains:\n%s", b)
 	}
 }
