@@ -35,9 +35,9 @@ const screenRounds = 3
 
 // confirmPerScreen estimates a confirmation's time from a screening's
 // before any confirmation has been timed: a confirmation continues the
-// screening (experiment.Screening.Confirm) with a baseline and the runs a
-// full measurement still lacks, about four runs of the full window
-// (twice the screening's), against screening's three or four shorter ones.
+// screening (experiment.Screening.Confirm) without its pre-profile, about
+// six runs of the full window (twice the screening's) with a noisy
+// point's third, against screening's three or four shorter ones.
 const confirmPerScreen = 2
 
 // screenReduction is the one reduction every service is screened at: the

@@ -255,9 +255,9 @@ func TestRankCensus(t *testing.T) {
 	if !strings.Contains(string(b), "census: ") {
 		t.Errorf("the table says nothing of the census:\n%s", b)
 	}
-	// Every confirmation continued its screening: it kept the
-	// screening's baselines (a pre-profile and one after each slowdown
-	// run) and made one of its own besides.
+	// Every confirmation continued its screening: it kept the profile
+	// and the pauses at 50%, and made every run, baselines included, its
+	// own (--reps 2).
 	confirmed := 0
 	for _, e := range r.Entries {
 		if e.Stage != "confirmed" {
@@ -269,10 +269,10 @@ func TestRankCensus(t *testing.T) {
 				Runs []float64 `json:"runs"`
 			} `json:"baseline"`
 			Settings struct {
-				Carried *struct {
-					Baselines int    `json:"baselines"`
-					Slowdowns int    `json:"slowdowns"`
-					Reduction string `json:"reduction"`
+				DurationS float64 `json:"duration_s"`
+				Carried   *struct {
+					Reduction string  `json:"reduction"`
+					DurationS float64 `json:"duration_s"`
 				} `json:"carried"`
 			} `json:"settings"`
 		}
@@ -280,8 +280,8 @@ func TestRankCensus(t *testing.T) {
 			t.Fatalf("%s: %v", e.Service, err)
 		}
 		c := res.Settings.Carried
-		if c == nil || c.Baselines < 2 || c.Slowdowns < 1 || c.Reduction != "50%" || len(res.Baseline.Runs) <= c.Baselines {
-			t.Errorf("%s confirmed: carried %+v with %d baseline runs, want the screening's baselines and runs at 50%% and a baseline of its own", e.Service, c, len(res.Baseline.Runs))
+		if c == nil || c.Reduction != "50%" || !(c.DurationS > 0) || len(res.Baseline.Runs) != 2 || res.Settings.DurationS < c.DurationS {
+			t.Errorf("%s confirmed: carried %+v with %d baseline runs of %vs, want the pauses at 50%% and two full baselines of its own", e.Service, c, len(res.Baseline.Runs), res.Settings.DurationS)
 		}
 	}
 	if confirmed == 0 {

@@ -36,12 +36,7 @@ func (r *Runner) repeatNoisy(ctx context.Context, points []*measuredPoint, round
 		var noisy []int
 		var worst float64
 		for i, p := range points {
-			// A single run has no standard error yet (--reps 1). A point
-			// that has its MaxRepetitions runs already (one a confirmation
-			// carried over from rank's screening) has them all.
-			if len(p.samples) >= o.MaxRepetitions {
-				continue
-			}
+			// A single run has no standard error yet (--reps 1).
 			if se := stdErrPct(r.predictions(p.samples, p.d), throughputs(p.truth)); len(p.samples) < 2 || se > o.PrecisionPct {
 				noisy = append(noisy, i)
 				worst = max(worst, se)

@@ -88,9 +88,9 @@ func TestScreen(t *testing.T) {
 	}
 }
 
-// A confirmation continues the screening: its profile, baselines and
-// slowdown runs at the screened reduction count, and only the runs a full
-// measurement lacks are made, a baseline of its own first.
+// A confirmation continues the screening: its profile and the screened
+// point's pauses are kept; every run, baselines included, is the
+// confirmation's own.
 func TestScreeningConfirm(t *testing.T) {
 	reds, err := model.ParseReductions("25,50%")
 	if err != nil {
@@ -101,18 +101,15 @@ func TestScreeningConfirm(t *testing.T) {
 	defer cancel()
 	full := ConfirmOptions{Reductions: reds, ReductionsText: texts, Duration: 400 * time.Millisecond, Repetitions: 2, MaxRepetitions: 2}
 	for _, tc := range []struct {
-		name          string
-		rounds        int // screening rounds before the confirmation
-		reds          []model.Reduction
-		baselines     int   // baseline runs after the confirmation
-		runs          []int // slowdown runs per point
-		carriedPoints int
+		name      string
+		rounds    int // screening rounds before the confirmation
+		reds      []model.Reduction
+		reduction string
 	}{
-		{name: "one round", rounds: 1, reds: reds, baselines: 3, runs: []int{2, 2}, carriedPoints: 1},
-		// Two screening runs at 50% are the point's two repetitions.
-		{name: "two rounds", rounds: 2, reds: reds, baselines: 4, runs: []int{2, 2}, carriedPoints: 2},
-		// A reduction that was not screened carries only the baselines.
-		{name: "other reduction", rounds: 1, reds: reds[:1], baselines: 3, runs: []int{2}, carriedPoints: 0},
+		{name: "one round", rounds: 1, reds: reds, reduction: "50%"},
+		{name: "two rounds", rounds: 2, reds: reds, reduction: "50%"},
+		// A reduction that was not screened keeps no pauses.
+		{name: "other reduction", rounds: 1, reds: reds[:1]},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc, _, err := screenFake(t, "50%", nil)
@@ -124,26 +121,30 @@ func TestScreeningConfirm(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			screened := sc.points[0].sd
 			o := full
 			o.Reductions, o.ReductionsText = tc.reds, texts[:len(tc.reds)]
 			res, err := sc.Confirm(ctx, o)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Baseline.Runs) != tc.baselines {
-				t.Errorf("%d baseline runs, want %d (the screening's and one of its own)", len(res.Baseline.Runs), tc.baselines)
+			if len(res.Baseline.Runs) != 2 {
+				t.Errorf("%d baseline runs, want the confirmation's own 2", len(res.Baseline.Runs))
 			}
-			if len(res.Points) != len(tc.runs) {
-				t.Fatalf("%d points, want %d", len(res.Points), len(tc.runs))
+			if len(res.Points) != len(tc.reds) {
+				t.Fatalf("%d points, want %d", len(res.Points), len(tc.reds))
 			}
 			for i, p := range res.Points {
-				if len(p.SlowdownRuns) != tc.runs[i] {
-					t.Errorf("point %d: %d slowdown runs, want %d", i, len(p.SlowdownRuns), tc.runs[i])
+				if len(p.SlowdownRuns) != 2 {
+					t.Errorf("point %d: %d slowdown runs, want the confirmation's own 2", i, len(p.SlowdownRuns))
 				}
 			}
+			if tc.reduction != "" && res.Points[len(res.Points)-1].Batch != screened.batch {
+				t.Errorf("the screened point's batch %d, want the screening's %d", res.Points[1].Batch, screened.batch)
+			}
 			c := res.Settings.Carried
-			if c == nil || c.Baselines != tc.baselines-1 || c.Slowdowns != tc.carriedPoints || c.Reduction != "50%" || !(c.DurationS > 0) {
-				t.Errorf("carried %+v, want %d baselines and %d slowdowns at 50%%", c, tc.baselines-1, tc.carriedPoints)
+			if c == nil || c.Reduction != tc.reduction || !(c.DurationS > 0) {
+				t.Errorf("carried %+v, want the pauses at %q", c, tc.reduction)
 			}
 			if res.Settings.Repetitions != 2 || len(res.Settings.Reductions) != len(tc.reds) {
 				t.Errorf("settings %+v: want the full measurement's", res.Settings)

@@ -271,9 +271,8 @@ func DriftOf(entries []RankEntry) *RankDrift {
 		case e.Stage == StageScreened && res != nil:
 			runs = res.Baseline.Runs
 		case e.Stage == StageConfirmed && res != nil && e.Screen != nil && e.Screen.BaselineRPS > 0 && res.Baseline.RPS > 0:
-			confirm := confirmBaseline(res)
-			d.Shifts = append(d.Shifts, RankShift{Service: e.Service, ScreenRPS: e.Screen.BaselineRPS, ConfirmRPS: confirm,
-				ShiftPct: (confirm/e.Screen.BaselineRPS - 1) * 100})
+			d.Shifts = append(d.Shifts, RankShift{Service: e.Service, ScreenRPS: e.Screen.BaselineRPS, ConfirmRPS: res.Baseline.RPS,
+				ShiftPct: (res.Baseline.RPS/e.Screen.BaselineRPS - 1) * 100})
 		}
 		if len(runs) < 2 || slices.Min(runs) <= 0 {
 			continue
@@ -298,17 +297,6 @@ func DriftOf(entries []RankEntry) *RankDrift {
 		return nil
 	}
 	return d
-}
-
-// confirmBaseline is a confirmation's baseline (median) over the runs
-// of its own: those after the ones it carried over from the screening
-// (Settings.Carried), or all of them.
-func confirmBaseline(res *Results) float64 {
-	runs := res.Baseline.Runs
-	if c := res.Settings.Carried; c != nil && c.Baselines < len(runs) {
-		return Median(runs[c.Baselines:])
-	}
-	return res.Baseline.RPS
 }
 
 // driftWarnPct is the baseline change (%) beyond which the drift is

@@ -127,14 +127,6 @@ func TestDriftOf(t *testing.T) {
 	if quiet.Warning() != "" || !strings.Contains(quiet.Text(), "screening baselines of 1 services") {
 		t.Errorf("quiet drift: %q, %q", quiet.Warning(), quiet.Text())
 	}
-	// A confirmation that kept its screening's two baselines (1000 req/s)
-	// shifts by its own runs only.
-	kept := res(1000, 1000, 880, 900)
-	kept.Settings.Carried = &Carried{Baselines: 2, Slowdowns: 1, Reduction: "50%"}
-	carried := DriftOf([]RankEntry{{Service: "f", Stage: StageConfirmed, Results: kept, Screen: &RankScreen{BaselineRPS: 1000}}})
-	if len(carried.Shifts) != 1 || carried.Shifts[0].ConfirmRPS != 890 || math.Abs(carried.Shifts[0].ShiftPct+11) > 1e-9 {
-		t.Errorf("shift of a confirmation that carried the screening's baselines: %+v, want 1000 to 890 req/s", carried.Shifts)
-	}
 }
 
 // A partial screened ranking: a confirmed gain, a candidate left

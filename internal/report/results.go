@@ -202,13 +202,12 @@ type Settings struct {
 
 // Carried is what a rank confirmation kept from the same service's
 // screening (docs/method.md, "Screening, then confirmation"): its
-// pre-profile, its first Baselines baseline runs (the first of
-// Baseline.Runs) and Slowdowns runs of the point at Reduction, all
-// measured with windows of DurationS.
+// pre-profile (c1, q1, u1, the call graph) and, at Reduction (the
+// screened one; "" where no reduction of the confirmation is), the
+// pauses the screening settled on. DurationS is the screening's window.
+// Every run of the confirmation is its own.
 type Carried struct {
-	Baselines int     `json:"baselines"`
-	Slowdowns int     `json:"slowdowns"`
-	Reduction string  `json:"reduction"`
+	Reduction string  `json:"reduction,omitempty"`
 	DurationS float64 `json:"duration_s"`
 }
 
