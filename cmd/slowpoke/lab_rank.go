@@ -201,17 +201,9 @@ func checkRanking(ctx context.Context, exe, dir, specPath string, rk *report.Ran
 		}
 		c.SetTruth(res)
 		checks = append(checks, c)
-		fmt.Fprintf(os.Stderr, "[validate %d/%d] %s: ranking %s, true %s\n", i+1, len(names), name, pctText(c.GainPct), pctText(c.TrueGainPct))
+		fmt.Fprintf(os.Stderr, "[validate %d/%d] %s: ranking %s, true %s\n", i+1, len(names), name, pctOrNA(c.GainPct), pctOrNA(c.TrueGainPct))
 	}
 	return checks, ok
-}
-
-// pctText is a signed percentage, or "–".
-func pctText(p *float64) string {
-	if p == nil {
-		return "–"
-	}
-	return fmt.Sprintf("%+.1f%%", *p)
 }
 
 // writeRankChecks prints bench rank's checks against validate.
@@ -232,11 +224,11 @@ func writeRankChecks(w io.Writer, checks []record.RankCheck) {
 				in = ", within its interval"
 			}
 		}
-		truth := pctText(c.TrueGainPct)
+		truth := pctOrNA(c.TrueGainPct)
 		if c.Error != "" {
 			truth = "failed: " + c.Error
 		}
-		fmt.Fprintf(w, "  %s (%s): ranking %s, true %s%s\n", c.Service, place, pctText(c.GainPct), truth, in)
+		fmt.Fprintf(w, "  %s (%s): ranking %s, true %s%s\n", c.Service, place, pctOrNA(c.GainPct), truth, in)
 	}
 }
 

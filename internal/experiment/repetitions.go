@@ -14,17 +14,26 @@ func (r *Runner) measureRepetitions(ctx context.Context, points []*measuredPoint
 	for rep := 0; rep < r.opts.Repetitions; rep++ {
 		if rep > 0 {
 			r.step++
-			s, err := r.run(ctx, nil, nil, r.opts.Warmup, false)
-			if err != nil {
+			if err := r.baseline(ctx, fmt.Sprintf("rep %d baseline", rep+1)); err != nil {
 				return err
 			}
-			r.base = append(r.base, s)
-			r.progress("rep %d baseline: %.0f req/s", rep+1, s.res.Throughput)
 		}
 		if err := r.measureRepetition(ctx, rep, all, points, rounds); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// baseline measures a baseline run, adds it to the baselines and prints
+// it as what.
+func (r *Runner) baseline(ctx context.Context, what string) error {
+	s, err := r.run(ctx, nil, nil, r.opts.Warmup, false)
+	if err != nil {
+		return err
+	}
+	r.base = append(r.base, s)
+	r.progress("%s: %.0f req/s", what, s.res.Throughput)
 	return nil
 }
 

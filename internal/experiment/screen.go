@@ -116,12 +116,9 @@ func (sc *Screening) measure(ctx context.Context, rep int) (*report.Results, err
 		return nil, err
 	}
 	r.step++
-	s, err := r.run(ctx, nil, nil, r.opts.Warmup, false)
-	if err != nil {
+	if err := r.baseline(ctx, "baseline after it"); err != nil {
 		return nil, err
 	}
-	r.base = append(r.base, s)
-	r.progress("baseline after it: %.0f req/s", s.res.Throughput)
 	out := sc.template
 	out.Warnings = slices.Clone(sc.template.Warnings)
 	r.summarize(&out, sc.points)
@@ -199,12 +196,9 @@ func (sc *Screening) Confirm(ctx context.Context, o ConfirmOptions) (*report.Res
 	// with the first baseline an ordinary one: the profile is known.
 	r.base = nil
 	r.step, r.steps, r.start = 1, o.Repetitions*(1+len(points)), time.Now()
-	s, err := r.run(ctx, nil, nil, r.opts.Warmup, false)
-	if err != nil {
+	if err := r.baseline(ctx, "baseline (the screening's profile and pauses kept)"); err != nil {
 		return nil, err
 	}
-	r.base = append(r.base, s)
-	r.progress("baseline (the screening's profile and pauses kept): %.0f req/s", s.res.Throughput)
 	rounds := sc.rounds
 	if err := r.measureRepetitions(ctx, points, rounds); err != nil {
 		return nil, err
