@@ -150,6 +150,11 @@ type Ranking struct {
 	Entries []RankedService `json:"entries"`
 	// Error is why the run failed ("" where it did not).
 	Error string `json:"error,omitempty"`
+	// Drift is what the ranking's baselines showed of the machine's
+	// speed moving: the screening baselines' noise and, per confirmed
+	// service, its confirmation's baseline against its screening's (nil
+	// where the ranking had no screening).
+	Drift *report.RankDrift `json:"drift,omitempty"`
 }
 
 // RankedService is one measured service of a ranking.
@@ -165,7 +170,7 @@ type RankedService struct {
 // RankingOf is r as the rank benchmark records it.
 func RankingOf(config, variant string, iteration int, expected string, r *report.Rank) Ranking {
 	g := Ranking{Config: config, Variant: variant, Iteration: iteration, Expected: expected, ElapsedS: r.ElapsedS,
-		Services: len(r.Entries), Partial: r.Partial, Confirmed: []string{}, Entries: []RankedService{}}
+		Services: len(r.Entries), Partial: r.Partial, Confirmed: []string{}, Entries: []RankedService{}, Drift: r.Drift}
 	for _, e := range r.Entries {
 		switch e.Stage {
 		case report.StageBounded:

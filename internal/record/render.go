@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/report"
 )
 
 // Markers of the generated section in a page.
@@ -328,10 +330,11 @@ func rankConfigsOf(r *Record) []string {
 // with its time, how many services each stage took, its first place and
 // the services it shows to gain, and whether they are the same services
 // as the first variant's run of the same configuration and iteration
-// shows (in any order).
+// shows (in any order), and how far each confirmed service's baseline
+// moved from its screening's (records since 2026-12-02).
 func renderRankings(b *strings.Builder, runs []Ranking) {
-	b.WriteString("| configuration | variant | iteration | time | services | ruled out by the census | screened | confirmed | first (gain at the largest reduction, 90% interval) | planted | services shown to gain | same gains as the first variant |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| configuration | variant | iteration | time | services | ruled out by the census | screened | confirmed | first (gain at the largest reduction, 90% interval) | planted | services shown to gain | same gains as the first variant | confirmation's baseline against the screening's |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	first := map[string]Ranking{}
 	for _, g := range runs {
 		key := fmt.Sprintf("%s#%d", g.Config, g.Iteration)
@@ -371,9 +374,22 @@ func renderRankings(b *strings.Builder, runs []Ranking) {
 		if g.Partial {
 			elapsed += " (partial)"
 		}
-		fmt.Fprintf(b, "| %s | %s | %d | %s | %d | %d | %d | %s | %s | %s | %s | %s |\n", g.Config, g.Variant, g.Iteration, elapsed,
-			g.Services, g.Bounded, g.Screened, orDash(strings.Join(g.Confirmed, ", ")), top, planted, orDash(strings.Join(g.Gainers(), ", ")), same)
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %d | %d | %d | %s | %s | %s | %s | %s | %s |\n", g.Config, g.Variant, g.Iteration, elapsed,
+			g.Services, g.Bounded, g.Screened, orDash(strings.Join(g.Confirmed, ", ")), top, planted, orDash(strings.Join(g.Gainers(), ", ")), same, shiftsOf(g.Drift))
 	}
+}
+
+// shiftsOf lists each confirmed service's baseline change from its
+// screening to its confirmation ("–" where none was recorded).
+func shiftsOf(d *report.RankDrift) string {
+	if d == nil || len(d.Shifts) == 0 {
+		return "–"
+	}
+	parts := make([]string, len(d.Shifts))
+	for i, s := range d.Shifts {
+		parts[i] = fmt.Sprintf("%s %+.1f%%", s.Service, s.ShiftPct)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // renderChecks writes a rank benchmark's checks against validate: each
