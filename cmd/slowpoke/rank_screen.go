@@ -303,8 +303,15 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 			}
 			order = append(order, n)
 		}
-		app.logf("census: %.0f req/s; %d of %d services ruled out by their share of the CPU (a cut of %s gains each at most %+.1f%%, not above the minimum gain of %s%%); %d left to screen",
-			out.Census.RPS, len(out.Census.Bounded), len(targets), red.Text, highest, trimNum(c.minGain), len(order))
+		if len(out.Census.Bounded) == 0 {
+			// No bound to quote: every service's share allows more
+			// than the minimum gain.
+			app.logf("census: %.0f req/s; none of %d services ruled out by its share of the CPU (each could gain more than the minimum gain of %s%% from a cut of %s); %d left to screen",
+				out.Census.RPS, len(targets), trimNum(c.minGain), red.Text, len(order))
+		} else {
+			app.logf("census: %.0f req/s; %d of %d services ruled out by their share of the CPU (a cut of %s gains each at most %+.1f%%, not above the minimum gain of %s%%); %d left to screen",
+				out.Census.RPS, len(out.Census.Bounded), len(targets), red.Text, highest, trimNum(c.minGain), len(order))
+		}
 	}
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	out.Screening = &report.RankScreening{Reduction: red.Text, WarmupS: warmup.Seconds(), DurationS: duration.Seconds(), Seed: seed, Order: order, FullRuns: c.maxReps}

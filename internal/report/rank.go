@@ -439,15 +439,18 @@ func WriteRankTable(w io.Writer, r *Rank) error {
 		fmt.Fprintf(ew, "census: %.0f req/s over %ss (%.0f request cycles) on %d cores; ", cen.RPS, trimFloat(cen.DurationS), cen.Cycles, cen.Cores)
 		if cen.Bounded == nil && cen.Cycles < CensusSteadyCycles {
 			fmt.Fprintf(ew, "too few cycles to read how the services share the CPU, so every service was screened\n")
+		} else if len(cen.Bounded) == 0 {
+			fmt.Fprintf(ew, "every service screened: each one's share of the CPU allows a cut of %s more than the minimum gain of %s%%\n",
+				cen.Reduction, trimFloat(r.MinGainPct))
 		} else {
 			fmt.Fprintf(ew, "%d of %d services not screened, their share of the CPU capping a cut of %s at no more than the minimum gain of %s%%\n",
 				len(cen.Bounded), len(r.Entries), cen.Reduction, trimFloat(r.MinGainPct))
 		}
 	}
 	if sc := r.Screening; sc != nil {
-		fmt.Fprintf(ew, "screened %d of %d services at %s (%s windows after %s warm-up, random order, seed %d) in %s; %d candidates confirmed at %s: %s\n",
+		fmt.Fprintf(ew, "screened %d of %d services at %s (%s windows after %s warm-up, random order, seed %d) in %s; %s confirmed at %s: %s\n",
 			len(sc.Order)-r.notReachedOf(sc.Order), len(sc.Order), sc.Reduction, trimFloat(sc.DurationS)+"s", trimFloat(sc.WarmupS)+"s", sc.Seed,
-			(time.Duration(sc.ElapsedS * float64(time.Second))).Round(time.Second), len(r.withStage(StageConfirmed)), strings.Join(r.Reductions, ","), orNone(sc.Candidates))
+			(time.Duration(sc.ElapsedS * float64(time.Second))).Round(time.Second), plural(len(r.withStage(StageConfirmed)), "candidate"), strings.Join(r.Reductions, ","), orNone(sc.Candidates))
 	}
 	if text := r.Drift.Text(); text != "" {
 		fmt.Fprintf(ew, "baseline drift: %s\n", text)
@@ -497,12 +500,19 @@ func WriteRankTable(w io.Writer, r *Rank) error {
 		fmt.Fprintf(tw, "%s\t  %s\n", strings.Join(row, "\t"), verdict)
 	}
 	tw.Flush()
-	seen := map[string]bool{}
+	// Each no-gain reason once, naming the services it is given for.
+	var reasons []string
+	named := map[string][]string{}
 	for _, e := range r.Entries {
-		if e.Verdict == VerdictNoGain && !seen[e.Reason] && !r.unconfirmed(e) {
-			seen[e.Reason] = true
-			fmt.Fprintf(ew, "\nno-gain: %s\n", e.Reason)
+		if e.Verdict == VerdictNoGain && !r.unconfirmed(e) {
+			if named[e.Reason] == nil {
+				reasons = append(reasons, e.Reason)
+			}
+			named[e.Reason] = append(named[e.Reason], e.Service)
 		}
+	}
+	for _, reason := range reasons {
+		fmt.Fprintf(ew, "\nno-gain (%s): %s\n", strings.Join(named[reason], ", "), reason)
 	}
 	return ew.err
 }

@@ -85,7 +85,7 @@ func TestOrderAndTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, want := range []string{"rank", "cart", "+60.0%", "1600", "no-gain", "not-called", "failed: target \"broken\"", "no-gain: the bottleneck is elsewhere"} {
+	for _, want := range []string{"rank", "cart", "+60.0%", "1600", "no-gain", "not-called", "failed: target \"broken\"", "no-gain (catalog): the bottleneck is elsewhere"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -225,7 +225,7 @@ func TestIncompleteRanking(t *testing.T) {
 			entries:  []RankEntry{{Service: "cart", Results: busy("cart", 1000, 1010)}, {Service: "catalog", Results: busy("catalog", 1000, 1000)}},
 			order:    "cart,catalog",
 			reason:   []string{"no single service's optimization gains"},
-			table:    []string{"no-gain: no single service's optimization gains"},
+			table:    []string{"no-gain (cart, catalog): no single service's optimization gains"},
 			notTable: []string{"INCOMPLETE"}, headline: "No service's optimization gains",
 		},
 		{

@@ -217,7 +217,8 @@ func TestRankPartialScreened(t *testing.T) {
 // A census that bounded services: they come after the measured ones,
 // the largest bound first, each says it was bounded, the table says how
 // many the census ruled out, and the fields survive results.json. An
-// unsteady census says that every service was screened.
+// unsteady census says that every service was screened, and so does one
+// that ruled nothing out.
 func TestRankCensus(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	r := &Rank{App: "tree", Reductions: []string{"50%"}, MinGainPct: 5,
@@ -274,5 +275,14 @@ func TestRankCensus(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "too few cycles to read how the services share the CPU, so every service was screened") {
 		t.Errorf("unsteady census:\n%s", b.String())
+	}
+	// A steady census that ruled nothing out quotes no bound.
+	none := &Rank{App: "demo", Reductions: []string{"50%"}, MinGainPct: 5, Census: &RankCensus{RPS: 587, DurationS: 2.2, Cycles: 10, Cores: 2, Reduction: "50%"}}
+	b.Reset()
+	if err := WriteRankTable(&b, none); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "census: 587 req/s over 2.2s (10 request cycles) on 2 cores; every service screened: each one's share of the CPU allows a cut of 50% more than the minimum gain of 5%") {
+		t.Errorf("census that ruled nothing out:\n%s", b.String())
 	}
 }
