@@ -268,21 +268,24 @@ func TestRankCensus(t *testing.T) {
 	if _, err := newRankPage(r); err != nil {
 		t.Fatal(err)
 	}
-	unsteady := &Rank{App: "tree", Reductions: []string{"50%"}, MinGainPct: 5, Census: &RankCensus{RPS: 1, DurationS: 3, Cycles: 0.2, Cores: 2, Reduction: "50%"}}
-	b.Reset()
-	if err := WriteRankTable(&b, unsteady); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.String(), "too few cycles to read how the services share the CPU, so every service was screened") {
-		t.Errorf("unsteady census:\n%s", b.String())
-	}
-	// A steady census that ruled nothing out quotes no bound.
-	none := &Rank{App: "demo", Reductions: []string{"50%"}, MinGainPct: 5, Census: &RankCensus{RPS: 587, DurationS: 2.2, Cycles: 10, Cores: 2, Reduction: "50%"}}
-	b.Reset()
-	if err := WriteRankTable(&b, none); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.String(), "census: 587 req/s over 2.2s (10 request cycles) on 2 cores; every service screened: each one's share of the CPU allows a cut of 50% more than the minimum gain of 5%") {
-		t.Errorf("census that ruled nothing out:\n%s", b.String())
+	// An unsteady census, and a steady one that ruled nothing out (it
+	// quotes no bound): both say every service was screened.
+	for _, tc := range []struct {
+		name   string
+		census RankCensus
+		want   string
+	}{
+		{"unsteady", RankCensus{RPS: 1, DurationS: 3, Cycles: 0.2, Cores: 2, Reduction: "50%"},
+			"too few cycles to read how the services share the CPU, so every service was screened"},
+		{"none bounded", RankCensus{RPS: 587, DurationS: 2.2, Cycles: 10, Cores: 2, Reduction: "50%"},
+			"census: 587 req/s over 2.2s (10 request cycles) on 2 cores; every service screened: each one's share of the CPU allows a cut of 50% more than the minimum gain of 5%"},
+	} {
+		b.Reset()
+		if err := WriteRankTable(&b, &Rank{App: "tree", Reductions: []string{"50%"}, MinGainPct: 5, Census: &tc.census}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("%s census: table lacks %q:\n%s", tc.name, tc.want, b.String())
+		}
 	}
 }
