@@ -19,7 +19,7 @@ type engine struct {
 	paused time.Duration // WithPausedTime's reading at base
 	win    *window
 
-	track           bool // progress reporting enabled
+	track           bool // responses counted (progress or WithWindowFromWarmup)
 	progOK, progErr atomic.Uint64
 }
 
@@ -29,7 +29,7 @@ func newEngine(cfg *config, mix []Request) *engine {
 		mix:    mix,
 		picker: newPicker(mix),
 		win:    newWindow(int64(cfg.warmup), int64(cfg.duration)),
-		track:  cfg.progFn != nil,
+		track:  cfg.progFn != nil || cfg.sizeWindow != nil,
 	}
 }
 
@@ -107,22 +107,39 @@ func (e *engine) run(ctx context.Context, res *Result, launch launchFunc) (*Resu
 
 	progDone := make(chan struct{})
 	var progWG sync.WaitGroup
-	if e.track {
+	if e.cfg.progFn != nil {
 		progWG.Go(func() { e.reportProgress(progDone) })
 	}
 
 	var winLen time.Duration
-	interrupted := !e.sleepTo(ctx, int64(e.cfg.warmup))
+	duration := e.cfg.duration
+	interrupted := false
+	if e.cfg.sizeWindow != nil {
+		interrupted = !e.sleepTo(ctx, int64(e.cfg.warmup/2))
+		from, n0 := e.since(), e.responses()
+		interrupted = interrupted || !e.sleepTo(ctx, int64(e.cfg.warmup))
+		if !interrupted {
+			rate := 0.0
+			if el := e.since() - from; el > 0 {
+				rate = float64(e.responses()-n0) / time.Duration(el).Seconds()
+			}
+			if d := e.cfg.sizeWindow(rate); d > 0 {
+				duration = d
+			}
+		}
+	} else {
+		interrupted = !e.sleepTo(ctx, int64(e.cfg.warmup))
+	}
 	if !interrupted {
 		if e.cfg.onStart != nil {
 			e.cfg.onStart()
 		}
 		ws := time.Duration(e.since())
 		e.win.open(int64(ws))
-		interrupted = !e.sleepTo(ctx, int64(ws+e.cfg.duration))
+		interrupted = !e.sleepTo(ctx, int64(ws+duration))
 		we := time.Duration(e.since())
 		if interrupted {
-			we = min(we, ws+e.cfg.duration)
+			we = min(we, ws+duration)
 		}
 		e.win.close(int64(we))
 		if e.cfg.onEnd != nil {
@@ -144,6 +161,10 @@ func (e *engine) run(ctx context.Context, res *Result, launch launchFunc) (*Resu
 	}
 	return res, nil
 }
+
+// responses is how many 2xx responses have completed so far, where they
+// are counted (track).
+func (e *engine) responses() uint64 { return e.progOK.Load() }
 
 func (e *engine) reportProgress(done <-chan struct{}) {
 	t := time.NewTicker(e.cfg.progEvery)

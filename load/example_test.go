@@ -96,6 +96,35 @@ func ExampleWithWindowHooks() {
 	// server and client agree: true
 }
 
+// A window sized to hold ten request cycles (connections / throughput)
+// at the throughput the warm-up reached, and never shorter than a second.
+func ExampleWithWindowFromWarmup() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond)
+	}))
+	defer srv.Close()
+
+	const conns = 4
+	res, err := load.RunClosed(context.Background(), []load.Request{{Name: "r", URL: srv.URL, Weight: 1}},
+		load.WithConnections(conns),
+		load.WithWarmup(200*time.Millisecond),
+		load.WithDuration(time.Second),
+		load.WithWindowFromWarmup(func(rate float64) time.Duration {
+			if rate <= 0 {
+				return 0 // keep WithDuration's
+			}
+			cycle := time.Duration(conns / rate * float64(time.Second))
+			return max(time.Second, 10*cycle)
+		}),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("window at least a second:", res.Window >= time.Second)
+	// Output:
+	// window at least a second: true
+}
+
 // Validate reports every problem of a mix precisely.
 func ExampleValidate() {
 	err := load.Validate([]load.Request{

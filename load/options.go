@@ -34,6 +34,7 @@ type config struct {
 	maxInFlight int
 	sampleValue func(http.Header) int64 // non-nil: keep Result.Samples
 	paused      func() time.Duration    // non-nil: WithPausedTime
+	sizeWindow  func(rate float64) time.Duration
 	errs        []error
 }
 
@@ -128,6 +129,23 @@ func WithSeed(seed int64) Option {
 func WithWindowHooks(onStart, onEnd func()) Option {
 	return func(c *config) {
 		c.onStart, c.onEnd = onStart, onEnd
+	}
+}
+
+// WithWindowFromWarmup sizes the measurement window when the warm-up
+// ends, from the throughput in its second half: size is called once,
+// on the run's control goroutine, with the 2xx responses per second
+// completed then (0 where none did or the warm-up is zero), and its
+// result replaces [WithDuration]'s if it is above zero. It suits a window that must hold some number of request
+// cycles (connections / throughput) of a system whose throughput is not
+// known in advance. size must not be nil.
+func WithWindowFromWarmup(size func(rate float64) time.Duration) Option {
+	return func(c *config) {
+		if size == nil {
+			c.fail("WithWindowFromWarmup: size must not be nil")
+			return
+		}
+		c.sizeWindow = size
 	}
 }
 

@@ -459,3 +459,35 @@ func TestOpenPausedTime(t *testing.T) {
 		t.Errorf("completed %d in %v; want about 20 in about 1.6 s", res.Completed, took)
 	}
 }
+
+// WithWindowFromWarmup sizes the window from the warm-up's second half:
+// the rate it is given is the server's (a closed loop of 4 connections
+// on a handler of 500 µs or more: at most 8000/s), and the window is
+// what it returns; a size of zero keeps WithDuration's.
+func TestWindowFromWarmup(t *testing.T) {
+	for _, r := range runners {
+		for _, tt := range []struct {
+			name string
+			size time.Duration
+			want time.Duration
+		}{{"sized", 150 * time.Millisecond, 150 * time.Millisecond}, {"zero keeps the duration", 0, 300 * time.Millisecond}} {
+			t.Run(r.name+"/"+tt.name, func(t *testing.T) {
+				srv := newTestServer(t, okHandler)
+				var got []float64
+				res, err := r.run(context.Background(), one(srv.URL), short(load.WithWindowFromWarmup(func(rate float64) time.Duration {
+					got = append(got, rate)
+					return tt.size
+				}))...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != 1 || !(got[0] > 0 && got[0] <= 8000) {
+					t.Fatalf("size called with %v: want once, with a rate in (0, 8000]", got)
+				}
+				if res.Window < tt.want || res.Window > tt.want+100*time.Millisecond {
+					t.Errorf("window %v, want %v (a little more allowed)", res.Window, tt.want)
+				}
+			})
+		}
+	}
+}

@@ -105,6 +105,7 @@ func TestBadOptions(t *testing.T) {
 		{"zero progress interval", 0, load.WithProgress(0, func(load.Progress) {}), "WithProgress(0s): interval must be > 0"},
 		{"zero max in flight", 0, load.WithMaxInFlight(0), "WithMaxInFlight(0): cap must be > 0"},
 		{"no paused-time clock", 0, load.WithPausedTime(nil), "WithPausedTime: paused must not be nil"},
+		{"no window sizer", 0, load.WithWindowFromWarmup(nil), "WithWindowFromWarmup: size must not be nil"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

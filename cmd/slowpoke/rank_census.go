@@ -54,7 +54,7 @@ func census(app *session, c rankConfig, targets []string, red model.Reduction, w
 		return nil, nil, nil
 	}
 	start := time.Now()
-	app.logf("census: one %v run after %v warm-up, reading every service's CPU time, to bound each service's gain by its share of the application's CPU", duration, warmup)
+	app.logf("census: one run after %v warm-up, of %v or the ten request cycles the warm-up's throughput gives (up to %v), reading every service's CPU time, to bound each service's gain by its share of the application's CPU", warmup, duration, longest)
 	cpu := servicesCPU(s, func(svc spec.Service) (time.Duration, error) { return app.d.CPUTime(svc.Name) })
 	b, window, cycles, err := experiment.Census(app.ctx, s, cpu, c.conns, warmup, duration, longest, app.logf)
 	if err != nil {

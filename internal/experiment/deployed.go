@@ -25,26 +25,35 @@ import (
 // also measures where the CPU went per request (Baseline.CPU): each
 // service's, and the busy time of all the machine's cores.
 func MeasureAsDeployed(ctx context.Context, s *spec.Spec, connections int, warmup, duration time.Duration, runs int, cpu func() map[string]time.Duration) (*report.Baseline, error) {
+	b, _, err := measureAsDeployed(ctx, s, connections, warmup, duration, runs, cpu)
+	return b, err
+}
+
+// measureAsDeployed is MeasureAsDeployed with more options for each
+// run's load; it also returns the last run's window.
+func measureAsDeployed(ctx context.Context, s *spec.Spec, connections int, warmup, duration time.Duration, runs int, cpu func() map[string]time.Duration, more ...load.Option) (*report.Baseline, time.Duration, error) {
 	workloadDefaults(s, &connections, &warmup, &duration)
 	mix, err := mixOf(s)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var b report.Baseline
+	var window time.Duration
 	var p50, p99 []float64
 	var use cpuUse
 	for range max(1, runs) {
-		opts := []load.Option{load.WithConnections(connections), load.WithWarmup(warmup), load.WithDuration(duration)}
+		opts := append([]load.Option{load.WithConnections(connections), load.WithWarmup(warmup), load.WithDuration(duration)}, more...)
 		if cpu != nil {
 			opts = append(opts, load.WithWindowHooks(func() { use.start(cpu) }, func() { use.ended(cpu) }))
 		}
 		res, err := load.RunClosed(ctx, mix, opts...)
 		if err != nil {
-			return nil, fmt.Errorf("measure %q as it runs: %w", s.Name, err)
+			return nil, 0, fmt.Errorf("measure %q as it runs: %w", s.Name, err)
 		}
 		if res.Completed == 0 {
-			return nil, fmt.Errorf("measure %q as it runs: no request completed (%d errors, %d non-2xx): is it running at %s?", s.Name, res.Errors, res.Non2xx, s.Entry)
+			return nil, 0, fmt.Errorf("measure %q as it runs: no request completed (%d errors, %d non-2xx): is it running at %s?", s.Name, res.Errors, res.Non2xx, s.Entry)
 		}
+		window = res.Window
 		use.add(res.Completed + res.Non2xx)
 		b.Runs = append(b.Runs, res.Throughput)
 		b.Errors += res.Errors
@@ -58,7 +67,7 @@ func MeasureAsDeployed(ctx context.Context, s *spec.Spec, connections int, warmu
 	if cpu != nil {
 		b.CPU = use.perRequest()
 	}
-	return &b, nil
+	return &b, window, nil
 }
 
 // cpuUse adds up, over measurement windows, each service's CPU time per
