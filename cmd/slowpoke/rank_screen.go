@@ -524,7 +524,15 @@ func confirmOne(ctx context.Context, app *session, c rankConfig, name string, sc
 		return nil, err
 	}
 	warmup, duration := c.fullWindows(app.d.Spec())
-	return sc.Confirm(ctx, experiment.ConfirmOptions{Reductions: reds, ReductionsText: texts, Warmup: warmup, Duration: duration, Repetitions: c.reps, MaxRepetitions: c.maxReps})
+	// Points noisier than --precision are repeated only while the
+	// verdict is open: rank asks which services gain, and an interval
+	// wholly on one side of --min-gain answers that.
+	settled := func(res *report.Results) (bool, string) {
+		e := report.RankEntry{Service: name, Results: res}
+		report.Judge(&e, c.minGain)
+		return e.Settled(c.minGain)
+	}
+	return sc.Confirm(ctx, experiment.ConfirmOptions{Reductions: reds, ReductionsText: texts, Warmup: warmup, Duration: duration, Repetitions: c.reps, MaxRepetitions: c.maxReps, Settled: settled})
 }
 
 // screenAgain makes name the target again and adds a round to its

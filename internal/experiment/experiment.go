@@ -371,7 +371,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	if err := r.measureRepetitions(ctx, points, rounds); err != nil {
 		return nil, err
 	}
-	if err := r.repeatNoisy(ctx, points, rounds); err != nil {
+	if err := r.repeatNoisy(ctx, points, rounds, out, nil); err != nil {
 		return nil, err
 	}
 	r.summarize(out, points)

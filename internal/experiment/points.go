@@ -157,10 +157,10 @@ func (r *Runner) shorten(pr *pointRuns, d time.Duration, s *sample) bool {
 	return true
 }
 
-// lengthen switches a point to long pauses when its first run s was bound
-// by the shared cores rather than by the target, under the cores method
-// and a chosen batch; it reports whether it did, and then s must be
-// dropped. Under short pauses the co-located services switch more per
+// lengthen switches a point to long pauses when s, its first run or the
+// baseline before it, was bound by the shared cores rather than by the
+// target, under the cores method and a chosen batch; it reports whether
+// it did, and then a first run s must be dropped. Under short pauses the co-located services switch more per
 // request than in the really faster system and such points come out low
 // (hotel at d = 1 ms on 2 cores: -19% with 4 ms pauses, -5% with 64 ms);
 // the target's queue, which the short pauses protect, does not matter
@@ -183,26 +183,50 @@ func (r *Runner) lengthen(pr *pointRuns, d time.Duration, s *sample) bool {
 	return true
 }
 
+// slowEvents are what slowRun reports as it decides how a point pauses.
+type slowEvents struct {
+	// bound: the last baseline (base) left the shared cores no idle
+	// time while the target had some, so the point's first run is made
+	// with long pauses at once (was: the pauses it was planned with).
+	bound func(was slowdown, base *sample)
+	// lengthened: the first run s was bound by the shared cores; it is
+	// dropped and made again with long pauses.
+	lengthened func(was slowdown, s *sample)
+	// shortened: the target starved during s's pauses; s is dropped and
+	// made again with half the batch.
+	shortened func(was slowdown, s *sample)
+}
+
 // slowRun makes one slowdown run of the point pr for reduction d and keeps
-// it. A first run that lengthens the point is reported to lengthened,
-// with the pauses it was made with, dropped, and made again with the
-// long pauses.
+// it.
 //
-// A first run whose target starved is reported to shortened, dropped,
+// A point not yet measured whose last baseline the shared cores already
+// bound gets long pauses before its first run (ev.bound): the pauses only
+// add to the shared cores' work, so its slowdown runs are bound by them
+// too, and a first run with short pauses would only be dropped. Otherwise
+// a first run that lengthens the point is reported to ev.lengthened,
+// dropped, and made again with the long pauses.
+//
+// A first run whose target starved is reported to ev.shortened, dropped,
 // and made again with half the batch, up to maxStarvedRepairs times.
-func (r *Runner) slowRun(ctx context.Context, pr *pointRuns, d time.Duration, neighbours map[string][]string, lengthened, shortened func(was slowdown, s *sample)) (*sample, error) {
+func (r *Runner) slowRun(ctx context.Context, pr *pointRuns, d time.Duration, neighbours map[string][]string, ev slowEvents) (*sample, error) {
+	if n := len(r.base); n > 0 {
+		if planned := pr.sd; r.lengthen(pr, d, r.base[n-1]) {
+			ev.bound(planned, r.base[n-1])
+		}
+	}
 	s, err := r.run(ctx, &pr.sd, neighbours, r.opts.Warmup, false)
 	if err != nil {
 		return nil, err
 	}
 	if short := pr.sd; r.lengthen(pr, d, s) {
-		lengthened(short, s)
+		ev.lengthened(short, s)
 		if s, err = r.run(ctx, &pr.sd, neighbours, r.opts.Warmup, false); err != nil {
 			return nil, err
 		}
 	}
 	for was := pr.sd; r.shorten(pr, d, s); was = pr.sd {
-		shortened(was, s)
+		ev.shortened(was, s)
 		if s, err = r.run(ctx, &pr.sd, neighbours, r.opts.Warmup, false); err != nil {
 			return nil, err
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/slowpoke-dev/slowpoke/internal/report"
 )
 
 // measureRepetitions runs the Repetitions repetitions: a baseline (the
@@ -38,8 +40,12 @@ func (r *Runner) baseline(ctx context.Context, what string) error {
 }
 
 // repeatNoisy repeats the noisy points until their estimates are tight,
-// up to MaxRepetitions.
-func (r *Runner) repeatNoisy(ctx context.Context, points []*measuredPoint, rounds map[string][]string) error {
+// up to MaxRepetitions. With settled, it first asks it, before each
+// further repetition, whether the results so far (summarized into a copy
+// of out, quietly) already answer the question asked, and then stops:
+// rank's confirmation, whose verdict an interval wholly above or below
+// the minimum gain settles however wide it is.
+func (r *Runner) repeatNoisy(ctx context.Context, points []*measuredPoint, rounds map[string][]string, out *report.Results, settled func(*report.Results) (bool, string)) error {
 	o := r.opts
 	for rep := o.Repetitions; rep < o.MaxRepetitions; rep++ {
 		var noisy []int
@@ -53,6 +59,19 @@ func (r *Runner) repeatNoisy(ctx context.Context, points []*measuredPoint, round
 		}
 		if len(noisy) == 0 {
 			break
+		}
+		if settled != nil {
+			so := *out
+			so.Warnings, so.Points = slices.Clone(out.Warnings), slices.Clone(out.Points)
+			progress := r.opts.Progress
+			r.opts.Progress = nil
+			r.summarize(&so, points)
+			r.opts.Progress = progress
+			if ok, why := settled(&so); ok {
+				r.progress("rep %d: %d of %d points have a standard error above %.1f%% (worst %.1f%%), but %s: not repeating them",
+					rep+1, len(noisy), len(points), o.PrecisionPct, worst, why)
+				break
+			}
 		}
 		perPoint := 1
 		if o.Validate {
@@ -119,22 +138,26 @@ func indices(n int) []int {
 }
 
 // measureSlowdown runs point i's slowdown once (twice where the shared
-// cores bound its first run: pointRuns) and prints its prediction.
+// cores bound its first run, or more where the target starved: slowRun)
+// and prints its prediction.
 func (r *Runner) measureSlowdown(ctx context.Context, rep, i int, p *measuredPoint, rounds map[string][]string) error {
 	o := r.opts
 	r.step++
-	s, err := r.slowRun(ctx, &p.pointRuns, p.d, rounds, func(short slowdown, s *sample) {
+	s, err := r.slowRun(ctx, &p.pointRuns, p.d, rounds, slowEvents{bound: func(planned slowdown, base *sample) {
+		r.progress("rep %d %s: the shared cores, not %s, bound the baseline before it (%.0f req/s, the shared cores idle %.1f%% of the time, %s busy %.0f%% of its cores), so the pauses would too; measuring it with pauses of %v every %d calls instead of %v every %d",
+			rep+1, o.Reductions[i].Text, o.Target, base.res.Throughput, r.sharedIdlePct(base), o.Target, 100*r.targetBusy(base), p.sd.pause.Round(time.Microsecond), p.sd.batch, planned.pause.Round(time.Microsecond), planned.batch)
+	}, lengthened: func(short slowdown, s *sample) {
 		r.steps++
 		r.progress("rep %d %s: the shared cores, not %s, bound the run (%.0f req/s, pause %v every %d calls); measuring it with pauses of %v every %d calls",
 			rep+1, o.Reductions[i].Text, o.Target, s.res.Throughput, short.pause.Round(time.Microsecond), short.batch, p.sd.pause.Round(time.Microsecond), p.sd.batch)
 		r.step++
-	}, func(was slowdown, s *sample) {
+	}, shortened: func(was slowdown, s *sample) {
 		r.steps++
 		in, all, _ := r.starved(s)
 		r.progress("rep %d %s: %s starved during the pauses (busy %.0f%% of them against %.0f%% of the run), so the prediction would be a lower bound; measuring it again with pauses of %v every %d calls (was %v every %d)",
 			rep+1, o.Reductions[i].Text, o.Target, 100*in, 100*all, p.sd.pause.Round(time.Microsecond), p.sd.batch, was.pause.Round(time.Microsecond), was.batch)
 		r.step++
-	})
+	}})
 	if err != nil {
 		return err
 	}

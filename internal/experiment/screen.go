@@ -135,6 +135,12 @@ type ConfirmOptions struct {
 	Duration       time.Duration
 	Repetitions    int
 	MaxRepetitions int
+	// Settled, where set, is asked before each repetition beyond
+	// Repetitions whether the results so far already answer the
+	// question (and, if so, why, in words that follow "but"); then no
+	// point is repeated further, however noisy. nil: noisy points are
+	// repeated up to MaxRepetitions, as in a Run.
+	Settled func(*report.Results) (ok bool, why string)
 }
 
 // Confirm measures the screened service in full by continuing its
@@ -150,7 +156,8 @@ type ConfirmOptions struct {
 // (docs/notes/rank-screening.md), so neither mixes with full runs. The runs are a Run's: o.Repetitions
 // times a baseline and every point, noisy points repeated up to
 // o.MaxRepetitions. The results say what was kept
-// (report.Settings.Carried). The deployment must have the screening's
+// (report.Settings.Carried); o.Settled can stop the repetitions early.
+// The deployment must have the screening's
 // target as its target again. Confirm is for a full measurement without
 // ground truth (rank's confirmation); the screening's pooled noise
 // (NoiseGroups) is not used.
@@ -203,7 +210,7 @@ func (sc *Screening) Confirm(ctx context.Context, o ConfirmOptions) (*report.Res
 	if err := r.measureRepetitions(ctx, points, rounds); err != nil {
 		return nil, err
 	}
-	if err := r.repeatNoisy(ctx, points, rounds); err != nil {
+	if err := r.repeatNoisy(ctx, points, rounds, &out, o.Settled); err != nil {
 		return nil, err
 	}
 	r.summarize(&out, points)

@@ -159,3 +159,58 @@ func TestScreeningConfirm(t *testing.T) {
 		t.Error("reductions and texts that differ in number were confirmed")
 	}
 }
+
+// A confirmation's noisy points are repeated up to MaxRepetitions unless
+// Settled, asked before each repetition beyond Repetitions with the
+// results so far, says they answer the question.
+func TestConfirmSettled(t *testing.T) {
+	reds, err := model.ParseReductions("25,50%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		settled *bool // nil: no Settled
+		runs    int   // each point's slowdown runs
+		asked   int   // calls of Settled
+	}{
+		{name: "settled at once", settled: new(true), runs: 2, asked: 1},
+		{name: "never settled", settled: new(false), runs: 3, asked: 1},
+		{name: "no question", runs: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			sc, _, err := screenFake(t, "50%", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every point stays noisier than this.
+			sc.r.opts.PrecisionPct = 1e-9
+			o := ConfirmOptions{Reductions: reds, ReductionsText: []string{reds[0].Text, reds[1].Text}, Duration: 200 * time.Millisecond, Repetitions: 2, MaxRepetitions: 3}
+			asked := 0
+			if tc.settled != nil {
+				o.Settled = func(res *report.Results) (bool, string) {
+					asked++
+					if len(res.Points) != 2 || len(res.Baseline.Runs) < 2 {
+						t.Errorf("asked with %d points and %d baseline runs, want the 2 points and the baselines so far", len(res.Points), len(res.Baseline.Runs))
+					}
+					return *tc.settled, "the test says so"
+				}
+			}
+			res, err := sc.Confirm(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range res.Points {
+				if len(p.SlowdownRuns) != tc.runs {
+					t.Errorf("point %d: %d slowdown runs, want %d", i, len(p.SlowdownRuns), tc.runs)
+				}
+			}
+			if asked != tc.asked {
+				t.Errorf("Settled asked %d times, want %d", asked, tc.asked)
+			}
+		})
+	}
+}

@@ -202,6 +202,32 @@ func (e RankEntry) GainText() string {
 	return fmt.Sprintf("%+.1f%% (90%%: %+.1f to %+.1f)", e.GainPct, *e.GainLowPct, *e.GainHighPct)
 }
 
+// Settled says whether e's verdict, judged (Judge), is one that more
+// runs would not change, and why in words: a gain whose interval lies
+// wholly above minGainPct, or a no-gain whose interval lies wholly at or
+// below it. More runs only narrow such an interval. A gain without an
+// interval, or an interval that straddles minGainPct, is not settled.
+func (e RankEntry) Settled(minGainPct float64) (bool, string) {
+	switch {
+	case e.GainLowPct == nil:
+		return false, ""
+	case e.Verdict == VerdictGain:
+		return true, fmt.Sprintf("%s's gain is settled: its 90%% interval, %s, lies above the minimum gain of %s%%", e.Service, e.rangeText(), trimFloat(minGainPct))
+	case e.Verdict == VerdictNoGain && e.GainHighPct != nil && *e.GainHighPct <= minGainPct:
+		return true, fmt.Sprintf("%s's no-gain is settled: its 90%% interval, %s, lies at or below the minimum gain of %s%%", e.Service, e.rangeText(), trimFloat(minGainPct))
+	}
+	return false, ""
+}
+
+// rangeText is e's interval, "+5.0% to +20.1%" (">= +5.0%" for a lower
+// bound).
+func (e RankEntry) rangeText() string {
+	if e.GainHighPct == nil {
+		return fmt.Sprintf(">= %+.1f%%", *e.GainLowPct)
+	}
+	return fmt.Sprintf("%+.1f%% to %+.1f%%", *e.GainLowPct, *e.GainHighPct)
+}
+
 // GainRange is the range e's gain chart bar spans as its error: its 90%
 // interval (up to twice the gain's standard error above it for a lower
 // bound), or twice its standard error either side.

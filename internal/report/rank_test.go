@@ -160,12 +160,13 @@ func TestJudgeByInterval(t *testing.T) {
 		estimate    string
 		verdict     string
 		notRuledOut bool
+		settled     bool // more runs would not change the verdict
 	}{
-		{"low end above the minimum", 1100, 1300, EstimateValue, VerdictGain, false},
-		{"low end below, high end above", 1000, 1300, EstimateValue, VerdictNoGain, true},
-		{"whole interval below", 980, 1040, EstimateValue, VerdictNoGain, false},
-		{"a lower bound below the minimum", 1010, 0, EstimateLowerBound, VerdictNoGain, true},
-		{"a lower bound above it", 1200, 0, EstimateLowerBound, VerdictGain, false},
+		{"low end above the minimum", 1100, 1300, EstimateValue, VerdictGain, false, true},
+		{"low end below, high end above", 1000, 1300, EstimateValue, VerdictNoGain, true, false},
+		{"whole interval below", 980, 1040, EstimateValue, VerdictNoGain, false, true},
+		{"a lower bound below the minimum", 1010, 0, EstimateLowerBound, VerdictNoGain, true, false},
+		{"a lower bound above it", 1200, 0, EstimateLowerBound, VerdictGain, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,6 +186,9 @@ func TestJudgeByInterval(t *testing.T) {
 			}
 			if (e.GainHighPct == nil) != (tt.hi == 0) {
 				t.Fatalf("gain_high_pct %v for interval high %v", e.GainHighPct, tt.hi)
+			}
+			if ok, why := e.Settled(r.MinGainPct); ok != tt.settled || ok != strings.Contains(why, "cart's") {
+				t.Fatalf("settled %v (%q), want %v", ok, why, tt.settled)
 			}
 		})
 	}
