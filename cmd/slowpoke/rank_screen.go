@@ -472,7 +472,13 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 			break
 		}
 		prog.begin("confirm", i, len(cands), name)
-		res, err := confirmOne(app.ctx, app, c, name, screenings[name], reds, texts, prog.prefix)
+		var rivals []report.RankEntry
+		for _, n := range cands {
+			if n != name {
+				rivals = append(rivals, out.Entries[byName[n]])
+			}
+		}
+		res, err := confirmOne(app.ctx, app, c, name, screenings[name], reds, texts, rivals, prog.prefix)
 		if err != nil && app.ctx.Err() != nil {
 			if err := interrupt(err, nil, "while confirming "+name); err != nil {
 				return false, err
@@ -515,8 +521,11 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 
 // confirmOne makes name the target again and measures it in full: by
 // continuing its screening sc (experiment.Screening.Confirm), or from the
-// start where it has none or c.freshConfirm says so (rankOne).
-func confirmOne(ctx context.Context, app *session, c rankConfig, name string, sc *experiment.Screening, reds []model.Reduction, texts []string, prefix func(step, steps int) string) (*report.Results, error) {
+// start where it has none or c.freshConfirm says so (rankOne). rivals
+// are the other candidates as they stand (confirmed, or with their
+// screening's interval): the confirmation ends early once its verdict
+// is settled and its interval overlaps none of theirs.
+func confirmOne(ctx context.Context, app *session, c rankConfig, name string, sc *experiment.Screening, reds []model.Reduction, texts []string, rivals []report.RankEntry, prefix func(step, steps int) string) (*report.Results, error) {
 	if sc == nil || c.freshConfirm {
 		return rankOne(ctx, app, c, name, reds, texts, prefix)
 	}
@@ -524,15 +533,37 @@ func confirmOne(ctx context.Context, app *session, c rankConfig, name string, sc
 		return nil, err
 	}
 	warmup, duration := c.fullWindows(app.d.Spec())
-	// Points noisier than --precision are repeated only while the
-	// verdict is open: rank asks which services gain, and an interval
-	// wholly on one side of --min-gain answers that.
+	// Repetitions, and repeats of points noisier than --precision, are
+	// made only while the ranking's answer is open: rank asks which
+	// services gain and in what order, and an interval wholly on one
+	// side of --min-gain that overlaps no other candidate's answers it.
 	settled := func(res *report.Results) (bool, string) {
 		e := report.RankEntry{Service: name, Results: res}
 		report.Judge(&e, c.minGain)
-		return e.Settled(c.minGain)
+		ok, why := e.Settled(c.minGain)
+		if !ok {
+			return false, ""
+		}
+		for _, o := range rivals {
+			if !e.Separated(o) {
+				return false, ""
+			}
+		}
+		if len(rivals) > 0 {
+			why += fmt.Sprintf(" and overlaps none of the other candidates' (%s)", rivalNames(rivals))
+		}
+		return true, why
 	}
 	return sc.Confirm(ctx, experiment.ConfirmOptions{Reductions: reds, ReductionsText: texts, Warmup: warmup, Duration: duration, Repetitions: c.reps, MaxRepetitions: c.maxReps, Settled: settled})
+}
+
+// rivalNames lists the entries' services.
+func rivalNames(es []report.RankEntry) string {
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Service)
+	}
+	return strings.Join(names, ", ")
 }
 
 // screenAgain makes name the target again and adds a round to its

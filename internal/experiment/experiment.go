@@ -368,7 +368,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 	if !r.opts.Tuning.GraphRounds {
 		rounds = r.star()
 	}
-	if err := r.measureRepetitions(ctx, points, rounds); err != nil {
+	if _, err := r.measureRepetitions(ctx, points, rounds, out, nil); err != nil {
 		return nil, err
 	}
 	if err := r.repeatNoisy(ctx, points, rounds, out, nil); err != nil {

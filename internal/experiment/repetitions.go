@@ -10,21 +10,43 @@ import (
 )
 
 // measureRepetitions runs the Repetitions repetitions: a baseline (the
-// first is pre-profiling's), then every point.
-func (r *Runner) measureRepetitions(ctx context.Context, points []*measuredPoint, rounds map[string][]string) error {
+// first is pre-profiling's), then every point. With settled, each
+// repetition after the first is made only if settled, asked with the
+// results so far (settledBy), does not say they answer the question;
+// done says it did.
+func (r *Runner) measureRepetitions(ctx context.Context, points []*measuredPoint, rounds map[string][]string, out *report.Results, settled func(*report.Results) (bool, string)) (done bool, err error) {
 	all := indices(len(points))
 	for rep := 0; rep < r.opts.Repetitions; rep++ {
 		if rep > 0 {
+			if ok, why := r.settledBy(settled, out, points); ok {
+				r.progress("rep %d: %s: not repeating the points", rep+1, why)
+				return true, nil
+			}
 			r.step++
 			if err := r.baseline(ctx, fmt.Sprintf("rep %d baseline", rep+1)); err != nil {
-				return err
+				return false, err
 			}
 		}
 		if err := r.measureRepetition(ctx, rep, all, points, rounds); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return false, nil
+}
+
+// settledBy asks settled (nil: nothing is settled) whether the results
+// so far, summarized quietly into a copy of out, answer the question.
+func (r *Runner) settledBy(settled func(*report.Results) (bool, string), out *report.Results, points []*measuredPoint) (bool, string) {
+	if settled == nil {
+		return false, ""
+	}
+	so := *out
+	so.Warnings, so.Points = slices.Clone(out.Warnings), slices.Clone(out.Points)
+	progress := r.opts.Progress
+	r.opts.Progress = nil
+	r.summarize(&so, points)
+	r.opts.Progress = progress
+	return settled(&so)
 }
 
 // baseline measures a baseline run, adds it to the baselines and prints
@@ -60,18 +82,10 @@ func (r *Runner) repeatNoisy(ctx context.Context, points []*measuredPoint, round
 		if len(noisy) == 0 {
 			break
 		}
-		if settled != nil {
-			so := *out
-			so.Warnings, so.Points = slices.Clone(out.Warnings), slices.Clone(out.Points)
-			progress := r.opts.Progress
-			r.opts.Progress = nil
-			r.summarize(&so, points)
-			r.opts.Progress = progress
-			if ok, why := settled(&so); ok {
-				r.progress("rep %d: %d of %d points have a standard error above %.1f%% (worst %.1f%%), but %s: not repeating them",
-					rep+1, len(noisy), len(points), o.PrecisionPct, worst, why)
-				break
-			}
+		if ok, why := r.settledBy(settled, out, points); ok {
+			r.progress("rep %d: %d of %d points have a standard error above %.1f%% (worst %.1f%%), but %s: not repeating them",
+				rep+1, len(noisy), len(points), o.PrecisionPct, worst, why)
+			break
 		}
 		perPoint := 1
 		if o.Validate {

@@ -135,11 +135,11 @@ type ConfirmOptions struct {
 	Duration       time.Duration
 	Repetitions    int
 	MaxRepetitions int
-	// Settled, where set, is asked before each repetition beyond
-	// Repetitions whether the results so far already answer the
-	// question (and, if so, why, in words that follow "but"); then no
-	// point is repeated further, however noisy. nil: noisy points are
-	// repeated up to MaxRepetitions, as in a Run.
+	// Settled, where set, is asked before each repetition after the
+	// first whether the results so far already answer the question
+	// (and, if so, why, in a clause); then no repetition is made, of
+	// Repetitions or of noisy points. nil: Repetitions are made and
+	// noisy points repeated up to MaxRepetitions, as in a Run.
 	Settled func(*report.Results) (ok bool, why string)
 }
 
@@ -156,7 +156,8 @@ type ConfirmOptions struct {
 // (docs/notes/rank-screening.md), so neither mixes with full runs. The runs are a Run's: o.Repetitions
 // times a baseline and every point, noisy points repeated up to
 // o.MaxRepetitions. The results say what was kept
-// (report.Settings.Carried); o.Settled can stop the repetitions early.
+// (report.Settings.Carried); o.Settled can end the repetitions after the
+// first.
 // The deployment must have the screening's
 // target as its target again. Confirm is for a full measurement without
 // ground truth (rank's confirmation); the screening's pooled noise
@@ -207,11 +208,14 @@ func (sc *Screening) Confirm(ctx context.Context, o ConfirmOptions) (*report.Res
 		return nil, err
 	}
 	rounds := sc.rounds
-	if err := r.measureRepetitions(ctx, points, rounds); err != nil {
+	done, err := r.measureRepetitions(ctx, points, rounds, &out, o.Settled)
+	if err != nil {
 		return nil, err
 	}
-	if err := r.repeatNoisy(ctx, points, rounds, &out, o.Settled); err != nil {
-		return nil, err
+	if !done {
+		if err := r.repeatNoisy(ctx, points, rounds, &out, o.Settled); err != nil {
+			return nil, err
+		}
 	}
 	r.summarize(&out, points)
 	return &out, nil

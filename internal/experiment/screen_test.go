@@ -160,9 +160,9 @@ func TestScreeningConfirm(t *testing.T) {
 	}
 }
 
-// A confirmation's noisy points are repeated up to MaxRepetitions unless
-// Settled, asked before each repetition beyond Repetitions with the
-// results so far, says they answer the question.
+// A confirmation makes Repetitions and repeats noisy points up to
+// MaxRepetitions unless Settled, asked before each repetition after the
+// first with the results so far, says they answer the question.
 func TestConfirmSettled(t *testing.T) {
 	reds, err := model.ParseReductions("25,50%")
 	if err != nil {
@@ -174,8 +174,8 @@ func TestConfirmSettled(t *testing.T) {
 		runs    int   // each point's slowdown runs
 		asked   int   // calls of Settled
 	}{
-		{name: "settled at once", settled: new(true), runs: 2, asked: 1},
-		{name: "never settled", settled: new(false), runs: 3, asked: 1},
+		{name: "settled at once", settled: new(true), runs: 1, asked: 1},
+		{name: "never settled", settled: new(false), runs: 3, asked: 2},
 		{name: "no question", runs: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -193,8 +193,8 @@ func TestConfirmSettled(t *testing.T) {
 			if tc.settled != nil {
 				o.Settled = func(res *report.Results) (bool, string) {
 					asked++
-					if len(res.Points) != 2 || len(res.Baseline.Runs) < 2 {
-						t.Errorf("asked with %d points and %d baseline runs, want the 2 points and the baselines so far", len(res.Points), len(res.Baseline.Runs))
+					if len(res.Points) != 2 || len(res.Baseline.Runs) != asked || len(res.Points[0].SlowdownRuns) != asked {
+						t.Errorf("asked for the %d time with %d points, %d baseline runs and %d slowdown runs: want the 2 points and the runs so far", asked, len(res.Points), len(res.Baseline.Runs), len(res.Points[0].SlowdownRuns))
 					}
 					return *tc.settled, "the test says so"
 				}

@@ -219,6 +219,18 @@ func (e RankEntry) Settled(minGainPct float64) (bool, string) {
 	return false, ""
 }
 
+// Separated says whether e's and o's gain intervals do not overlap, so
+// that more runs of either would not change which of them ranks above
+// the other. Either without an interval is not separated; a lower bound
+// is separated only from an interval wholly below it.
+func (e RankEntry) Separated(o RankEntry) bool {
+	if e.GainLowPct == nil || o.GainLowPct == nil {
+		return false
+	}
+	above := func(a, b RankEntry) bool { return b.GainHighPct != nil && *a.GainLowPct > *b.GainHighPct }
+	return above(e, o) || above(o, e)
+}
+
 // rangeText is e's interval, "+5.0% to +20.1%" (">= +5.0%" for a lower
 // bound).
 func (e RankEntry) rangeText() string {

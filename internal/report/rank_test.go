@@ -336,3 +336,36 @@ func checkIncomplete(t *testing.T, r *Rank, failed []string) {
 		t.Errorf("incomplete %v, failed %q; want %v, %q", r.Incomplete, r.Failed, len(failed) > 0, failed)
 	}
 }
+
+// Two entries are separated when their gain intervals do not overlap; a
+// lower bound only from an interval wholly below it, and an entry
+// without an interval from none.
+func TestSeparated(t *testing.T) {
+	iv := func(lo, hi float64) RankEntry {
+		e := RankEntry{GainLowPct: &lo}
+		if !math.IsInf(hi, 1) {
+			e.GainHighPct = &hi
+		}
+		return e
+	}
+	inf := math.Inf(1)
+	tests := []struct {
+		name string
+		a, b RankEntry
+		want bool
+	}{
+		{"apart", iv(30, 60), iv(5, 20), true},
+		{"overlapping", iv(30, 60), iv(5, 35), false},
+		{"a lower bound above an interval", iv(30, inf), iv(5, 20), true},
+		{"a lower bound inside an interval", iv(30, inf), iv(5, 40), false},
+		{"two lower bounds", iv(30, inf), iv(5, inf), false},
+		{"no interval", RankEntry{GainPct: 50}, iv(5, 20), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, back := tt.a.Separated(tt.b), tt.b.Separated(tt.a); got != tt.want || back != tt.want {
+				t.Errorf("separated %v, the other way %v; want %v", got, back, tt.want)
+			}
+		})
+	}
+}
