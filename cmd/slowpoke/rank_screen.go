@@ -393,6 +393,7 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 			break
 		}
 		e := screenEntry(name, res, err, c.minGain)
+		e.ScreenNoise = screenNoise(noiseBut(name))
 		prog.end()
 		if res != nil {
 			baselines[name] = res.Baseline.Runs
@@ -446,6 +447,7 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 			}
 			baselines[name] = res.Baseline.Runs
 			e := screenEntry(name, res, nil, c.minGain)
+			e.ScreenNoise = screenNoise(noiseBut(name))
 			out.Entries[byName[name]] = e
 			prog.candidates = passing()
 			logEntry(e, report.PassesScreen(e, c.minGain, c.maxReps))
@@ -555,6 +557,14 @@ func confirmOne(ctx context.Context, app *session, c rankConfig, name string, sc
 		return true, why
 	}
 	return sc.Confirm(ctx, experiment.ConfirmOptions{Reductions: reds, ReductionsText: texts, Warmup: warmup, Duration: duration, Repetitions: c.reps, MaxRepetitions: c.maxReps, Settled: settled})
+}
+
+// screenNoise is the noise a screening's baselines are judged against:
+// the other services' screening baselines (groups), pooled with the
+// intervals' prior.
+func screenNoise(groups [][]float64) *report.Noise {
+	pct, dof := experiment.PooledNoise(groups)
+	return &report.Noise{Pct: pct, DOF: dof}
 }
 
 // rivalNames lists the entries' services.

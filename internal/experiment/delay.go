@@ -516,6 +516,16 @@ func (r *Runner) noiseHalfWidth(p *report.Point, samples []*sample) float64 {
 // (assumedNoisePct) counts for in pooledNoise.
 const noisePriorDOF = 4
 
+// PooledNoise is the run-to-run noise that the intervals assume of runs
+// of the same application beside the groups of repeated runs given: the
+// relative standard deviation of one run, %, pooled over the groups (each
+// against its own mean) and the prior (assumedNoisePct, worth
+// noisePriorDOF runs), and its degrees of freedom.
+func PooledNoise(groups [][]float64) (pct float64, dof int) {
+	rel, dof := pooledNoise(groups...)
+	return 100 * rel, dof
+}
+
 // pooledNoise is the relative standard deviation of one run, pooled over
 // the groups of repeated runs given (each against its own mean) and the
 // prior, and its degrees of freedom.

@@ -115,6 +115,18 @@ type RankEntry struct {
 	// nothing caps the gain (a cut of all of a service that may bind).
 	CPUSharePct  *float64 `json:"cpu_share_pct,omitempty"`
 	GainBoundPct *float64 `json:"gain_bound_pct,omitempty"`
+	// ScreenNoise is, for a screened service, the run-to-run noise its
+	// baselines are judged against (ScreenDisturbed): that of the other
+	// services' screening baselines, pooled with the prior that every
+	// interval assumes; absent for a full ranking.
+	ScreenNoise *Noise `json:"screen_noise,omitempty"`
+}
+
+// Noise is a run-to-run noise: the relative standard deviation of one
+// run, %, and how many degrees of freedom it was estimated with.
+type Noise struct {
+	Pct float64 `json:"pct"`
+	DOF int     `json:"dof"`
 }
 
 // entryPlateau returns where the gains of e stop, or nil where they do not

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Stages of a ranked service (RankEntry.Stage): how far rank's screening
@@ -205,13 +207,22 @@ func PassesScreen(e RankEntry, minGainPct float64, fullRuns int) bool {
 // a baseline that varied by more (the experiment's driftPct).
 const screenDriftPct = 7
 
+// screenNoiseLevel is the confidence with which a screening's baselines
+// are found to vary beyond the noise they are judged against.
+const screenNoiseLevel = 0.95
+
 // ScreenDisturbed says that e's screening baselines, measured around its
-// slowdown runs, varied by more than screenDriftPct: the machine's speed
-// moved during the screening (on the shared 2-core machine, another
-// process's tests halved one baseline), so its slowdown runs may have
-// been measured at another speed than the baselines they are judged
+// slowdown runs, varied by more than screenDriftPct and, where the noise
+// they are judged against is known (e.ScreenNoise), by more than it: an F
+// test of their variance against it at screenNoiseLevel. The machine's
+// speed then moved during the screening (on the shared 2-core machine,
+// another process's tests halved one baseline), so its slowdown runs may
+// have been measured at another speed than the baselines they are judged
 // against, and the interval, which assumes the noise of steady runs,
-// may miss the gain.
+// may miss the gain. Without the test, steady runs at boutique's noise
+// (4-6% pooled) crossed 7% in about one screening in five and sent
+// services that gain nothing to rounds and confirmations of their own
+// (docs/notes/rank-screening.md).
 func ScreenDisturbed(e RankEntry) bool {
 	if e.Results == nil {
 		return false
@@ -230,7 +241,16 @@ func ScreenDisturbed(e RankEntry) bool {
 	for _, x := range runs {
 		ss += (x - m) * (x - m)
 	}
-	return 100*math.Sqrt(ss/float64(len(runs)-1))/m > screenDriftPct
+	pct := 100 * math.Sqrt(ss/float64(len(runs)-1)) / m
+	if pct <= screenDriftPct {
+		return false
+	}
+	n := e.ScreenNoise
+	if n == nil || !(n.Pct > 0) || n.DOF < 1 {
+		return true
+	}
+	crit := distuv.F{D1: float64(len(runs) - 1), D2: float64(n.DOF)}.Quantile(screenNoiseLevel)
+	return (pct/n.Pct)*(pct/n.Pct) > crit
 }
 
 // Candidates lists the services of the screened entries that pass the

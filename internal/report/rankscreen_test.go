@@ -289,3 +289,30 @@ func TestRankCensus(t *testing.T) {
 		}
 	}
 }
+
+// A screening's baselines rule it out of deciding (ScreenDisturbed) where
+// they vary by more than 7% and, with the noise they are judged against,
+// beyond it (an F test at 95%); without that noise, 7% alone decides.
+func TestScreenDisturbed(t *testing.T) {
+	tests := []struct {
+		name  string
+		runs  []float64
+		noise *Noise
+		want  bool
+	}{
+		{"9.9% against 4% noise", []float64{1000, 1150}, &Noise{Pct: 4, DOF: 20}, true},
+		{"9.9% against 6% noise", []float64{1000, 1150}, &Noise{Pct: 6, DOF: 20}, false},
+		{"9.9%, noise unknown", []float64{1000, 1150}, nil, true},
+		{"5.4%, under the floor", []float64{1000, 1080}, &Noise{Pct: 1, DOF: 20}, false},
+		{"a halved baseline", []float64{1000, 500}, &Noise{Pct: 6, DOF: 20}, true},
+		{"one baseline", []float64{1000}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := RankEntry{Service: "s", Results: &Results{Baseline: Baseline{Runs: tt.runs}}, ScreenNoise: tt.noise}
+			if got := ScreenDisturbed(e); got != tt.want {
+				t.Errorf("disturbed %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
