@@ -135,3 +135,30 @@ func TestPredictRemovesRoundOverhead(t *testing.T) {
 		})
 	}
 }
+
+// PooledNoise is the prior (5% worth 4 runs) where no group has two
+// runs, and moves towards the groups' own spread as they add degrees of
+// freedom, each group against its own mean.
+func TestPooledNoise(t *testing.T) {
+	tests := []struct {
+		name   string
+		groups [][]float64
+		pct    float64
+		dof    int
+	}{
+		{"no groups", nil, 5, 4},
+		{"single runs only", [][]float64{{1000}, {2000}}, 5, 4},
+		// Two groups whose runs lie 1% from their means, whatever their
+		// level: four squared deviations of 1 (%²) beside the prior's
+		// 4·25, over 6 degrees of freedom.
+		{"two quiet groups", [][]float64{{990, 1010}, {1980, 2020}}, math.Sqrt((4*25 + 4*1) / 6.0), 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pct, dof := PooledNoise(tt.groups)
+			if dof != tt.dof || math.Abs(pct-tt.pct) > 1e-9 {
+				t.Errorf("PooledNoise = %.4f%%, %d dof; want %.4f%%, %d", pct, dof, tt.pct, tt.dof)
+			}
+		})
+	}
+}
