@@ -219,8 +219,9 @@ const screenNoiseLevel = 0.95
 // another process's tests halved one baseline), so its slowdown runs may
 // have been measured at another speed than the baselines they are judged
 // against, and the interval, which assumes the noise of steady runs,
-// may miss the gain. Without the test, steady runs at boutique's noise
-// (4-6% pooled) crossed 7% in about one screening in five and sent
+// may miss the gain. Without the test, steady runs at the noise the demo
+// and boutique show here (4-6% pooled) cross 7% in 3-25% of screenings
+// (χ² with 1-3 degrees of freedom; 12-16% at 5%), which sent
 // services that gain nothing to rounds and confirmations of their own
 // (docs/notes/rank-screening.md).
 func ScreenDisturbed(e RankEntry) bool {
