@@ -81,7 +81,7 @@ func runRank(args []string) int {
 	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections (default: the spec's workload.connections)")
 	fs.DurationVar(&c.warmup, "warmup", 0, "warm-up before each measurement (default: the spec's)")
 	fs.DurationVar(&c.duration, "duration", 0, "measurement window (default: the spec's)")
-	fs.IntVar(&c.reps, "reps", c.reps, "repetitions of every service's baseline and points")
+	fs.IntVar(&c.reps, "reps", c.reps, "repetitions of every service's baseline and points (a confirmation makes those after the first only while its verdict or its place is open)")
 	fs.IntVar(&c.maxReps, "max-reps", c.maxReps, "repeat points whose estimate is still noisy up to this many runs")
 	fs.Float64Var(&c.minGain, "min-gain", c.minGain, "smallest predicted gain (%) that counts, at the largest reduction; a gain must also exceed twice its standard error")
 	fs.DurationVar(&c.maxPause, "max-pause", c.maxPause, "hard cap on any single pause of a service")
