@@ -531,6 +531,10 @@ func (r *Runner) planPoints() ([]*measuredPoint, error) {
 // predictions in out.
 func (r *Runner) summarize(out *report.Results, points []*measuredPoint) {
 	out.Baseline = r.baselineOf(r.base)
+	if runs := throughputs(r.base); len(runs) > 0 {
+		rel, dof := pooledNoise(append([][]float64{runs}, r.opts.NoiseGroups...)...)
+		out.Baseline.HalfWidthPct = 100 * tQuantile(dof) * rel / math.Sqrt(float64(len(runs)))
+	}
 	if w := baselineDriftWarning(out.Baseline.Runs); w != "" {
 		r.progress("warning: %s", w)
 		out.Warnings = append(out.Warnings, w)

@@ -49,6 +49,9 @@ func TestScreen(t *testing.T) {
 	if p.Estimate != report.EstimateValue || p.IntervalHighRPS <= p.IntervalLowRPS {
 		t.Fatalf("point without an interval: %+v", p)
 	}
+	if !(res.Baseline.HalfWidthPct > 0) {
+		t.Errorf("baseline without a half-width: %+v", res.Baseline)
+	}
 	if res.Settings.Repetitions != 1 || res.Settings.MaxRepetitions != 1 {
 		t.Errorf("settings say %d/%d repetitions, want 1/1", res.Settings.Repetitions, res.Settings.MaxRepetitions)
 	}

@@ -186,13 +186,21 @@ func Judge(e *RankEntry, minGainPct float64) {
 		}
 		return
 	}
-	gain := func(rps float64) *float64 {
+	// The gain is the prediction over the baseline: its interval is the
+	// point's, widened in quadrature by the baseline's own (a baseline
+	// measured low makes a gain that is not there).
+	// sign is -1 for the interval's low end, +1 for its high end.
+	hb := r.Baseline.HalfWidthPct / 100
+	gain := func(rps, sign float64) *float64 {
+		if pred := p.PredictedRPS; pred > 0 && hb > 0 {
+			rps = pred * (1 + sign*math.Hypot(rps/pred-1, hb))
+		}
 		g := (rps/r.Baseline.RPS - 1) * 100
 		return &g
 	}
-	e.GainLowPct = gain(p.IntervalLowRPS)
+	e.GainLowPct = gain(p.IntervalLowRPS, -1)
 	if p.IntervalHighRPS > 0 {
-		e.GainHighPct = gain(p.IntervalHighRPS)
+		e.GainHighPct = gain(p.IntervalHighRPS, +1)
 	}
 	if *e.GainLowPct > minGainPct {
 		e.Verdict = VerdictGain

@@ -369,3 +369,36 @@ func TestSeparated(t *testing.T) {
 		})
 	}
 }
+
+// A gain's interval is the point's widened in quadrature by the
+// baseline's own (Baseline.HalfWidthPct): a gain whose point interval
+// alone clears the minimum is not shown where the baseline is uncertain
+// enough, and the interval stays around the gain.
+func TestJudgeBaselineUncertainty(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		halfWidth float64
+		verdict   string
+		low       float64 // gain_low_pct
+	}{
+		{"baseline exact", 0, VerdictGain, 6},
+		// 1150 · (1 - hypot(90/1150, 6%)) = 1036.6 req/s.
+		{"baseline ±6%", 6, VerdictNoGain, (1150*(1-math.Hypot(90/1150.0, 0.06))/1000 - 1) * 100},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := rankResults("cart", 1, 1000, 1150, 1)
+			res.Baseline.HalfWidthPct = tt.halfWidth
+			for i := range res.Points {
+				res.Points[i].Estimate, res.Points[i].IntervalLowRPS, res.Points[i].IntervalHighRPS = EstimateValue, res.Points[i].PredictedRPS-90, res.Points[i].PredictedRPS+90
+			}
+			e := RankEntry{Service: "cart", Results: res}
+			Judge(&e, 5)
+			if e.Verdict != tt.verdict || math.Abs(*e.GainLowPct-tt.low) > 1e-9 {
+				t.Fatalf("verdict %q, gain low %+.2f%%: want %q, %+.2f%%", e.Verdict, *e.GainLowPct, tt.verdict, tt.low)
+			}
+			if !(*e.GainLowPct < e.GainPct && e.GainPct < *e.GainHighPct) {
+				t.Fatalf("interval %+.1f..%+.1f%% does not hold the gain %+.1f%%", *e.GainLowPct, *e.GainHighPct, e.GainPct)
+			}
+		})
+	}
+}

@@ -240,6 +240,15 @@ type Baseline struct {
 	// application it started with every service and the load on every
 	// core, rather than one it attached to as it ran. Version 3.
 	Unpinned bool `json:"unpinned,omitempty"`
+	// HalfWidthPct is the half-width of the 90% interval of the
+	// baseline's throughput, % of it: Student's t times the run-to-run
+	// noise the points' intervals assume (its runs pooled with the
+	// prior, and with the other services' screening baselines in a
+	// screening), over the square root of its runs. A gain (rank) is
+	// the point's prediction over the baseline, and its interval widens
+	// by this in quadrature. Absent where not measured (before version 4
+	// files, the deployed baseline).
+	HalfWidthPct float64 `json:"half_width_pct,omitempty"`
 }
 
 // DeployedWords says in a few words how the deployed baseline b was
