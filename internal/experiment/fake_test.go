@@ -38,9 +38,6 @@ type fakeApp struct {
 	svcs      []*backend.Service
 	ctls      map[string]*fakeController
 	requests  atomic.Uint64
-	// entryDelay, where set, is how long a request takes (ns; default a
-	// millisecond).
-	entryDelay atomic.Int64
 	// idleShare is the share of the window the placement's cores are
 	// idle (IdleTime); quotas what CPUQuotas lists; cpuTime, where set,
 	// the target's CPU clock (CPUTime), unsupported otherwise.
@@ -92,10 +89,6 @@ func newFakeApp(t *testing.T, pl backend.Placement, services ...fakeService) *fa
 	app := &fakeApp{pl: pl, method: pause.MethodSignal, ctls: map[string]*fakeController{}, idleShare: 1, start: time.Now()}
 	entry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		app.requests.Add(1)
-		if d := time.Duration(app.entryDelay.Load()); d > 0 {
-			time.Sleep(d)
-			return
-		}
 		time.Sleep(time.Millisecond)
 	}))
 	t.Cleanup(entry.Close)

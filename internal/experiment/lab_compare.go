@@ -226,10 +226,7 @@ func (c *comparison) measureVariants(ctx context.Context, rep, k, i int) error {
 		m := (j + k + rep) % len(c.variants)
 		first.step++
 		pr := &p.runs[m]
-		c.runners[m].base = c.base
-		s, err := c.runners[m].slowRun(ctx, pr, p.d, c.runners[m].star(), slowEvents{bound: func(_ slowdown, base *sample) {
-			first.progress("rep %d %s %-8s: the baseline before it was bound by the shared cores (%.0f req/s); measuring it with pauses of %v every %d calls", rep+1, o.Reductions[i].Text, c.variants[m].Name, base.res.Throughput, pr.sd.pause.Round(time.Microsecond), pr.sd.batch)
-		}, lengthened: func(_ slowdown, s *sample) {
+		s, err := c.runners[m].slowRun(ctx, pr, p.d, c.runners[m].star(), slowEvents{lengthened: func(_ slowdown, s *sample) {
 			first.steps++
 			first.progress("rep %d %s %-8s: bound by the shared cores (%.0f req/s); measuring it with pauses of %v every %d calls", rep+1, o.Reductions[i].Text, c.variants[m].Name, s.res.Throughput, pr.sd.pause.Round(time.Microsecond), pr.sd.batch)
 			first.step++
@@ -241,6 +238,7 @@ func (c *comparison) measureVariants(ctx context.Context, rep, k, i int) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.variants[m].Name, err)
 		}
+		c.runners[m].base = c.base
 		pred, _ := c.runners[m].predict(s, p.d)
 		first.progress("rep %d %s %-8s: %.0f req/s -> predicted %.0f req/s", rep+1, o.Reductions[i].Text, c.variants[m].Name, s.res.Throughput, pred)
 	}

@@ -157,10 +157,10 @@ func (r *Runner) shorten(pr *pointRuns, d time.Duration, s *sample) bool {
 	return true
 }
 
-// lengthen switches a point to long pauses when s, its first run or the
-// baseline before it, was bound by the shared cores rather than by the
-// target, under the cores method and a chosen batch; it reports whether
-// it did, and then a first run s must be dropped. Under short pauses the co-located services switch more per
+// lengthen switches a point to long pauses when its first run s was bound
+// by the shared cores rather than by the target, under the cores method
+// and a chosen batch; it reports whether it did, and then s must be
+// dropped. Under short pauses the co-located services switch more per
 // request than in the really faster system and such points come out low
 // (hotel at d = 1 ms on 2 cores: -19% with 4 ms pauses, -5% with 64 ms);
 // the target's queue, which the short pauses protect, does not matter
@@ -185,10 +185,6 @@ func (r *Runner) lengthen(pr *pointRuns, d time.Duration, s *sample) bool {
 
 // slowEvents are what slowRun reports as it decides how a point pauses.
 type slowEvents struct {
-	// bound: the last baseline (base) left the shared cores no idle
-	// time while the target had some, so the point's first run is made
-	// with long pauses at once (was: the pauses it was planned with).
-	bound func(was slowdown, base *sample)
 	// lengthened: the first run s was bound by the shared cores; it is
 	// dropped and made again with long pauses.
 	lengthened func(was slowdown, s *sample)
@@ -200,21 +196,17 @@ type slowEvents struct {
 // slowRun makes one slowdown run of the point pr for reduction d and keeps
 // it.
 //
-// A point not yet measured whose last baseline the shared cores already
-// bound gets long pauses before its first run (ev.bound): the pauses only
-// add to the shared cores' work, so its slowdown runs are bound by them
-// too, and a first run with short pauses would only be dropped. Otherwise
-// a first run that lengthens the point is reported to ev.lengthened,
-// dropped, and made again with the long pauses.
+// A first run that lengthens the point is reported to ev.lengthened,
+// with the pauses it was made with, dropped, and made again with the
+// long pauses. (Long pauses from the first run where the baseline before
+// it was already bound by the shared cores saved that run, but on
+// boutique its one such screening of cart ran at 70% of the baseline,
+// against 80-88% for its lengthened runs, and ruled the bottleneck out:
+// docs/notes/rank-screening.md.)
 //
 // A first run whose target starved is reported to ev.shortened, dropped,
 // and made again with half the batch, up to maxStarvedRepairs times.
 func (r *Runner) slowRun(ctx context.Context, pr *pointRuns, d time.Duration, neighbours map[string][]string, ev slowEvents) (*sample, error) {
-	if n := len(r.base); n > 0 {
-		if planned := pr.sd; r.lengthen(pr, d, r.base[n-1]) {
-			ev.bound(planned, r.base[n-1])
-		}
-	}
 	s, err := r.run(ctx, &pr.sd, neighbours, r.opts.Warmup, false)
 	if err != nil {
 		return nil, err

@@ -157,10 +157,7 @@ func indices(n int) []int {
 func (r *Runner) measureSlowdown(ctx context.Context, rep, i int, p *measuredPoint, rounds map[string][]string) error {
 	o := r.opts
 	r.step++
-	s, err := r.slowRun(ctx, &p.pointRuns, p.d, rounds, slowEvents{bound: func(planned slowdown, base *sample) {
-		r.progress("rep %d %s: the shared cores, not %s, bound the baseline before it (%.0f req/s, the shared cores idle %.1f%% of the time, %s busy %.0f%% of its cores), so the pauses would too; measuring it with pauses of %v every %d calls instead of %v every %d",
-			rep+1, o.Reductions[i].Text, o.Target, base.res.Throughput, r.sharedIdlePct(base), o.Target, 100*r.targetBusy(base), p.sd.pause.Round(time.Microsecond), p.sd.batch, planned.pause.Round(time.Microsecond), planned.batch)
-	}, lengthened: func(short slowdown, s *sample) {
+	s, err := r.slowRun(ctx, &p.pointRuns, p.d, rounds, slowEvents{lengthened: func(short slowdown, s *sample) {
 		r.steps++
 		r.progress("rep %d %s: the shared cores, not %s, bound the run (%.0f req/s, pause %v every %d calls); measuring it with pauses of %v every %d calls",
 			rep+1, o.Reductions[i].Text, o.Target, s.res.Throughput, short.pause.Round(time.Microsecond), short.batch, p.sd.pause.Round(time.Microsecond), p.sd.batch)

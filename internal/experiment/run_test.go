@@ -144,34 +144,6 @@ func TestRunFakeBackend(t *testing.T) {
 			}
 		}},
 		{name: "shared cores never idle", reduce: "50%", app: func(a *fakeApp) { a.idleShare = 0 }, check: wantFlags(report.FlagSharedBound)},
-		// Holding the cores with the shared cores never idle, not even in
-		// the baseline: the point gets long pauses before its first run,
-		// which is kept. (64 connections and 50 ms requests keep the
-		// target, 500 µs a call, busy about 64% of its core; the queue
-		// then allows a batch that the 4 ms cap would halve.)
-		{name: "cores, shared cores never idle", reduce: "50%",
-			services: func(s []fakeService) { s[1].cpuPerCall = 500 * time.Microsecond },
-			app: func(a *fakeApp) {
-				a.method, a.idleShare = pause.MethodCores, 0
-				a.entryDelay.Store(int64(50 * time.Millisecond))
-			},
-			opts: func(o *Options) { o.Connections = 64 },
-			check: func(t *testing.T, a *fakeApp, res *report.Results) {
-				const d = 250 * time.Microsecond
-				short, long := chooseBatch(d, 500*time.Microsecond, 1, 64, 0), chooseBatch(d, 500*time.Microsecond, 1, 64, sharedBoundPause)
-				if short >= long {
-					t.Fatalf("the case does not separate the pauses: batch %d short, %d long", short, long)
-				}
-				_, cfs := a.ctls["t"].received()
-				p := res.Points[0]
-				if len(cfs) != 1 || cfs[0].Batch != long || p.Batch != long || !p.Diagnostics.LongPauses || len(p.SlowdownRuns) != 1 {
-					t.Errorf("%d configures (first batch %d), point batch %d, long_pauses %v, %d runs: want one run, configured with the long pauses' batch %d from the start",
-						len(cfs), cfs[0].Batch, p.Batch, p.Diagnostics.LongPauses, len(p.SlowdownRuns), long)
-				}
-				if !slices.Contains(p.Flags, report.FlagSharedBound) {
-					t.Errorf("flags %v, want shared-bound", p.Flags)
-				}
-			}},
 		{name: "quota", reduce: "50%", app: func(a *fakeApp) {
 			a.quotas = []backend.Quota{{Service: "a", Cores: 0.5, Cgroup: "/sys/fs/cgroup/a"}, {Cores: 1, Cgroup: "/sys/fs/cgroup/me"}}
 		}, check: func(t *testing.T, _ *fakeApp, res *report.Results) {
