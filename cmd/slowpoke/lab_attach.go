@@ -20,6 +20,7 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 
+	"github.com/slowpoke-dev/slowpoke/internal/record"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/model"
 )
@@ -55,20 +56,8 @@ type attachRunPoint struct {
 }
 
 // attachRow compares one point (or the baseline) of the attached and the
-// started runs.
-type attachRow struct {
-	Point    string    `json:"point"` // "baseline" or the reduction
-	Attached []float64 `json:"attached_rps"`
-	Started  []float64 `json:"started_rps"`
-	// Paired are attached/started-1, %, rep by rep (NaN-free: a pair with
-	// an infeasible side is left out).
-	Paired []float64 `json:"paired_diff_pct"`
-	// MeanDiffPct is the mean of the paired differences; RatioPct the
-	// attached runs' mean over the started runs' mean, -1, %.
-	MeanDiffPct float64 `json:"mean_diff_pct"`
-	RatioPct    float64 `json:"ratio_pct"`
-	Within      bool    `json:"within_5pct"` // |RatioPct| <= 5
-}
+// started runs; it is the record's own.
+type attachRow = record.AttachPoint
 
 type attachBench struct {
 	Reduce      string      `json:"reduce"`
@@ -92,6 +81,7 @@ func benchAttach(args []string) int {
 	placement := fs.String("placement", "auto", "--placement of both")
 	trigger := fs.String("trigger", "auto", "--trigger of both (auto: the attached target's rounds follow its CPU, the started one's its counted calls)")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-attach-<time>)")
+	rec := recordFlags(fs)
 	if code, ok := parseArgs("slowpoke-lab bench attach", fs, args); !ok {
 		return code
 	}
@@ -170,12 +160,33 @@ func benchAttach(args []string) int {
 		return 1
 	}
 	fmt.Printf("\nwrote %s\n", path)
+	failed := false
 	for _, r := range b.Runs {
-		if r.Err != "" || len(r.Left) > 0 {
-			return 1
-		}
+		failed = failed || r.Err != "" || len(r.Left) > 0
 	}
+	// A run that left the services changed or failed is in attach.json
+	// and the table; the record, for the accuracy page, is of a whole
+	// benchmark only.
+	if failed {
+		return 1
+	}
+	rec.write(attachRecord(&b))
 	return 0
+}
+
+// attachRecord is bench attach's run as a record.
+func attachRecord(b *attachBench) *record.Record {
+	r := &record.Record{Benchmark: "attach", Attach: b.Rows}
+	var ps []string
+	for _, run := range b.Runs {
+		p := run.Placement
+		if p == "" || slices.Contains(ps, p) {
+			continue
+		}
+		ps = append(ps, p)
+	}
+	r.Placement = strings.Join(ps, "; ")
+	return r
 }
 
 // run runs one predict into r.Dir: on the demo started by a script and

@@ -30,13 +30,14 @@ import (
 // Version 2 added Row.OtherPlacement and Summary.OtherPlacement; Load
 // reads version 1 records as version 2 (upgrade). Version 3 added
 // Record.Faults (records of version 2 have none). Version 4 added
-// Record.Rankings (older records have none).
-const Version = 4
+// Record.Rankings (older records have none). Version 5 added
+// Record.Attach (older records have none).
+const Version = 5
 
 // Record is one benchmark run.
 type Record struct {
 	Version   int       `json:"version"`
-	Benchmark string    `json:"benchmark"` // "methods", "accuracy", "placement", "multinode", "faults", "rank"
+	Benchmark string    `json:"benchmark"` // "methods", "accuracy", "placement", "multinode", "faults", "rank", "attach"
 	Date      time.Time `json:"date"`
 	Machine   Machine   `json:"machine"`
 	// Commit is the repository's commit the binary was built from, with
@@ -61,6 +62,28 @@ type Record struct {
 	// ranking's leading services and the planted one, each against its
 	// own ground truth (optional within version 4).
 	Checks []RankCheck `json:"checks,omitempty"`
+	// Attach is, for the attach benchmark (no Rows), the baseline and
+	// every point of the demo attached to against the demo started by
+	// slowpoke, pair by pair.
+	Attach []AttachPoint `json:"attach,omitempty"`
+}
+
+// AttachPoint is the baseline or one point of bench attach: the same
+// question asked of the demo started by a plain script and attached to,
+// and of the demo started by slowpoke, in pairs run one after the other.
+// There is no truth: the started demo's prediction is the reference.
+type AttachPoint struct {
+	Point    string    `json:"point"` // "baseline" or the reduction as --reduce gave it
+	Attached []float64 `json:"attached_rps"`
+	Started  []float64 `json:"started_rps"`
+	// Paired are attached/started-1, %, pair by pair (a pair with an
+	// infeasible or failed side is left out).
+	Paired []float64 `json:"paired_diff_pct"`
+	// MeanDiffPct is the mean of Paired; RatioPct the attached runs'
+	// mean over the started runs' mean, -1, %.
+	MeanDiffPct float64 `json:"mean_diff_pct"`
+	RatioPct    float64 `json:"ratio_pct"`
+	Within      bool    `json:"within_5pct"` // |RatioPct| <= 5
 }
 
 // RankCheck is one service of a ranking checked against its own
@@ -577,8 +600,8 @@ func (r *Record) upgrade() {
 	if r.Version >= Version {
 		return
 	}
-	// Version 2 to 3 adds only Faults, and 3 to 4 only Rankings, which
-	// older records lack.
+	// Version 2 to 3 adds only Faults, 3 to 4 only Rankings and 4 to 5
+	// only Attach, which older records lack.
 	if r.Version < 2 && r.Benchmark == "placement" {
 		for i := range r.Rows {
 			if r.Rows[i].Variant == "shared" {

@@ -444,3 +444,37 @@ func TestRenderChecks(t *testing.T) {
 		t.Fatalf("Load = %+v, %v", got, err)
 	}
 }
+
+// An attach benchmark's record renders each point's runs on both sides,
+// the pairs' differences and whether the means are within 5%; a point
+// one side never predicted has no verdict. It writes and loads back.
+func TestRenderAttach(t *testing.T) {
+	rec := Record{Version: Version, Benchmark: "attach", Date: time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC), Command: "x", Placement: "shared",
+		Attach: []AttachPoint{
+			{Point: "baseline", Attached: []float64{700, 720}, Started: []float64{710, 700}, Paired: []float64{-1.4, 2.9}, MeanDiffPct: 0.7, RatioPct: 0.7, Within: true},
+			{Point: "40%", Attached: []float64{1100}, Started: []float64{1000, 1000}, Paired: []float64{10}, MeanDiffPct: 10, RatioPct: 10},
+			{Point: "60%", Started: []float64{1500}},
+		}}
+	page := RenderAccuracy([]Record{rec})
+	for _, want := range []string{
+		"bench attach, the demo attached against started",
+		"| baseline | 700, 720 | 710, 700 | -1.4%, +2.9% | +0.7% | +0.7% | yes |",
+		"| 40% | 1100 | 1000, 1000 | +10.0% | +10.0% | +10.0% | no |",
+		"| 60% | – | 1500 | – | – | – | – |",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "RMSE") {
+		t.Errorf("an attach record renders a points table:\n%s", page)
+	}
+	dir := t.TempDir()
+	if _, err := Write(dir, &rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(dir)
+	if err != nil || len(got) != 1 || len(got[0].Attach) != 3 || got[0].Attach[1].RatioPct != 10 {
+		t.Fatalf("loaded %+v, %v", got, err)
+	}
+}

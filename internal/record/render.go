@@ -49,6 +49,9 @@ func renderRecord(b *strings.Builder, r *Record) {
 	if len(r.Rows) == 0 && len(r.Rankings) > 0 {
 		configs = rankConfigsOf(r)
 	}
+	if len(r.Rows) == 0 && len(r.Attach) > 0 {
+		configs = []string{"the demo attached against started"}
+	}
 	fmt.Fprintf(b, "\n### %s: bench %s, %s\n\n", r.Date.UTC().Format("2006-01-02 15:04 UTC"), r.Benchmark, strings.Join(configs, ", "))
 	m := r.Machine
 	fmt.Fprintf(b, "%s (%d CPUs", orDash(m.Host), m.CPUs)
@@ -74,6 +77,10 @@ func renderRecord(b *strings.Builder, r *Record) {
 	if len(r.Rows) == 0 && len(r.Rankings) > 0 {
 		renderRankings(b, r.Rankings)
 		renderChecks(b, r.Checks)
+		return
+	}
+	if len(r.Rows) == 0 && len(r.Attach) > 0 {
+		renderAttach(b, r.Attach)
 		return
 	}
 	variants := variantsOf(r)
@@ -147,6 +154,40 @@ func renderSkews(b *strings.Builder, skews []Skew) {
 	for _, k := range skews {
 		fmt.Fprintf(b, "| %s | %s | %d | %d | %.0f | %.0f | %.0f | %.0f | %+.0f | %d | %d |\n", k.Config, k.Node, k.Rounds, k.Missing,
 			k.StartP50US, k.StartP99US, k.EndP50US, k.EndP99US, k.LongerP50US, k.Timed, k.Refrozen)
+	}
+}
+
+// renderAttach writes bench attach's points: each side's runs, the
+// pairs' differences, and whether the means are within 5%.
+func renderAttach(b *strings.Builder, points []AttachPoint) {
+	b.WriteString("| point | attached req/s (runs) | started req/s (runs) | attached/started −1, pair by pair | mean of the pairs | of the means | within 5% |\n|---|---|---|---|---|---|---|\n")
+	runs := func(xs []float64) string {
+		if len(xs) == 0 {
+			return "–"
+		}
+		s := make([]string, len(xs))
+		for i, x := range xs {
+			s[i] = fmt.Sprintf("%.0f", x)
+		}
+		return strings.Join(s, ", ")
+	}
+	for _, p := range points {
+		pairs := make([]string, len(p.Paired))
+		for i, d := range p.Paired {
+			pairs[i] = fmt.Sprintf("%+.1f%%", d)
+		}
+		within, mean, ratio := "–", "–", "–"
+		if len(p.Paired) > 0 {
+			mean = fmt.Sprintf("%+.1f%%", p.MeanDiffPct)
+		}
+		if len(p.Attached) > 0 && len(p.Started) > 0 {
+			ratio = fmt.Sprintf("%+.1f%%", p.RatioPct)
+			within = "no"
+			if p.Within {
+				within = "yes"
+			}
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", p.Point, runs(p.Attached), runs(p.Started), orDash(strings.Join(pairs, ", ")), mean, ratio, within)
 	}
 }
 
