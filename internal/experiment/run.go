@@ -391,7 +391,9 @@ func (r *Runner) nodeSkews(points []*measuredPoint) []report.NodeSkew {
 			StartP50US: us(k.StartP50NS), StartP99US: us(k.StartP99NS), StartMaxUS: us(k.StartMaxNS),
 			EndP50US: us(k.EndP50NS), EndP99US: us(k.EndP99NS), EndMaxUS: us(k.EndMaxNS),
 			LateStartP50US: us(k.LateStartP50NS), LateEndP50US: us(k.LateEndP50NS),
-			LongerP1US: us(k.LongerP1NS), LongerP50US: us(k.LongerP50NS), LongerP99US: us(k.LongerP99NS), Lost: k.Lost})
+			LongerP1US: us(k.LongerP1NS), LongerP50US: us(k.LongerP50NS), LongerP99US: us(k.LongerP99NS), Lost: k.Lost,
+			DeliverStartP50US: us(k.DeliverStartP50NS), DeliverStartP99US: us(k.DeliverStartP99NS),
+			DeliverEndP50US: us(k.DeliverEndP50NS), DeliverEndP99US: us(k.DeliverEndP99NS)})
 	}
 	return out
 }

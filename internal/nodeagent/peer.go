@@ -106,6 +106,9 @@ type peerSet struct {
 	// the round already under way lengthens it: ForNS is then the new
 	// length in all.
 	ForNS int64 `json:"for_ns,omitempty"`
+	// SentUnixNS is when the initiator sent the frame, for the frame's
+	// delivery time (peerAck.ReadUnixNS less this).
+	SentUnixNS int64 `json:"sent_unix_ns,omitempty"`
 }
 
 type peerAck struct {
@@ -119,7 +122,16 @@ type peerAck struct {
 	// stands as its start).
 	Again bool   `json:"again,omitempty"`
 	Err   string `json:"err,omitempty"`
+	// ReadUnixNS is when the peer read the frame that froze or thawed
+	// (0: its own timer or cap thawed), and SentUnixNS that frame's
+	// (peerSet.SentUnixNS), echoed: together, the frame's delivery.
+	ReadUnixNS int64 `json:"read_unix_ns,omitempty"`
+	SentUnixNS int64 `json:"sent_unix_ns,omitempty"`
 }
+
+// frameTimes are when a round frame was sent (by the initiator's clock)
+// and read (by the peer's), Unix ns; zero where no frame.
+type frameTimes struct{ sent, read int64 }
 
 // Bounds of the peer protocol.
 const (
@@ -224,7 +236,7 @@ func (a *Agent) servePeer(c net.Conn) {
 	var at time.Time // when its first freeze completed
 	var gen uint64   // the timer armed last (a stopped timer's callback may still run)
 	var timer *time.Timer
-	var thaw func(s, g uint64, by thawBy)
+	var thaw func(s, g uint64, by thawBy, fr frameTimes)
 	// arm sets the round's timer: at the length asked, from its first
 	// freeze, or at the cap, whichever is sooner. Called locked.
 	arm := func(s uint64, asked time.Duration) {
@@ -236,10 +248,11 @@ func (a *Agent) servePeer(c net.Conn) {
 		if asked > 0 && asked < capd {
 			end, by = asked, byTimer
 		}
-		timer = time.AfterFunc(time.Until(at.Add(end)), func() { thaw(s, g, by) })
+		timer = time.AfterFunc(time.Until(at.Add(end)), func() { thaw(s, g, by, frameTimes{}) })
 	}
-	// thaw thaws round s: its thaw frame (g 0) or its timer armed as g.
-	thaw = func(s, g uint64, by thawBy) {
+	// thaw thaws round s: its thaw frame (g 0, read as ft says) or its
+	// timer armed as g.
+	thaw = func(s, g uint64, by thawBy, ft frameTimes) {
 		mu.Lock()
 		defer mu.Unlock()
 		if s != seq || (g != 0 && g != gen) {
@@ -256,7 +269,8 @@ func (a *Agent) servePeer(c net.Conn) {
 		}
 		err := fr.Set(false)
 		frozen = false
-		ack := peerAck{Seq: s, AtUnixNS: time.Now().UnixNano(), Capped: by == byCap, Timed: by == byTimer}
+		ack := peerAck{Seq: s, AtUnixNS: time.Now().UnixNano(), Capped: by == byCap, Timed: by == byTimer,
+			ReadUnixNS: ft.read, SentUnixNS: ft.sent}
 		if err != nil {
 			ack.Err = err.Error()
 		}
@@ -264,7 +278,7 @@ func (a *Agent) servePeer(c net.Conn) {
 	}
 	// freeze freezes for round m: a new round, or a lengthening of the
 	// one under way.
-	freeze := func(m peerSet) {
+	freeze := func(m peerSet, read int64) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked := time.Duration(m.ForNS)
@@ -296,7 +310,7 @@ func (a *Agent) servePeer(c net.Conn) {
 		err := fr.Set(true)
 		seq, frozen, ended, at = m.Seq, true, false, time.Now()
 		arm(m.Seq, asked)
-		ack := peerAck{Seq: m.Seq, Frozen: true, AtUnixNS: at.UnixNano()}
+		ack := peerAck{Seq: m.Seq, Frozen: true, AtUnixNS: at.UnixNano(), ReadUnixNS: read, SentUnixNS: m.SentUnixNS}
 		if err != nil {
 			ack.Err = err.Error()
 		}
@@ -316,6 +330,7 @@ func (a *Agent) servePeer(c net.Conn) {
 	}()
 	for {
 		t, p, err := w.RecvLimit(a.cfg.Lease, maxPeerFrame)
+		read := time.Now().UnixNano()
 		if err != nil {
 			return // ended, cut, or silent for the lease: thawed by the defer
 		}
@@ -330,14 +345,14 @@ func (a *Agent) servePeer(c net.Conn) {
 				return
 			}
 			if !m.Frozen {
-				thaw(m.Seq, 0, byFrame)
+				thaw(m.Seq, 0, byFrame, frameTimes{sent: m.SentUnixNS, read: read})
 				continue
 			}
 			if m.ForNS < 0 || time.Duration(m.ForNS) > limit {
 				log.Warn("a peer asked for a freeze of a length out of bounds; thawed, and ended its connection", "from", prep.Node, "for", time.Duration(m.ForNS), "cap", limit)
 				return
 			}
-			freeze(m)
+			freeze(m, read)
 		default:
 			return
 		}
@@ -616,7 +631,9 @@ func (s spanningService) NodeSkews() []wire.NodeSkew {
 			EndP50NS: int64(k.EndP50), EndP99NS: int64(k.EndP99), EndMaxNS: int64(k.EndMax), Lost: lost[k.Node],
 			Timed: k.Timed, Refrozen: k.Refrozen, LateStartP50NS: int64(k.LateStartP50), LateEndP50NS: int64(k.LateEndP50),
 			LongerP1NS: int64(k.LongerP1), LongerP50NS: int64(k.LongerP50), LongerP99NS: int64(k.LongerP99),
-			LongerSumNS: int64(longer[k.Node])})
+			LongerSumNS:       int64(longer[k.Node]),
+			DeliverStartP50NS: int64(k.DeliverStartP50), DeliverStartP99NS: int64(k.DeliverStartP99),
+			DeliverEndP50NS: int64(k.DeliverEndP50), DeliverEndP99NS: int64(k.DeliverEndP99)})
 		delete(lost, k.Node)
 		delete(longer, k.Node)
 	}
@@ -688,6 +705,12 @@ type NodePause struct {
 	Timed          bool // thawed by its own timer at the length asked
 	Refrozen       bool // frozen again for a lengthening that came after its timer thawed
 	Err            string
+	// FreezeSent and FreezeRead are when the round's freeze frame was
+	// sent and when the peer read it; ThawSent and ThawRead the same of
+	// the thaw frame, where that frame thawed the node (zero: not
+	// known, or its timer or cap thawed it first). The read times are by
+	// the peer's clock.
+	FreezeSent, FreezeRead, ThawSent, ThawRead time.Time
 	// summed is how much longer than this node's this freeze was
 	// counted as lasting in Agent.longer (its thaw may be reported
 	// again, after a refreeze).
@@ -806,6 +829,7 @@ func (f *spanFreezer) send(m peerSet, timedOnly bool) {
 			}
 			lm.ForNS = 0
 		}
+		lm.SentUnixNS = time.Now().UnixNano()
 		if err := l.w.Send(wire.TRound, lm); err != nil {
 			// A frame half written leaves the connection unusable: the
 			// peer is lost (it thaws when the connection ends, or at its
@@ -855,8 +879,10 @@ func (f *spanFreezer) readAcks(l *peerLink) {
 				np.Refrozen = true
 			case ack.Frozen:
 				np.Frozen = at
+				np.FreezeSent, np.FreezeRead = unixOrZero(ack.SentUnixNS), unixOrZero(ack.ReadUnixNS)
 			default:
 				np.Thawed, np.Capped, np.Timed = at, ack.Capped, ack.Timed
+				np.ThawSent, np.ThawRead = unixOrZero(ack.SentUnixNS), unixOrZero(ack.ReadUnixNS)
 			}
 			if ack.Err != "" {
 				np.Err = ack.Err
@@ -866,6 +892,14 @@ func (f *spanFreezer) readAcks(l *peerLink) {
 		}
 		f.mu.Unlock()
 	}
+}
+
+// unixOrZero is the time ns after the Unix epoch, or the zero time for 0.
+func unixOrZero(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
 }
 
 // sumLonger adds to the agent's running sum (Agent.longer) how much
@@ -1004,7 +1038,9 @@ func (f *spanFreezer) Close() error {
 				"start_p50", s.StartP50, "start_p99", s.StartP99, "start_max", s.StartMax,
 				"end_p50", s.EndP50, "end_p99", s.EndP99, "end_max", s.EndMax,
 				"late_start_p50", s.LateStartP50, "late_end_p50", s.LateEndP50,
-				"longer_p1", s.LongerP1, "longer_p50", s.LongerP50, "longer_p99", s.LongerP99)
+				"longer_p1", s.LongerP1, "longer_p50", s.LongerP50, "longer_p99", s.LongerP99,
+				"deliver_start_p50", s.DeliverStartP50, "deliver_start_p99", s.DeliverStartP99,
+				"deliver_end_p50", s.DeliverEndP50, "deliver_end_p99", s.DeliverEndP99)
 		}
 	})
 	return err
@@ -1027,13 +1063,21 @@ type Skew struct {
 	// freeze again included) less this node's, per round: the 1st, 50th
 	// and 99th percentiles.
 	LongerP1, LongerP50, LongerP99 time.Duration
+	// DeliverStart and DeliverEnd are the freeze and the thaw frames'
+	// delivery, from the initiator's send to the peer's read (the
+	// rounds that reported both; the thaw frame's only where it, not
+	// the peer's timer, thawed): 50th and 99th percentiles. The rest of
+	// a skew is the two nodes' own work around the frame. On nodes
+	// whose clocks differ, they include the offset.
+	DeliverStartP50, DeliverStartP99 time.Duration
+	DeliverEndP50, DeliverEndP99     time.Duration
 }
 
 // Skews summarises rounds' records, for each other node.
 func Skews(recs []RoundRecord) []Skew {
 	// Per node and round, when it froze and thawed less when this node
 	// did (signed): everything below is derived from these.
-	type lags struct{ start, end []time.Duration }
+	type lags struct{ start, end, deliverStart, deliverEnd []time.Duration }
 	late := map[string]*lags{}
 	out := map[string]*Skew{}
 	for _, r := range recs {
@@ -1071,6 +1115,12 @@ func Skews(recs []RoundRecord) []Skew {
 			}
 			l.start = append(l.start, np.Frozen.Sub(here.Frozen))
 			l.end = append(l.end, np.Thawed.Sub(here.Thawed))
+			if !np.FreezeSent.IsZero() && !np.FreezeRead.IsZero() {
+				l.deliverStart = append(l.deliverStart, np.FreezeRead.Sub(np.FreezeSent))
+			}
+			if !np.ThawSent.IsZero() && !np.ThawRead.IsZero() {
+				l.deliverEnd = append(l.deliverEnd, np.ThawRead.Sub(np.ThawSent))
+			}
 		}
 	}
 	var res []Skew
@@ -1086,6 +1136,8 @@ func Skews(recs []RoundRecord) []Skew {
 			s.LateEndP50, _, _ = pct(l.end)
 			s.LongerP50, s.LongerP99, _ = pct(longer) // sorts longer
 			s.LongerP1 = quantile(longer, 0.01)
+			s.DeliverStartP50, s.DeliverStartP99, _ = pct(l.deliverStart)
+			s.DeliverEndP50, s.DeliverEndP99, _ = pct(l.deliverEnd)
 		}
 		res = append(res, *s)
 	}

@@ -105,6 +105,11 @@ func TestAgentFreezesAcrossNodes(t *testing.T) {
 	if sk.StartP50 > 5*time.Millisecond || sk.EndP50 > 5*time.Millisecond {
 		t.Errorf("skew across nodes (loopback): start p50 %v, end p50 %v", sk.StartP50, sk.EndP50)
 	}
+	// Every freeze frame was read, so its way there is measured: after
+	// it was sent, and (loopback) within the same bound as the skew.
+	if sk.DeliverStartP50 <= 0 || sk.DeliverStartP50 > 5*time.Millisecond {
+		t.Errorf("freeze frames' delivery (loopback): p50 %v", sk.DeliverStartP50)
+	}
 	for _, r := range recs {
 		if np := r.Nodes["b"]; !np.Frozen.IsZero() && !np.Thawed.IsZero() && np.Thawed.Sub(np.Frozen) > maxPause+50*time.Millisecond {
 			t.Errorf("round %d: b frozen for %v, over its cap", r.Seq, np.Thawed.Sub(np.Frozen))

@@ -279,6 +279,12 @@ func TestSpanFreezerTimed(t *testing.T) {
 	tf2.Close()
 	mu.Lock()
 	defer mu.Unlock()
+	for i := range got {
+		if got[i].SentUnixNS == 0 {
+			t.Errorf("frame %d carries no send time", i)
+		}
+		got[i].SentUnixNS = 0
+	}
 	if len(got) != 2 || got[0] != (peerSet{Seq: 1, Frozen: true}) || got[1] != (peerSet{Seq: 1}) {
 		t.Errorf("an older peer was sent %+v, want a freeze and a thaw without lengths", got)
 	}
@@ -326,5 +332,31 @@ func TestSkewsFromRecords(t *testing.T) {
 				t.Errorf("Skews = %+v", s)
 			}
 		})
+	}
+}
+
+// Skews measures each frame's way from when the initiator sent it to
+// when the peer read it, the thaw frame's only where it thawed the node
+// (the peer's timer, not the frame, ended the second round).
+func TestSkewsDelivery(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(us int) time.Time { return t0.Add(time.Duration(us) * time.Microsecond) }
+	here := NodePause{Frozen: at(0), Thawed: at(4000)}
+	recs := []RoundRecord{
+		{Seq: 1, Nodes: map[string]NodePause{"": here, "b": {Frozen: at(300), Thawed: at(4500),
+			FreezeSent: at(-10), FreezeRead: at(200), ThawSent: at(4010), ThawRead: at(4410)}}},
+		{Seq: 2, Nodes: map[string]NodePause{"": here, "b": {Frozen: at(150), Thawed: at(4150), Timed: true,
+			FreezeSent: at(-10), FreezeRead: at(90)}}},
+		{Seq: 3, Nodes: map[string]NodePause{"": here, "b": {Frozen: at(100), Thawed: at(4100)}}}, // an older peer: no frame times
+	}
+	sk := Skews(recs)
+	if len(sk) != 1 {
+		t.Fatalf("Skews = %+v, want one node", sk)
+	}
+	s := sk[0]
+	us := func(v int) time.Duration { return time.Duration(v) * time.Microsecond }
+	// Freeze frames: 100 and 210 µs; the median of two is the upper.
+	if s.DeliverStartP50 != us(210) || s.DeliverStartP99 != us(210) || s.DeliverEndP50 != us(400) || s.DeliverEndP99 != us(400) {
+		t.Errorf("delivery: freeze %v / %v, thaw %v / %v", s.DeliverStartP50, s.DeliverStartP99, s.DeliverEndP50, s.DeliverEndP99)
 	}
 }

@@ -203,9 +203,11 @@ func TestRenderSkews(t *testing.T) {
 	if page := RenderAccuracy([]Record{rec}); strings.Contains(page, "Round skew") {
 		t.Fatalf("a record without skews renders a skew table:\n%s", page)
 	}
-	rec.Skews = SkewsOf("demo #1", []report.NodeSkew{{Node: "slowpoke-n2", Rounds: 1023, StartP50US: 678, StartP99US: 13077, EndP50US: 2207, EndP99US: 19438, LongerP50US: 967, Timed: 363, Refrozen: 2}})
+	rec.Skews = SkewsOf("demo #1", []report.NodeSkew{{Node: "slowpoke-n2", Rounds: 1023, StartP50US: 678, StartP99US: 13077, EndP50US: 2207, EndP99US: 19438, LongerP50US: 967, Timed: 363, Refrozen: 2},
+		{Node: "slowpoke-n3", Rounds: 10, StartP50US: 300, StartP99US: 900, EndP50US: 400, EndP99US: 1000, DeliverStartP50US: 120, DeliverStartP99US: 700, DeliverEndP50US: 150, DeliverEndP99US: 800}})
 	page := RenderAccuracy([]Record{rec})
-	for _, want := range []string{"Round skew across nodes", "| demo #1 | slowpoke-n2 | 1023 | 0 | 678 | 13077 | 2207 | 19438 | +967 | 363 | 2 |"} {
+	for _, want := range []string{"Round skew across nodes", "| demo #1 | slowpoke-n2 | 1023 | 0 | 678 | 13077 | 2207 | 19438 | +967 | 363 | 2 | – | – |",
+		"| demo #1 | slowpoke-n3 | 10 | 0 | 300 | 900 | 400 | 1000 | +0 | 0 | 0 | 120 / 700 | 150 / 800 |"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q:\n%s", want, page)
 		}

@@ -149,11 +149,18 @@ func renderSkews(b *strings.Builder, skews []Skew) {
 	if len(skews) == 0 {
 		return
 	}
-	b.WriteString("\nRound skew across nodes (µs; from the target's node, every round of the run; longer: how much longer the node's freezes lasted, signed):\n\n")
-	b.WriteString("| configuration | node | rounds | unreported | freeze start p50 | p99 | thaw p50 | p99 | longer p50 | ended by its timer | refrozen |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\nRound skew across nodes (µs; from the target's node, every round of the run; longer: how much longer the node's freezes lasted, signed; frames: the freeze and thaw frames' way from the target's agent to the node's, sent to read, where measured):\n\n")
+	b.WriteString("| configuration | node | rounds | unreported | freeze start p50 | p99 | thaw p50 | p99 | longer p50 | ended by its timer | refrozen | freeze frame p50 / p99 | thaw frame p50 / p99 |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	frame := func(p50, p99 float64) string {
+		if p50 == 0 && p99 == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.0f / %.0f", p50, p99)
+	}
 	for _, k := range skews {
-		fmt.Fprintf(b, "| %s | %s | %d | %d | %.0f | %.0f | %.0f | %.0f | %+.0f | %d | %d |\n", k.Config, k.Node, k.Rounds, k.Missing,
-			k.StartP50US, k.StartP99US, k.EndP50US, k.EndP99US, k.LongerP50US, k.Timed, k.Refrozen)
+		fmt.Fprintf(b, "| %s | %s | %d | %d | %.0f | %.0f | %.0f | %.0f | %+.0f | %d | %d | %s | %s |\n", k.Config, k.Node, k.Rounds, k.Missing,
+			k.StartP50US, k.StartP99US, k.EndP50US, k.EndP99US, k.LongerP50US, k.Timed, k.Refrozen,
+			frame(k.DeliverStartP50US, k.DeliverStartP99US), frame(k.DeliverEndP50US, k.DeliverEndP99US))
 	}
 }
 

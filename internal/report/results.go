@@ -158,6 +158,14 @@ type NodeSkew struct {
 	LongerP1US     float64 `json:"longer_p1_us"`
 	LongerP50US    float64 `json:"longer_p50_us"`
 	LongerP99US    float64 `json:"longer_p99_us"`
+	// DeliverStart and DeliverEnd: the freeze and the thaw frames' way
+	// from the target's node's agent to this node's, sent to read (the
+	// thaw's over the rounds its frame thawed), 50th and 99th
+	// percentiles; absent from runs before they were measured.
+	DeliverStartP50US float64 `json:"deliver_start_p50_us,omitempty"`
+	DeliverStartP99US float64 `json:"deliver_start_p99_us,omitempty"`
+	DeliverEndP50US   float64 `json:"deliver_end_p50_us,omitempty"`
+	DeliverEndP99US   float64 `json:"deliver_end_p99_us,omitempty"`
 	// Lost says why the target's agent lost this node's agent ("": it
 	// did not).
 	Lost string `json:"lost,omitempty"`

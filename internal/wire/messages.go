@@ -202,6 +202,16 @@ type NodeSkew struct {
 	// as each round's thaws are known (so two snapshots' difference is
 	// what a window's rounds added).
 	LongerSumNS int64 `json:"longer_sum_ns,omitempty"`
+	// DeliverStart and DeliverEnd are the freeze and the thaw frames'
+	// way from the target's agent to this node's, sent to read, 50th and
+	// 99th percentiles (the thaw's over the rounds its frame, not the
+	// node's own timer, thawed); the rest of a skew is the two agents'
+	// own work around the frame. Across clocks that differ, they
+	// include the offset.
+	DeliverStartP50NS int64 `json:"deliver_start_p50_ns,omitempty"`
+	DeliverStartP99NS int64 `json:"deliver_start_p99_ns,omitempty"`
+	DeliverEndP50NS   int64 `json:"deliver_end_p50_ns,omitempty"`
+	DeliverEndP99NS   int64 `json:"deliver_end_p99_ns,omitempty"`
 	// Lost says why the target's agent lost this node's agent during
 	// the slowdown under way ("": it did not); its pods thaw within
 	// their cap there.

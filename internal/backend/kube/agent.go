@@ -505,6 +505,11 @@ func (d *Deployment) logSkews() {
 		d.opts.Logf("round lag across nodes, %s as the target, node %s: froze %v, thawed %v later at p50 (signed); its pauses lasted %v longer at p50 (p1 %v, p99 %v); %d ended by its own timer at the length asked, %d frozen again for a late lengthening",
 			s.Name, k.Node, time.Duration(k.LateStartP50NS), time.Duration(k.LateEndP50NS),
 			time.Duration(k.LongerP50NS), time.Duration(k.LongerP1NS), time.Duration(k.LongerP99NS), k.Timed, k.Refrozen)
+		if k.DeliverStartP50NS > 0 {
+			d.opts.Logf("round frames across nodes, %s as the target, node %s: sent to read by its agent, freeze p50 %v, p99 %v; thaw p50 %v, p99 %v",
+				s.Name, k.Node, time.Duration(k.DeliverStartP50NS), time.Duration(k.DeliverStartP99NS),
+				time.Duration(k.DeliverEndP50NS), time.Duration(k.DeliverEndP99NS))
+		}
 	}
 }
 
