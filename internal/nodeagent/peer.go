@@ -236,7 +236,7 @@ func (a *Agent) servePeer(c net.Conn) {
 	var at time.Time // when its first freeze completed
 	var gen uint64   // the timer armed last (a stopped timer's callback may still run)
 	var timer *time.Timer
-	var thaw func(s, g uint64, by thawBy, fr frameTimes)
+	var thaw func(s, g uint64, by thawBy, ft frameTimes)
 	// arm sets the round's timer: at the length asked, from its first
 	// freeze, or at the cap, whichever is sooner. Called locked.
 	arm := func(s uint64, asked time.Duration) {
