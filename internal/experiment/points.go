@@ -671,8 +671,8 @@ func flagPauses(p *report.Point, t *roundTally, d time.Duration, longAndBound bo
 	}
 	// Stops that start more than half a pause late leave the services
 	// that share cores running while their peers are stopped: the
-	// controllers are short of CPU (tree43 on 2 cores: 5-12 ms late for
-	// 3.5 ms pauses, predictions 10-26% low).
+	// controllers are short of CPU (seen on tree43 on 2 cores, with
+	// predictions well low: docs/results.md, "stops-late").
 	if p.Diagnostics.PausePerRoundUS > 0 && p.Diagnostics.StopLateMaxUS > stopsLateShare*p.Diagnostics.PausePerRoundUS {
 		flags[report.FlagStopsLate] = true
 	}

@@ -151,9 +151,9 @@ type ConfirmOptions struct {
 // the target starved), so that neither the pre-profile nor a first run
 // that is then dropped is made again. Every run is the confirmation's
 // own, with o's windows: the screening's shorter windows measured the
-// demo's baselines a median 3.5% faster than full ones, and their
-// slowdown runs widened boutique's intervals
-// (docs/notes/rank-screening.md), so neither mixes with full runs. The runs are a Run's: o.Repetitions
+// demo's baselines faster than full ones, and their slowdown runs
+// widened boutique's intervals (the figures: docs/notes/rank-screening.md),
+// so neither mixes with full runs. The runs are a Run's: o.Repetitions
 // times a baseline and every point, noisy points repeated up to
 // o.MaxRepetitions. The results say what was kept
 // (report.Settings.Carried); o.Settled can end the repetitions after the
