@@ -322,7 +322,14 @@ stop() {
 # node_down I: the node's kubelet, containers, containerd, kube-proxy,
 # the pod network namespaces its containerd made, its mounts.
 node_down() {
-  local i=$1 sock=$dir/n$i/containerd.sock ids n f
+  local i=$1 sock=$dir/n$i/containerd.sock ids n f mine=()
+  # Pod network namespaces this node's containerd made (named in its own
+  # metadata; another containerd's are never touched), found before its
+  # containers are removed: removing them takes the names out of it.
+  for n in /run/netns/cni-*; do
+    [ -e "$n" ] || continue
+    grep -rqas "$(basename "$n")" "$dir/n$i/containerd/root" 2>/dev/null && mine+=("$(basename "$n")")
+  done
   stop "kubelet-n$i"
   # A frozen process does not die of SIGKILL until thawed: thaw whatever a
   # test left frozen on this node (its own cgroup root only).
@@ -340,13 +347,9 @@ node_down() {
     done
   fi
   stop "containerd-n$i"
-  # Pod network namespaces this node's containerd made and left (named in
-  # its own metadata; another containerd's are never touched).
-  for n in /run/netns/cni-*; do
-    [ -e "$n" ] || continue
-    if grep -rqas "$(basename "$n")" "$dir/n$i/containerd/root" 2>/dev/null; then
-      ip netns del "$(basename "$n")" 2>/dev/null || true
-    fi
+  # Those of its pod network namespaces the CNI plugin left.
+  for n in "${mine[@]}"; do
+    [ -e "/run/netns/$n" ] && ip netns del "$n" 2>/dev/null || true
   done
 }
 
