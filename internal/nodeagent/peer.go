@@ -737,7 +737,8 @@ type spanFreezer struct {
 }
 
 // Set freezes (the other nodes first: their frames are on the way while
-// this node's pods freeze) or thaws (this node's first) every pod.
+// this node's pods freeze) or thaws (this node's and the others' at
+// once) every pod.
 func (f *spanFreezer) Set(frozen bool) error {
 	if frozen {
 		return f.freeze(0)
@@ -794,7 +795,10 @@ func (f *spanFreezer) freeze(d time.Duration) error {
 	return err
 }
 
-// thaw thaws every pod, this node's first.
+// thaw thaws every pod: this node's while the thaw frames go out to the
+// others, so that neither waits for the other (a peer's frame is not
+// held up by this node's cgroup writes, nor this node's pods by a peer
+// slow to take its frame, up to peerSendTimeout each).
 func (f *spanFreezer) thaw() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -802,17 +806,26 @@ func (f *spanFreezer) thaw() error {
 		return f.local.Set(false) // a second thaw (the cap's and the pause's): nothing to tell the peers
 	}
 	f.thawn = true
-	err := f.local.Set(false)
+	type thawed struct {
+		err error
+		at  time.Time
+	}
+	here := make(chan thawed, 1)
+	go func() {
+		err := f.local.Set(false)
+		here <- thawed{err, time.Now()}
+	}()
+	f.send(peerSet{Seq: f.seq}, false)
+	t := <-here
 	if rec := f.recs[f.seq]; rec != nil {
 		np := rec.Nodes[""]
-		np.Thawed = time.Now()
+		np.Thawed = t.at
 		rec.Nodes[""] = np
 		for _, l := range f.links {
 			f.sumLonger(rec, l.node) // a peer whose own timer thawed it first
 		}
 	}
-	f.send(peerSet{Seq: f.seq}, false)
-	return err
+	return t.err
 }
 
 // send sends m to every peer not lost; the length only to those that
