@@ -16,7 +16,8 @@ const (
 )
 
 // RenderAccuracy is the Markdown of the recorded runs: the coverage of
-// the 90% intervals over all of them, then each run, newest first, with
+// the 90% intervals over all of them, the commands run more than once on
+// one build, pooled (Repeats), then each run, newest first, with
 // its machine, commit, placement and command, its points and its
 // variants' totals.
 func RenderAccuracy(recs []Record) string {
@@ -34,6 +35,7 @@ func RenderAccuracy(recs []Record) string {
 		fmt.Fprintf(&b, " Predictions for another placement than their truth's (marked \"for another placement\": slowpoke's placement against the application's own, unpinned; the demo on one node against its truth spread over two) held it at %d of %d: an interval answers for its own placement (for the application's own, the bound is the figure to check); counted with them, %d of %d (%.0f%%).", other.Covered, other.With, all.Covered, all.With, 100*float64(all.Covered)/float64(all.With))
 	}
 	b.WriteString("\n")
+	renderRepeats(&b, Repeats(recs))
 	for i := len(recs) - 1; i >= 0; i-- {
 		renderRecord(&b, &recs[i])
 	}
