@@ -1,6 +1,7 @@
 package record
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -108,7 +109,7 @@ func (g Repeat) Variants() []RepeatVariant {
 				if c := strings.Compare(a.Config+a.Target, b.Config+b.Target); c != 0 {
 					return c
 				}
-				return cmpFloat(a.ReductionUS, b.ReductionUS)
+				return cmp.Compare(a.ReductionUS, b.ReductionUS)
 			})
 			pts = append(pts, rows)
 		}
@@ -160,16 +161,6 @@ func pooledErrors(runs [][]Row) ([]float64, *float64) {
 	}
 	rmse := math.Sqrt(sq / float64(n))
 	return errs, &rmse
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // commandKey is cmd (as Stamp quotes it) without the flags that say only
