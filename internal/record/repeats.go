@@ -81,8 +81,8 @@ func (g Repeat) Variants() []RepeatVariant {
 	var out []RepeatVariant
 	for _, s := range g.Records[0].Summary {
 		v := RepeatVariant{Variant: s.Variant}
-		var ss float64
-		var dof, truthRuns, truthPoints int
+		var all []Row // every run's rows of the variant, for truthNoise
+		var truthRuns, truthPoints int
 		var pts [][]Row // by run, the variant's rows in order of reduction within each configuration
 		for _, r := range g.Records {
 			i := slices.IndexFunc(r.Summary, func(x Summary) bool { return x.Variant == s.Variant })
@@ -98,10 +98,6 @@ func (g Repeat) Variants() []RepeatVariant {
 					continue
 				}
 				rows = append(rows, row)
-				if row.TrueRunCount >= 2 {
-					ss += row.TrueRelSD * row.TrueRelSD * float64(row.TrueRunCount-1)
-					dof += row.TrueRunCount - 1
-				}
 				truthRuns += max(1, row.TrueRunCount)
 				truthPoints++
 			}
@@ -112,10 +108,9 @@ func (g Repeat) Variants() []RepeatVariant {
 				return cmp.Compare(a.ReductionUS, b.ReductionUS)
 			})
 			pts = append(pts, rows)
+			all = append(all, rows...)
 		}
-		if dof > 0 {
-			v.TruthRelSD = math.Sqrt(ss / float64(dof))
-		}
+		v.TruthRelSD, _ = truthNoise(all)
 		if truthPoints > 0 {
 			v.TruthRuns = float64(truthRuns) / float64(truthPoints)
 		}
