@@ -487,3 +487,54 @@ func TestDelayAcrossNodes(t *testing.T) {
 		})
 	}
 }
+
+// Where the shared cores were busy all the time outside the pauses, their
+// capacity under pauses may have set the prediction, and the really faster
+// system exceeds it: the interval's high end takes in what the optimized
+// target alone allows. Not where they idled, nor under dedicated placement.
+func TestSaturatedSharedCeiling(t *testing.T) {
+	const d = 400 * time.Microsecond
+	// The target: 0.6 s of CPU over 500 requests, 1.2 ms each, less the
+	// cut of 0.4 ms: it alone allows 1/0.8 ms.
+	const ceiling = 1 / 0.8e-3
+	shared := backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}}
+	dedicated := backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}, Services: map[string][]int{"a": {2}}}
+	for _, tt := range []struct {
+		name  string
+		pl    backend.Placement
+		idle  time.Duration // the shared cores' idle time in the 1 s window
+		wants bool          // the high end takes in the ceiling
+	}{
+		{"shared, saturated", shared, 0, true},
+		{"shared, idle 10%", shared, 100 * time.Millisecond, false},
+		{"dedicated", dedicated, 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Runner{
+				prof:   &profile{c1: 1, q1: 1, u1: time.Millisecond},
+				d:      placed{pl: tt.pl},
+				method: pause.MethodCores,
+				opts:   Options{Target: "t"},
+			}
+			for range 4 {
+				r.base = append(r.base, &sample{res: &load.Result{Throughput: 500, Completed: 500}, window: time.Second, idle: 100 * time.Millisecond})
+			}
+			s := delaySample(0.6, map[string]time.Duration{"t": 240 * time.Millisecond}, nil)
+			s.idle = tt.idle
+			p := r.point(d, &pointRuns{sd: *s.slowdown, samples: []*sample{s}}, nil)
+			if p.Estimate != report.EstimateValue {
+				t.Fatalf("estimate %q, want a value", p.Estimate)
+			}
+			if p.PredictedRPS >= ceiling {
+				t.Fatalf("prediction %.1f at or past the target's own ceiling %.1f: the case tests nothing", p.PredictedRPS, ceiling)
+			}
+			if got := p.IntervalHighRPS >= ceiling; got != tt.wants {
+				t.Errorf("interval [%.1f, %.1f] (prediction %.1f): takes in the target's ceiling %.1f = %v, want %v",
+					p.IntervalLowRPS, p.IntervalHighRPS, p.PredictedRPS, ceiling, got, tt.wants)
+			}
+			if p.IntervalLowRPS <= 0 || p.IntervalLowRPS >= p.PredictedRPS {
+				t.Errorf("interval low %.1f, prediction %.1f: the low end moved", p.IntervalLowRPS, p.PredictedRPS)
+			}
+		})
+	}
+}
