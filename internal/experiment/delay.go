@@ -433,11 +433,19 @@ func (r *Runner) sharedSaturated(p *report.Point) bool {
 
 // targetCeiling is the throughput the optimized target alone allows (the
 // inverse of optimizedDemand), the median over the point's slowdown runs
-// (samples, with what each inserted, ins); 0 where none can be read.
+// (samples, with what each inserted, ins); 0 where none can be read. The
+// target's CPU time per request is the lower of the run's and the
+// baseline's: under pauses it, too, does more work per request than
+// unpaused (it waits on held services, and wakes for their answers).
 func (r *Runner) targetCeiling(samples []*sample, ins []inserted) float64 {
+	base := medianOf(r.base, func(s *sample) float64 { return r.targetDemandOver(s, r.prof.q1) })
 	var cs []float64
 	for i, s := range samples {
-		if dem := r.optimizedDemand(s, ins[i], false); dem > 0 {
+		dem := r.targetDemandOver(s, r.prof.q1)
+		if base > 0 {
+			dem = min(dem, base)
+		}
+		if dem -= ins[i].nominal; dem > 0 {
 			cs = append(cs, 1/dem)
 		}
 	}

@@ -500,14 +500,19 @@ func TestSaturatedSharedCeiling(t *testing.T) {
 	shared := backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}}
 	dedicated := backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}, Services: map[string][]int{"a": {2}}}
 	for _, tt := range []struct {
-		name  string
-		pl    backend.Placement
-		idle  time.Duration // the shared cores' idle time in the 1 s window
-		wants bool          // the high end takes in the ceiling
+		name     string
+		pl       backend.Placement
+		idle     time.Duration // the shared cores' idle time in the 1 s window
+		baseBusy float64       // the target's CPU in the baseline's 1 s (0: not read)
+		ceiling  float64
+		wants    bool // the high end takes in the ceiling
 	}{
-		{"shared, saturated", shared, 0, true},
-		{"shared, idle 10%", shared, 100 * time.Millisecond, false},
-		{"dedicated", dedicated, 0, false},
+		{"shared, saturated", shared, 0, 0, ceiling, true},
+		// The baseline's target did 1 ms a request, less than under
+		// pauses: the optimized one alone allows 1/0.6 ms.
+		{"shared, saturated, cheaper baseline", shared, 0, 0.5, 1 / 0.6e-3, true},
+		{"shared, idle 10%", shared, 100 * time.Millisecond, 0, ceiling, false},
+		{"dedicated", dedicated, 0, 0, ceiling, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &Runner{
@@ -517,10 +522,16 @@ func TestSaturatedSharedCeiling(t *testing.T) {
 				opts:   Options{Target: "t"},
 			}
 			for range 4 {
-				r.base = append(r.base, &sample{res: &load.Result{Throughput: 500, Completed: 500}, window: time.Second, idle: 100 * time.Millisecond})
+				b := &sample{res: &load.Result{Throughput: 500, Completed: 500}, window: time.Second, idle: 100 * time.Millisecond}
+				if tt.baseBusy > 0 {
+					b.before = map[string]*wire.Stats{"t": {}}
+					b.after = map[string]*wire.Stats{"t": {CPUNS: int64(tt.baseBusy * float64(time.Second))}}
+				}
+				r.base = append(r.base, b)
 			}
 			s := delaySample(0.6, map[string]time.Duration{"t": 240 * time.Millisecond}, nil)
 			s.idle = tt.idle
+			ceiling := tt.ceiling
 			p := r.point(d, &pointRuns{sd: *s.slowdown, samples: []*sample{s}}, nil)
 			if p.Estimate != report.EstimateValue {
 				t.Fatalf("estimate %q, want a value", p.Estimate)
