@@ -409,8 +409,15 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 		// less work per request, 10-20% less on movie and social), by
 		// how much no slowdown run measures. The optimized target's own
 		// demand is then the upper end: the throughput it alone allows,
-		// with the point's relative noise.
-		if c := r.targetCeiling(samples, ins); c > 0 && pred > 0 {
+		// with the point's relative noise. Where the baseline, too, kept
+		// the shared cores busy all the time, it measured their capacity
+		// unpaused, which the target's speed does not change: that is
+		// the upper end where it is lower.
+		c := r.targetCeiling(samples, ins)
+		if b := medianOf(r.base, func(s *sample) float64 { return s.res.Throughput }); r.baseSaturated() && b > 0 && (c <= 0 || b < c) {
+			c = b
+		}
+		if c > 0 && pred > 0 {
 			hi = max(hi, c*(1+half/pred))
 		}
 	}
@@ -429,6 +436,12 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 // set the prediction.
 func (r *Runner) sharedSaturated(p *report.Point) bool {
 	return r.d.Placement().SharedCores() && p.Diagnostics != nil && p.Diagnostics.SharedIdlePct < sharedBoundIdlePct
+}
+
+// baseSaturated says whether the baseline (median over its runs) left
+// the shared cores idle less than sharedBoundIdlePct of the time.
+func (r *Runner) baseSaturated() bool {
+	return len(r.base) > 0 && r.d.Placement().SharedCores() && medianOf(r.base, r.sharedIdlePct) < sharedBoundIdlePct
 }
 
 // targetCeiling is the throughput the optimized target alone allows (the

@@ -505,14 +505,19 @@ func TestSaturatedSharedCeiling(t *testing.T) {
 		idle     time.Duration // the shared cores' idle time in the 1 s window
 		baseBusy float64       // the target's CPU in the baseline's 1 s (0: not read)
 		ceiling  float64
-		wants    bool // the high end takes in the ceiling
+		// The baseline's shared cores never idled (else 10% of its 1 s).
+		baseSaturated bool
+		wants         bool // the high end takes in the ceiling
 	}{
-		{"shared, saturated", shared, 0, 0, ceiling, true},
+		{"shared, saturated", shared, 0, 0, ceiling, false, true},
 		// The baseline's target did 1 ms a request, less than under
 		// pauses: the optimized one alone allows 1/0.6 ms.
-		{"shared, saturated, cheaper baseline", shared, 0, 0.5, 1 / 0.6e-3, true},
-		{"shared, idle 10%", shared, 100 * time.Millisecond, 0, ceiling, false},
-		{"dedicated", dedicated, 0, 0, ceiling, false},
+		{"shared, saturated, cheaper baseline", shared, 0, 0.5, 1 / 0.6e-3, false, true},
+		{"shared, idle 10%", shared, 100 * time.Millisecond, 0, ceiling, false, false},
+		// The baseline kept the shared cores busy too: it measured their
+		// capacity unpaused, 500 req/s, and the high end stays near it.
+		{"shared, saturated, saturated baseline", shared, 0, 0, ceiling, true, false},
+		{"dedicated", dedicated, 0, 0, ceiling, false, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &Runner{
@@ -523,6 +528,9 @@ func TestSaturatedSharedCeiling(t *testing.T) {
 			}
 			for range 4 {
 				b := &sample{res: &load.Result{Throughput: 500, Completed: 500}, window: time.Second, idle: 100 * time.Millisecond}
+				if tt.baseSaturated {
+					b.idle = 0
+				}
 				if tt.baseBusy > 0 {
 					b.before = map[string]*wire.Stats{"t": {}}
 					b.after = map[string]*wire.Stats{"t": {CPUNS: int64(tt.baseBusy * float64(time.Second))}}
