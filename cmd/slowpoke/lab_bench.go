@@ -139,10 +139,10 @@ func benchPauseCost(args []string) int {
 }
 
 // parseVariants reads bench methods' --methods: comma-separated
-// method[/batch|/pause-cap][/nogrowth][/noidle][/nominal][/nostarve][/short|/long=cap][/cpu]; each
+// method[/batch|/pause-cap][/nogrowth][/noidle][/nominal][/nostarve][/nocap][/short|/long=cap][/cpu]; each
 // variant's tuning starts from base, the run's.
 func parseVariants(list string, base experiment.Tuning) ([]experiment.Variant, error) {
-	const form = "method[/batch|/pause-cap][/nogrowth][/noidle][/nominal][/nostarve][/short|/long=cap][/cpu]"
+	const form = "method[/batch|/pause-cap][/nogrowth][/noidle][/nominal][/nostarve][/nocap][/short|/long=cap][/cpu]"
 	var variants []experiment.Variant
 	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
@@ -161,6 +161,8 @@ func parseVariants(list string, base experiment.Tuning) ([]experiment.Variant, e
 				v.Tuning.NominalDelay = true
 			} else if p == "nostarve" {
 				v.Tuning.NoStarvedRepair = true
+			} else if p == "nocap" {
+				v.Tuning.NoCapacityRun = true
 			} else if p == "cpu" {
 				v.Trigger = experiment.TriggerCPU
 			} else if p == "short" {
@@ -196,7 +198,7 @@ func benchMethods(args []string) int {
 	fs.IntVar(&c.reps, "reps", 3, "repetitions")
 	fs.DurationVar(&c.duration, "duration", 0, "measurement window (default: the spec's)")
 	fs.IntVar(&c.conns, "connections", 0, "closed-loop connections (default: the spec's)")
-	methods := fs.String("methods", "cores,signal,cgroup", "variants to compare: pause methods, each optionally with a batch size or a cap on the chosen pauses, and no growth correction, as method[/batch|/pause-cap][/nogrowth][/noidle][/nominal][/nostarve][/short|/long=cap][/cpu] (noidle: leave the shared cores' idle time outside the holds in a run they bound; nominal: take the model's d·c1/q1 off every run instead of the delay the pauses really inserted; every variant's table shows both anyway; nostarve: keep a first run that starved the target instead of measuring it again with shorter pauses; cpu: the target's rounds follow its CPU time instead of its counted calls; short: never lengthen a shared-bound point's pauses; long=cap: lengthen them up to cap rather than 64 ms; e.g. cores,cores/short,cores/long=128ms,cores/16,cores/16ms,signal)")
+	methods := fs.String("methods", "cores,signal,cgroup", "variants to compare: pause methods, each optionally with a batch size or a cap on the chosen pauses, and no growth correction, as method[/batch|/pause-cap][/nogrowth][/noidle][/nominal][/nostarve][/nocap][/short|/long=cap][/cpu] (noidle: leave the shared cores' idle time outside the holds in a run they bound; nominal: take the model's d·c1/q1 off every run instead of the delay the pauses really inserted; every variant's table shows both anyway; nostarve: keep a first run that starved the target instead of measuring it again with shorter pauses; nocap: no capacity run for points whose slowdown runs saturated the shared cores; cpu: the target's rounds follow its CPU time instead of its counted calls; short: never lengthen a shared-bound point's pauses; long=cap: lengthen them up to cap rather than 64 ms; e.g. cores,cores/short,cores/long=128ms,cores/16,cores/16ms,signal)")
 	out := fs.String("out", "", "output directory (default: slowpoke-out/bench-methods-<time>)")
 	rec := recordFlags(fs)
 	if code, ok := parseArgs("slowpoke-lab bench methods", fs, args); !ok {

@@ -413,12 +413,27 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 		// the shared cores busy all the time, it measured their capacity
 		// unpaused, which the target's speed does not change: that is
 		// the upper end where it is lower.
-		c := r.targetCeiling(samples, ins)
-		if b := medianOf(r.base, func(s *sample) float64 { return s.res.Throughput }); r.baseSaturated() && b > 0 && (c <= 0 || b < c) {
-			c = b
-		}
-		if c > 0 && pred > 0 {
+		if c := r.ceiling(samples, ins); c > 0 && pred > 0 {
 			hi = max(hi, c*(1+half/pred))
+		}
+	}
+	if d > 0 && r.nearSaturated(p) && pred > 0 {
+		// Where a capacity run measured the shared cores' capacity with
+		// the queue at them, unslowed (capacity.go), that capacity, or
+		// the ceiling above where lower, is the estimate, the measured
+		// prediction the interval's low end: the slowdown runs had the
+		// queue at the target between the pauses, and the shared cores
+		// did more work per request than the faster system's do.
+		if capRPS := r.sharedCapacity(); capRPS > 0 {
+			est := capRPS
+			if c := r.ceiling(samples, ins); c > 0 {
+				est = min(est, c)
+			}
+			p.Diagnostics.CapacityRPS = capRPS
+			if est > pred {
+				p.RawPredictedRPS, p.PredictedRPS = pred, est
+				hi = max(hi, est*(1+half/pred))
+			}
 		}
 	}
 	p.IntervalLowRPS, p.IntervalHighRPS = max(0, lo), hi
@@ -436,6 +451,28 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 // set the prediction.
 func (r *Runner) sharedSaturated(p *report.Point) bool {
 	return r.d.Placement().SharedCores() && p.Diagnostics != nil && p.Diagnostics.SharedIdlePct < sharedBoundIdlePct
+}
+
+// nearSaturated says whether p's slowdown runs left the shared cores
+// (shared placement) idle less than capacityIdlePct of the time: enough
+// for their higher work per request under pauses to have held the
+// prediction down.
+func (r *Runner) nearSaturated(p *report.Point) bool {
+	return r.d.Placement().SharedCores() && p.Diagnostics != nil && p.Diagnostics.SharedIdlePct < capacityIdlePct
+}
+
+// ceiling is the most a point can reach where the shared cores bind its
+// slowdown runs (samples, with what each inserted, ins): the throughput
+// the optimized target alone allows (targetCeiling), or, where the
+// baseline kept the shared cores busy all the time too and so measured
+// their capacity unpaused, the baseline's throughput where lower; 0
+// where neither can be read.
+func (r *Runner) ceiling(samples []*sample, ins []inserted) float64 {
+	c := r.targetCeiling(samples, ins)
+	if b := medianOf(r.base, func(s *sample) float64 { return s.res.Throughput }); r.baseSaturated() && b > 0 && (c <= 0 || b < c) {
+		c = b
+	}
+	return c
 }
 
 // baseSaturated says whether the baseline (median over its runs) left

@@ -145,6 +145,11 @@ type Tuning struct {
 	// instead of the pause per request the run really inserted where the
 	// paused services bound it (see Runner.delayUsed). For comparison.
 	NominalDelay bool
+	// NoCapacityRun leaves the points whose slowdown runs saturated the
+	// shared cores as measured, without the capacity run that measures
+	// those cores' capacity unslowed (see Runner.measureCapacity). For
+	// comparison.
+	NoCapacityRun bool
 	// OpenLoopRate, when positive, drives every run open loop at this many
 	// requests per second instead of closed loop (for benchmarks that
 	// measure cost at a fixed load; predictions need a closed loop).
@@ -158,7 +163,7 @@ func (t Tuning) report() *report.Tuning {
 	}
 	return &report.Tuning{GraphRounds: t.GraphRounds, Uncoordinated: t.Uncoordinated, NoColocatedExtension: t.NoColocatedExtension,
 		NoPeerExtension: t.NoPeerExtension, OverheadCorrection: t.OverheadCorrection, NoGrowthCorrection: t.NoGrowthCorrection,
-		NoIdleCorrection: t.NoIdleCorrection, ShortPausesOnly: t.ShortPausesOnly, NominalDelay: t.NominalDelay, NoStarvedRepair: t.NoStarvedRepair, LongPauseCapMS: float64(t.LongPauseCap) / 1e6, OpenLoopRate: t.OpenLoopRate}
+		NoIdleCorrection: t.NoIdleCorrection, ShortPausesOnly: t.ShortPausesOnly, NominalDelay: t.NominalDelay, NoStarvedRepair: t.NoStarvedRepair, NoCapacityRun: t.NoCapacityRun, LongPauseCapMS: float64(t.LongPauseCap) / 1e6, OpenLoopRate: t.OpenLoopRate}
 }
 
 // pauseLead is the lead every stop is deferred by.
@@ -232,6 +237,9 @@ type Runner struct {
 	truthC1 float64
 	prof    *profile  // set by pre-profiling
 	base    []*sample // baseline runs so far
+	// capRuns are the capacity runs (capacity.go), shared by the
+	// points of one run.
+	capRuns []capacityRun
 	d       backend.Backend
 	spec    *spec.Spec
 	opts    Options
@@ -372,6 +380,9 @@ func (r *Runner) Run(ctx context.Context) (*report.Results, error) {
 		return nil, err
 	}
 	if err := r.repeatNoisy(ctx, points, rounds, out, nil); err != nil {
+		return nil, err
+	}
+	if err := r.measureCapacity(ctx, points); err != nil {
 		return nil, err
 	}
 	r.summarize(out, points)

@@ -100,8 +100,41 @@ func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Va
 		if err := c.measureRepetition(ctx, rep); err != nil {
 			return nil, err
 		}
+		if err := c.measureCapacity(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return c.summarize(d), nil
+}
+
+// measureCapacity makes one capacity run (capacity.go) after a
+// repetition where any variant that makes them wants one, and gives its
+// outcome to every variant that takes them: the run slows nothing, so
+// one serves all.
+func (c *comparison) measureCapacity(ctx context.Context) error {
+	for m, r := range c.runners {
+		r.base = c.base
+		var points []*measuredPoint
+		for _, p := range c.points {
+			points = append(points, &measuredPoint{pointRuns: p.runs[m], d: p.d})
+		}
+		if !r.wantsCapacity(points) {
+			continue
+		}
+		c.first.steps++
+		c.first.step++
+		n := len(r.capRuns)
+		if err := r.measureCapacity(ctx, points); err != nil {
+			return err
+		}
+		for _, o := range c.runners {
+			if o != r && !o.opts.Tuning.NoCapacityRun {
+				o.capRuns = append(o.capRuns, r.capRuns[n:]...)
+			}
+		}
+		return nil
+	}
+	return nil
 }
 
 // variantRunners makes one Runner per variant, every one of them able to

@@ -705,6 +705,10 @@ func (r *Runner) addTruth(p *report.Point, truth []float64, truthRuns []*sample)
 		e := (p.PredictedRPS - t) / t * 100
 		p.ErrorPct = &e
 	}
+	if p.RawPredictedRPS > 0 && t > 0 {
+		e := (p.RawPredictedRPS - t) / t * 100
+		p.RawErrorPct = &e
+	}
 	if p.Diagnostics.PredictedNominalRPS > 0 && t > 0 {
 		e := (p.Diagnostics.PredictedNominalRPS - t) / t * 100
 		p.Diagnostics.ErrorNominalPct = &e

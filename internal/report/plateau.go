@@ -93,11 +93,17 @@ func LevelSharedBound(ps []Point) (onset int, capacity float64, ok bool) {
 			capacity = max(capacity, v)
 			if v != p.PredictedRPS {
 				widenTo(p, v, &ps[src])
-				p.RawPredictedRPS = p.PredictedRPS
+				// A point raised before (to the capacity run's
+				// capacity) keeps what was measured.
+				if p.RawPredictedRPS == 0 {
+					p.RawPredictedRPS = p.PredictedRPS
+				}
 				p.PredictedRPS, p.StdErrPct = v, se
 				if p.ErrorPct != nil && p.TrueRPS != nil && *p.TrueRPS > 0 {
-					raw := *p.ErrorPct
-					p.RawErrorPct = &raw
+					if p.RawErrorPct == nil {
+						raw := *p.ErrorPct
+						p.RawErrorPct = &raw
+					}
 					e := (v - *p.TrueRPS) / *p.TrueRPS * 100
 					p.ErrorPct = &e
 				}
@@ -120,6 +126,7 @@ func ApplyPlateau(r *Results) {
 	r.Plateau = nil
 	onset, capacity, ok := LevelSharedBound(r.Points)
 	if !ok {
+		recomputeErrors(r) // points raised to the capacity run's
 		return
 	}
 	o := r.Points[onset]

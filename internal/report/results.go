@@ -302,10 +302,11 @@ type Point struct {
 	SlowdownRuns  []float64 `json:"slowdown_runs"`
 	PredictedRPS  float64   `json:"predicted_rps"` // median of per-run predictions; 0 when infeasible
 	PredictedRuns []float64 `json:"predicted_runs"`
-	// RawPredictedRPS is, on a shared-bound point whose prediction was
-	// levelled to the shared cores' capacity (LevelSharedBound), the
-	// prediction as measured (the median of predicted_runs); absent
-	// where predicted_rps is that.
+	// RawPredictedRPS is, on a point whose prediction was raised to the
+	// shared cores' capacity (the capacity run's, or the largest
+	// shared-bound prediction: LevelSharedBound), the prediction as
+	// measured (the median of predicted_runs); absent where
+	// predicted_rps is that.
 	RawPredictedRPS float64 `json:"raw_predicted_rps,omitempty"`
 	SpreadPct       float64 `json:"spread_pct"` // (max-min)/median of predicted runs, %
 	// StdErrPct is the standard error of the point's estimate relative to
@@ -391,6 +392,14 @@ type PointDiagnostics struct {
 	// SharedIdlePct is the share of time the non-target services' cores
 	// were idle during the slowdown runs, stops included (median).
 	SharedIdlePct float64 `json:"shared_idle_pct"`
+	// CapacityRPS is, on a point whose slowdown runs kept the shared
+	// cores busy all the time outside the pauses, their capacity as the
+	// capacity run measured it (the application unslowed, those cores
+	// held for a fixed share of the time); predicted_rps is it, or the
+	// target's own ceiling where lower, where that is above the measured
+	// prediction (raw_predicted_rps). Absent where no capacity run bound
+	// the shared cores.
+	CapacityRPS float64 `json:"capacity_rps,omitempty"`
 	// RoundDelayUS is how long rounds took from the target's trigger to
 	// the slowest service's controller (mean per service, the largest over
 	// services, median over runs). Pauses start that late, and services
@@ -811,6 +820,7 @@ type Tuning struct {
 	ShortPausesOnly      bool    `json:"short_pauses_only,omitempty"`
 	NominalDelay         bool    `json:"nominal_delay,omitempty"`
 	NoStarvedRepair      bool    `json:"no_starved_repair,omitempty"`
+	NoCapacityRun        bool    `json:"no_capacity_run,omitempty"`
 	LongPauseCapMS       float64 `json:"long_pause_cap_ms,omitempty"`
 	OpenLoopRate         float64 `json:"open_loop_rate,omitempty"`
 }
