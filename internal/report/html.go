@@ -613,6 +613,9 @@ func plateauHeadline(r *Results, target string, ps []Point) (headline, note stri
 		}
 	}
 	note = fmt.Sprintf("From %s%% on the points are shared-bound: each measures the shared cores' capacity under pauses, which comes out low, so they carry the largest of those measurements", trimFloat(pl.OnsetPct))
+	if v := capacityRun(ps); v > 0 {
+		note = fmt.Sprintf("From %s%% on the points are shared-bound: each measures the shared cores' capacity under pauses, which comes out low, so they carry what the capacity runs measured unslowed, with the queue at those cores (%s req/s), or what the faster target alone allows where lower", trimFloat(pl.OnsetPct), rps(v))
+	}
 	if len(raw) > 0 {
 		note += " (as measured: " + strings.Join(raw, ", ") + " req/s)"
 	}

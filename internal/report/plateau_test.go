@@ -277,3 +277,40 @@ func TestPlateauDescribePerRequest(t *testing.T) {
 		t.Errorf("per request: %q", got)
 	}
 }
+
+// A point raised to the capacity runs' capacity before levelling keeps
+// what it measured through the levelling, the points levelled to it
+// theirs, and the table says where the capacity came from.
+func TestCapacityRaisedPointLevelled(t *testing.T) {
+	raised := pt(600, 2150, true, 2191)
+	raised.RawPredictedRPS = 2008
+	rawErr := (2008.0 - 2191) / 2191 * 100
+	raised.RawErrorPct = &rawErr
+	raised.Diagnostics = &PointDiagnostics{CapacityRPS: 2150}
+	r := &Results{
+		Kind: KindValidate, App: "hotel", Target: "profile", C1: 1, Q1: 1, U1US: 1000,
+		Baseline: Baseline{RPS: 1146, Runs: []float64{1146}},
+		Settings: Settings{Placement: map[string][]int{"profile": {1}, "search": {0}}},
+		Points:   []Point{pt(400, 1887, false, 1935), raised, pt(800, 1819, true, 2185)},
+	}
+	ApplyPlateau(r)
+	if p := r.Points[1]; p.PredictedRPS != 2150 || p.RawPredictedRPS != 2008 || p.RawErrorPct == nil || *p.RawErrorPct != rawErr {
+		t.Errorf("raised point: prediction %.1f, raw %.1f, raw error %v; want 2150, 2008, %v", p.PredictedRPS, p.RawPredictedRPS, p.RawErrorPct, rawErr)
+	}
+	if p := r.Points[2]; p.PredictedRPS != 2150 || p.RawPredictedRPS != 1819 {
+		t.Errorf("levelled point: prediction %.1f, raw %.1f; want 2150, 1819", p.PredictedRPS, p.RawPredictedRPS)
+	}
+	if r.RawRMSEPct == nil || r.RMSEPct == nil || *r.RawRMSEPct <= *r.RMSEPct {
+		t.Errorf("RMSE %v, raw RMSE %v: want the raw one reported, and larger", r.RMSEPct, r.RawRMSEPct)
+	}
+	var b strings.Builder
+	if err := WriteTable(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if want := "* raised to the shared cores' capacity (the capacity runs measured 2150 req/s unslowed"; !strings.Contains(b.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
+	if want := "as measured (raw_predicted_rps): 60% 2008.0, 80% 1819.0"; !strings.Contains(b.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
+}

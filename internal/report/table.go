@@ -183,7 +183,11 @@ func writeTableFooter(w io.Writer, r *Results, levelled []string) {
 		fmt.Fprintf(w, "90%% intervals held the truth at %d of %d points\n", r.Coverage.Covered, r.Coverage.Points)
 	}
 	if len(levelled) > 0 {
-		fmt.Fprintf(w, "* shared-bound, levelled to the shared cores' capacity; as measured (raw_predicted_rps): %s\n", strings.Join(levelled, ", "))
+		how := "shared-bound, levelled to the shared cores' capacity"
+		if v := capacityRun(r.Points); v > 0 {
+			how = fmt.Sprintf("raised to the shared cores' capacity (the capacity runs measured %.0f req/s unslowed, with the queue at those cores; docs/method.md)", v)
+		}
+		fmt.Fprintf(w, "* %s; as measured (raw_predicted_rps): %s\n", how, strings.Join(levelled, ", "))
 	}
 	if r.RMSEPct != nil || r.MaxAbsErrorPct != nil {
 		fmt.Fprintf(w, "\nRMSE %s, max |error| %s", optional(r.RMSEPct, "%.1f%%"), optional(r.MaxAbsErrorPct, "%.1f%%"))
@@ -266,4 +270,15 @@ func triggerText(r *Results) string {
 		return "rounds followed " + r.Target + "'s CPU time (--trigger cpu)"
 	}
 	return "rounds followed " + r.Target + "'s calls, counted by its instrumentation"
+}
+
+// capacityRun is the shared cores' capacity the capacity runs measured
+// (diagnostics.capacity_rps) where a raised point carries it, else 0.
+func capacityRun(ps []Point) float64 {
+	for _, p := range ps {
+		if p.RawPredictedRPS > 0 && p.Diagnostics != nil && p.Diagnostics.CapacityRPS > 0 {
+			return p.Diagnostics.CapacityRPS
+		}
+	}
+	return 0
 }
