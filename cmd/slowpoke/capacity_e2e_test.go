@@ -1,0 +1,99 @@
+//go:build e2e
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The demo at 80% leaves the shared core (nearly) without idle time in
+// its slowdown runs on a 2-core machine: validate then makes capacity runs
+// (the application unslowed, the shared core held by real-time threads
+// for a share of every 100 ms), says so, raises the point to their
+// capacity where that is above what it measured, keeps the measured value,
+// and leaves nothing behind.
+func TestCapacityRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo application")
+	}
+	bin := buildSlowpoke(t)
+	dir := t.TempDir()
+	for _, f := range []string{"app.yaml", "topology.yaml"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "demo", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(bin, filepath.Join(dir, emuName)); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "validate", "-f", filepath.Join(dir, "app.yaml"), "--target", "cart", "--reduce", "80%",
+		"--reps", "1", "--max-reps", "1", "--duration", "2s", "--pause", "cores", "--placement", "shared", "--out", out)
+	cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := runWithTimeout(cmd, 5*time.Minute); err != nil {
+		t.Fatalf("validate: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	checkNoLeftovers(t, out)
+	var res struct {
+		Baseline struct {
+			RPS float64 `json:"rps"`
+		} `json:"baseline"`
+		Points []struct {
+			PredictedRPS    float64 `json:"predicted_rps"`
+			RawPredictedRPS float64 `json:"raw_predicted_rps"`
+			IntervalLowRPS  float64 `json:"interval_low_rps"`
+			Diagnostics     struct {
+				SharedIdlePct float64 `json:"shared_idle_pct"`
+				CapacityRPS   float64 `json:"capacity_rps"`
+			} `json:"diagnostics"`
+		} `json:"points"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Points) != 1 {
+		t.Fatalf("%d points, want 1", len(res.Points))
+	}
+	p := res.Points[0]
+	progress := stdout.String() + stderr.String()
+	t.Logf("idle %.1f%%, capacity %.0f req/s, predicted %.0f (measured %.0f), baseline %.0f", p.Diagnostics.SharedIdlePct, p.Diagnostics.CapacityRPS, p.PredictedRPS, p.RawPredictedRPS, res.Baseline.RPS)
+	if p.Diagnostics.SharedIdlePct >= 5 {
+		t.Skipf("the shared core idled %.1f%% of the 80%% point's slowdown run: this machine makes no capacity run for it", p.Diagnostics.SharedIdlePct)
+	}
+	if !strings.Contains(progress, "capacity run: ") {
+		t.Fatalf("no capacity run reported:\n%s", progress)
+	}
+	if !strings.Contains(progress, "the shared cores' capacity: ") {
+		// Every capacity run left the shared core idle or the demo at
+		// its baseline: the point must then be as measured.
+		if p.Diagnostics.CapacityRPS != 0 || p.RawPredictedRPS != 0 {
+			t.Errorf("no capacity measured, yet capacity_rps %.0f, raw_predicted_rps %.0f", p.Diagnostics.CapacityRPS, p.RawPredictedRPS)
+		}
+		return
+	}
+	if p.Diagnostics.CapacityRPS <= res.Baseline.RPS {
+		t.Errorf("capacity %.0f req/s, not above the baseline's %.0f, which the shared core did not bind", p.Diagnostics.CapacityRPS, res.Baseline.RPS)
+	}
+	if p.RawPredictedRPS > 0 {
+		if p.PredictedRPS <= p.RawPredictedRPS || p.IntervalLowRPS > p.RawPredictedRPS {
+			t.Errorf("raised point: predicted %.0f, measured %.0f, interval low %.0f: want the estimate above what was measured, and the measured value inside the interval", p.PredictedRPS, p.RawPredictedRPS, p.IntervalLowRPS)
+		}
+	}
+}
