@@ -417,13 +417,15 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 			hi = max(hi, c*(1+half/pred))
 		}
 	}
-	if d > 0 && r.nearSaturated(p) && pred > 0 {
+	if d > 0 && r.nearSaturated(p) && pred > 0 && !flags[report.FlagTargetStarved] {
 		// Where a capacity run measured the shared cores' capacity with
 		// the queue at them, unslowed (capacity.go), that capacity, or
 		// the ceiling above where lower, is the estimate, the measured
 		// prediction the interval's low end: the slowdown runs had the
 		// queue at the target between the pauses, and the shared cores
-		// did more work per request than the faster system's do.
+		// did more work per request than the faster system's do. (A
+		// starved target's point is a lower bound, below: it stays what
+		// was measured.)
 		if capRPS := r.sharedCapacity(); capRPS > 0 {
 			est := capRPS
 			if c := r.ceiling(samples, ins); c > 0 {
