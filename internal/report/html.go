@@ -178,7 +178,7 @@ var flagMeanings = map[string]flagText{
 		[]advice{{text: "use --pause cores", done: pausedBy("cores")}, {text: "a larger --batch"}, {text: "more cores"}}},
 	FlagHoldLeak: {"With --pause cores, the holding threads ran less than 95% of the pauses, so something else ran on the held cores and slowpoke over-predicts",
 		[]advice{{text: "check the kernel's real-time throttling (sched_rt_runtime_us)"}, {text: "use --pause signal"}}},
-	FlagSharedBound: {"The cores the other services share, not the target, set the throughput of this point's slowdown runs, and co-located services do less work per request in the really faster system than under pauses (fewer context switches), so the prediction may be low",
+	FlagSharedBound: {"The cores the other services share, not the target, set the throughput of this point's slowdown runs, and co-located services do less work per request in the really faster system than under pauses (fewer context switches), so the prediction as measured is low; with --pause cores, capacity runs measure those cores' capacity unslowed and the point carries it",
 		[]advice{{text: "give every service cores of its own (--placement dedicated)", done: dedicated}, {text: "check it with validate"}}},
 	FlagNoisy: {"The repetitions disagree: the point's standard error stayed above 3% even after the extra repetitions",
 		[]advice{{text: "allow more repetitions or a longer duration"}, {text: "pin the services to dedicated cores", done: dedicated}, {text: "quieten the machine"}}},
