@@ -24,19 +24,10 @@ func TestCapacityRun(t *testing.T) {
 		t.Skip("starts the demo application")
 	}
 	bin := buildSlowpoke(t)
-	dir := t.TempDir()
-	for _, f := range []string{"app.yaml", "topology.yaml"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "demo", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Symlink(bin, filepath.Join(dir, emuName)); err != nil {
-		t.Fatal(err)
-	}
+	// The demo's ports: an attached demo of the test before may still
+	// be letting them go.
+	waitDemoPortsFree(t, time.Minute)
+	dir := demoSpecDir(t, bin)
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command(bin, "validate", "-f", filepath.Join(dir, "app.yaml"), "--target", "cart", "--reduce", "80%",
 		"--reps", "1", "--max-reps", "1", "--duration", "2s", "--pause", "cores", "--placement", "shared", "--out", out)
@@ -46,7 +37,7 @@ func TestCapacityRun(t *testing.T) {
 	if err := runWithTimeout(cmd, 5*time.Minute); err != nil {
 		t.Fatalf("validate: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
-	checkNoLeftovers(t, out)
+	checkNoLeftovers(t, dir)
 	var res struct {
 		Baseline struct {
 			RPS float64 `json:"rps"`

@@ -172,13 +172,12 @@ func TestFaultsAreNamed(t *testing.T) {
 // predictions come is the lab's bench accuracy's, docs/lab.md). The
 // reductions keep cart the bottleneck: past about 45% the shared core
 // binds.
-func TestDemoValidate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the demo application")
-	}
-	bin := buildSlowpoke(t)
+// demoSpecDir is a temporary directory with the demo's spec and topology
+// and a slowpoke-emu link to bin, for a run with it first on its PATH
+// (which also marks every process of the run: checkNoLeftovers(t, dir)).
+func demoSpecDir(t *testing.T, bin string) string {
+	t.Helper()
 	dir := t.TempDir()
-	// The demo's spec and a slowpoke-emu link on the services' PATH.
 	for _, f := range []string{"app.yaml", "topology.yaml"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "demo", f))
 		if err != nil {
@@ -191,6 +190,15 @@ func TestDemoValidate(t *testing.T) {
 	if err := os.Symlink(bin, filepath.Join(dir, emuName)); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+func TestDemoValidate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo application")
+	}
+	bin := buildSlowpoke(t)
+	dir := demoSpecDir(t, bin)
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command(bin, "validate", "-f", filepath.Join(dir, "app.yaml"), "--target", "cart", "--reduce", "20,40%", "--reps", "2", "--out", out)
 	cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
