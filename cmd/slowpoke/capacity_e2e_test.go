@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,13 +51,7 @@ func TestCapacityRun(t *testing.T) {
 			} `json:"diagnostics"`
 		} `json:"points"`
 	}
-	b, err := os.ReadFile(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	readResultsJSON(t, out, &res)
 	if len(res.Points) != 1 {
 		t.Fatalf("%d points, want 1", len(res.Points))
 	}

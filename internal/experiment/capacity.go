@@ -113,7 +113,7 @@ func (r *Runner) measureCapacity(ctx context.Context, points []*measuredPoint) e
 	keep := min(capacityMaxKeep, max(capacityMinKeep, capacityKeepHigh*used))
 	bound := 0
 	for try := 0; try < capacityTries && bound < 2 && keep >= capacityMinKeep; try++ {
-		c, err := r.capacityRun(ctx, keep)
+		c, err := r.runCapacity(ctx, keep)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -137,10 +137,10 @@ func (r *Runner) measureCapacity(ctx context.Context, points []*measuredPoint) e
 	return nil
 }
 
-// capacityRun measures one window unslowed with the shared cores held
+// runCapacity measures one window unslowed with the shared cores held
 // for (1-keep) of every capacityPeriod, each hold capped at its length
 // (and at --max-pause, which shortens the period with it).
-func (r *Runner) capacityRun(ctx context.Context, keep float64) (capacityRun, error) {
+func (r *Runner) runCapacity(ctx context.Context, keep float64) (capacityRun, error) {
 	period := capacityPeriod
 	hold := time.Duration((1 - keep) * float64(period))
 	if mp := r.opts.MaxPause; mp > 0 && hold > mp {
@@ -176,8 +176,7 @@ func (r *Runner) capacityRun(ctx context.Context, keep float64) (capacityRun, er
 	}
 	st := h.Stats()
 	c := capacityRun{s: s, kept: 1 - float64(st.HeldCPU)/float64(elapsed)}
-	base := medianOf(r.base, func(s *sample) float64 { return s.res.Throughput })
-	c.bound = r.sharedIdlePct(s) < sharedBoundIdlePct && s.res.Throughput < (1-capacityBelowBase)*base
+	c.bound = r.sharedIdlePct(s) < sharedBoundIdlePct && s.res.Throughput < (1-capacityBelowBase)*r.baseRPS()
 	return c, nil
 }
 

@@ -471,10 +471,15 @@ func (r *Runner) nearSaturated(p *report.Point) bool {
 // where neither can be read.
 func (r *Runner) ceiling(samples []*sample, ins []inserted) float64 {
 	c := r.targetCeiling(samples, ins)
-	if b := medianOf(r.base, func(s *sample) float64 { return s.res.Throughput }); r.baseSaturated() && b > 0 && (c <= 0 || b < c) {
+	if b := r.baseRPS(); r.baseSaturated() && b > 0 && (c <= 0 || b < c) {
 		c = b
 	}
 	return c
+}
+
+// baseRPS is the baselines' median throughput (0 before any).
+func (r *Runner) baseRPS() float64 {
+	return medianOf(r.base, func(s *sample) float64 { return s.res.Throughput })
 }
 
 // baseSaturated says whether the baseline (median over its runs) left

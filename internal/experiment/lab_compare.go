@@ -107,10 +107,10 @@ func Compare(ctx context.Context, d backend.Backend, opts Options, variants []Va
 	return c.summarize(d), nil
 }
 
-// measureCapacity makes one capacity run (capacity.go) after a
-// repetition where any variant that makes them wants one, and gives its
-// outcome to every variant that takes them: the run slows nothing, so
-// one serves all.
+// measureCapacity makes the capacity runs (capacity.go) after a
+// repetition where any variant that makes them wants them, and gives
+// them to every variant that takes them: they slow nothing, so one set
+// serves all.
 func (c *comparison) measureCapacity(ctx context.Context) error {
 	for m, r := range c.runners {
 		r.base = c.base
