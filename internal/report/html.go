@@ -601,10 +601,10 @@ func plateauHeadline(r *Results, target string, ps []Point) (headline, note stri
 	pl := r.Plateau
 	stop := fmt.Sprintf("gains stop at about %s%% less CPU per call (%.0f µs%s), beyond which %s are the limit", trimFloat(math.Round(pl.StopPct)), pl.StopUS, pl.unit(), pl.limit())
 	if b := r.Baseline.RPS; b > 0 && finite(b) {
-		headline = fmt.Sprintf("If %s took less CPU per call, throughput would go from %s to at least %s req/s (%+.1f%%) and no further: %s.",
-			target, rps(b), rps(pl.CapacityRPS), (pl.CapacityRPS/b-1)*100, stop)
+		headline = fmt.Sprintf("If %s took less CPU per call, throughput would go from %s to %s %s req/s (%+.1f%%) and no further: %s.",
+			target, rps(b), pl.level(), rps(pl.CapacityRPS), (pl.CapacityRPS/b-1)*100, stop)
 	} else {
-		headline = fmt.Sprintf("If %s took less CPU per call, throughput would reach at least %s req/s and no further: %s.", target, rps(pl.CapacityRPS), stop)
+		headline = fmt.Sprintf("If %s took less CPU per call, throughput would reach %s %s req/s and no further: %s.", target, pl.level(), rps(pl.CapacityRPS), stop)
 	}
 	var raw []string
 	for _, q := range ps {

@@ -29,6 +29,11 @@ type Plateau struct {
 	// under pauses and comes out low, or of a point at a smaller
 	// reduction where that is higher (the level the curve ends on).
 	CapacityRPS float64 `json:"capacity_rps"`
+	// Unslowed says that CapacityRPS is the capacity runs' estimate (the
+	// shared cores measured unslowed, with the queue at them), which may
+	// be above or below the truth, rather than a measurement under pauses,
+	// which is low: "about", not "at least".
+	Unslowed bool `json:"unslowed,omitempty"`
 	// Shared are the services on the shared cores.
 	Shared []string `json:"shared,omitempty"`
 	// PerRequest: the target's calls were not counted, so OnsetUS and
@@ -132,6 +137,9 @@ func ApplyPlateau(r *Results) {
 	o := r.Points[onset]
 	if last := lastFeasible(r.Points); last != nil && slices.Contains(last.Flags, FlagSharedBound) {
 		r.Plateau = plateauOf(r, o, capacity)
+		if v := capacityRun(r.Points); v > 0 && capacity <= v*(1+1e-9) {
+			r.Plateau.Unslowed = true
+		}
 	}
 	recomputeErrors(r)
 }
@@ -216,8 +224,17 @@ func sharedServices(r *Results) []string {
 // "gains stop at about 41% (432 µs): beyond it the cores shared by a, b
 // are the limit, at least 2008 req/s".
 func (pl *Plateau) Describe() string {
-	return fmt.Sprintf("gains stop at about %s%% (%.0f µs%s): beyond it %s are the limit, at least %s req/s",
-		trimFloat(math.Round(pl.StopPct)), pl.StopUS, pl.unit(), pl.limit(), rps(pl.CapacityRPS))
+	return fmt.Sprintf("gains stop at about %s%% (%.0f µs%s): beyond it %s are the limit, %s %s req/s",
+		trimFloat(math.Round(pl.StopPct)), pl.StopUS, pl.unit(), pl.limit(), pl.level(), rps(pl.CapacityRPS))
+}
+
+// level says how CapacityRPS bounds the truth: "at least" where it was
+// measured under pauses, "about" where the capacity runs estimated it.
+func (pl *Plateau) level() string {
+	if pl.Unslowed {
+		return "about"
+	}
+	return "at least"
 }
 
 // limit names what binds beyond the plateau.

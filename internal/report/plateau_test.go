@@ -307,6 +307,15 @@ func TestCapacityRaisedPointLevelled(t *testing.T) {
 	if err := WriteTable(&b, r); err != nil {
 		t.Fatal(err)
 	}
+	if r.Plateau == nil || !r.Plateau.Unslowed {
+		t.Fatalf("plateau %+v: want it marked as the capacity runs' estimate", r.Plateau)
+	}
+	if want := "are the limit, about 2150 req/s."; !strings.Contains(b.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
+	if h, _ := resultsHeadline(r); !strings.Contains(h, "to about 2150 req/s") {
+		t.Errorf("headline %q does not say about 2150 req/s", h)
+	}
 	if want := "* raised to the shared cores' capacity (the capacity runs measured 2150 req/s unslowed"; !strings.Contains(b.String(), want) {
 		t.Errorf("table lacks %q:\n%s", want, b.String())
 	}
