@@ -2,11 +2,13 @@ package experiment
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/internal/wire"
 	"github.com/slowpoke-dev/slowpoke/load"
 )
@@ -61,17 +63,20 @@ func TestCapacityRaisesSaturatedPoints(t *testing.T) {
 	const ceiling = 1 / 0.8e-3
 	shared := backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}}
 	for _, tt := range []struct {
-		name string
-		idle time.Duration // the shared cores' idle time in the 1 s window
-		runs []capacityRun
-		want float64 // 0: the measured prediction
+		name    string
+		idle    time.Duration // the shared cores' idle time in the 1 s window
+		starved bool          // the target idled in the pauses
+		runs    []capacityRun
+		want    float64 // 0: the measured prediction
 	}{
-		{"saturated, capacity below the ceiling", 0, []capacityRun{capRun(495, 0.45, true), capRun(275, 0.25, true)}, 1100},
-		{"near saturated", 30 * time.Millisecond, []capacityRun{capRun(495, 0.45, true), capRun(275, 0.25, true)}, 1100},
-		{"saturated, capacity above the ceiling", 0, []capacityRun{capRun(900, 0.45, true), capRun(500, 0.25, true)}, ceiling},
-		{"idle 10%", 100 * time.Millisecond, []capacityRun{capRun(495, 0.45, true), capRun(275, 0.25, true)}, 0},
-		{"no capacity run", 0, nil, 0},
-		{"capacity runs not bound", 0, []capacityRun{capRun(450, 0.45, false)}, 0},
+		{"saturated, capacity below the ceiling", 0, false, []capacityRun{capRun(495, 0.45, true), capRun(275, 0.25, true)}, 1100},
+		{"near saturated", 30 * time.Millisecond, false, []capacityRun{capRun(495, 0.45, true), capRun(275, 0.25, true)}, 1100},
+		{"saturated, capacity above the ceiling", 0, false, []capacityRun{capRun(900, 0.45, true), capRun(500, 0.25, true)}, ceiling},
+		{"idle 10%", 100 * time.Millisecond, false, []capacityRun{capRun(495, 0.45, true), capRun(275, 0.25, true)}, 0},
+		// A starved target's point stays what was measured, a lower bound.
+		{"saturated, target starved", 0, true, []capacityRun{capRun(495, 0.45, true), capRun(275, 0.25, true)}, 0},
+		{"no capacity run", 0, false, nil, 0},
+		{"capacity runs not bound", 0, false, []capacityRun{capRun(450, 0.45, false)}, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &Runner{
@@ -87,6 +92,9 @@ func TestCapacityRaisesSaturatedPoints(t *testing.T) {
 			}
 			s := delaySample(0.6, map[string]time.Duration{"t": 240 * time.Millisecond}, nil)
 			s.idle = tt.idle
+			if tt.starved {
+				s.rounds["t"].PauseWindowNS, s.rounds["t"].PauseBusyNS = int64(time.Second), int64(0.1*float64(time.Second))
+			}
 			measured := r.point(d, &pointRuns{sd: *s.slowdown, samples: []*sample{s}}, nil)
 			r.capRuns = nil
 			if plain := r.point(d, &pointRuns{sd: *s.slowdown, samples: []*sample{s}}, nil); plain.PredictedRPS <= 0 || plain.RawPredictedRPS != 0 {
@@ -94,6 +102,9 @@ func TestCapacityRaisesSaturatedPoints(t *testing.T) {
 			} else if tt.want == 0 {
 				if measured.PredictedRPS != plain.PredictedRPS || measured.RawPredictedRPS != 0 {
 					t.Errorf("prediction %.1f (raw %.1f), want it as measured, %.1f", measured.PredictedRPS, measured.RawPredictedRPS, plain.PredictedRPS)
+				}
+				if tt.starved && (measured.Estimate != report.EstimateLowerBound || !slices.Contains(measured.Flags, report.FlagTargetStarved)) {
+					t.Errorf("estimate %q, flags %v: want a lower bound flagged target-starved", measured.Estimate, measured.Flags)
 				}
 			} else {
 				if plain.PredictedRPS >= tt.want {
