@@ -30,11 +30,13 @@ var rankVariants = map[string][]string{
 	"no-census":     {"--bound=false"},
 	"full":          {"--screen=false"},
 	"fresh-confirm": {"--fresh-confirm"},
+	"screen-all":    {"--screen-all"},
 }
 
 func init() {
 	rankResearchFlags = func(fs *flag.FlagSet, c *rankConfig) {
 		fs.BoolVar(&c.freshConfirm, "fresh-confirm", c.freshConfirm, "measure each candidate's confirmation from the start, pre-profiling included, instead of continuing its screening (for comparison)")
+		fs.BoolVar(&c.screenAll, "screen-all", c.screenAll, "screen every service past its first baseline, also where that baseline found the shared cores saturated with the service mostly idle (for comparison)")
 	}
 }
 
@@ -48,7 +50,7 @@ func benchRank(args []string) int {
 	suiteName := fs.String("suite", "", "a configuration of the synthetic suite instead of -f (e.g. tree43), written to the output directory")
 	plant := fs.String("plant", "", "with --suite: work_us of services' every endpoint, as service=µs,... (e.g. service20=25000,service9=3000)")
 	expect := fs.String("expect", "", "the service the bottleneck is planted in, whose first place the record checks (default: with --plant, the service given the most work)")
-	variants := fs.String("variants", "census,no-census", "variants, alternating per iteration: census (rank's default), no-census (--bound=false), full (--screen=false), fresh-confirm (--fresh-confirm: confirmations from the start)")
+	variants := fs.String("variants", "census,no-census", "variants, alternating per iteration: census (rank's default), no-census (--bound=false), full (--screen=false), fresh-confirm (--fresh-confirm: confirmations from the start), screen-all (--screen-all: no screening ends at its first baseline)")
 	iterations := fs.Int("iterations", 1, "iterations, each every variant once")
 	rankArgs := fs.String("rank-args", "", "more flags for every rank, space-separated (e.g. \"--connections 8 --seed 1\")")
 	validateN := fs.Int("validate", 0, "after the rankings, check the first ranking's first N services and the planted one, each by its own validate at the ranking's largest reduction (0: none)")
@@ -78,7 +80,7 @@ func benchRank(args []string) int {
 	for _, v := range strings.Split(*variants, ",") {
 		v = strings.TrimSpace(v)
 		if _, ok := rankVariants[v]; !ok {
-			return fail(2, fmt.Sprintf("--variants: unknown variant %q (census, no-census, full, fresh-confirm)", v))
+			return fail(2, fmt.Sprintf("--variants: unknown variant %q (census, no-census, full, fresh-confirm, screen-all)", v))
 		}
 		names = append(names, v)
 	}

@@ -55,6 +55,10 @@ type rankConfig struct {
 	// instead of continuing its screening (a research switch, for
 	// comparison: rankResearchFlags).
 	freshConfirm bool
+	// screenAll screens every service past its first baseline, also
+	// where that baseline found the other services setting the
+	// throughput (experiment.Tuning.ScreenAll; a research switch).
+	screenAll bool
 }
 
 // rankResearchFlags adds rank's research switches to its flags; only the

@@ -234,6 +234,10 @@ func screenEntry(name string, res *report.Results, err error, minGain float64) r
 		e.Verdict, e.Reason = report.VerdictNotCalled, "the workload does not call it"
 	case errors.Is(err, experiment.ErrNoCPU):
 		e.Verdict, e.Reason = report.VerdictSkipped, errText(err)
+	case errors.As(err, new(*experiment.OthersBindError)):
+		// Its baseline is the answer: kept for the table.
+		e.Stage, e.Verdict, e.Reason, e.Results = report.StageBounded, report.VerdictSkipped, "not screened further: "+err.Error(), res
+		return e
 	default:
 		e.Verdict, e.Reason = report.VerdictFailed, errText(err)
 	}
@@ -357,8 +361,8 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 		return nil
 	}
 	logEntry := func(e report.RankEntry, pass bool) {
-		switch e.Verdict {
-		case report.VerdictGain, report.VerdictNoGain:
+		switch {
+		case e.Verdict == report.VerdictGain || e.Verdict == report.VerdictNoGain:
 			what := "ruled out"
 			switch {
 			case e.Verdict == report.VerdictGain:
@@ -371,6 +375,8 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 				what = fmt.Sprintf("ruled out (no gain above %.1f%%, which a full measurement could show)", report.ScreenBar(e, c.minGain, c.maxReps))
 			}
 			app.logf("%sscreened %s: %s at %s: %s", prog.prefix(0, 0), e.Service, e.GainText(), red.Text, what)
+		case e.Stage == report.StageBounded:
+			app.logf("%sscreened %s up to its baseline: ruled out: %s", prog.prefix(0, 0), e.Service, strings.TrimPrefix(e.Reason, "not screened further: "))
 		default:
 			app.logf("%sscreened %s: %s: %s", prog.prefix(0, 0), e.Service, e.Verdict, e.Reason)
 		}
@@ -393,11 +399,16 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 			break
 		}
 		e := screenEntry(name, res, err, c.minGain)
-		e.ScreenNoise = screenNoise(noiseBut(name))
+		if e.Stage == report.StageScreened {
+			e.ScreenNoise = screenNoise(noiseBut(name))
+		}
 		prog.end()
 		if res != nil {
 			baselines[name] = res.Baseline.Runs
 			screenings[name] = sc
+		}
+		if e.Stage == report.StageBounded {
+			out.Screening.OthersBind = append(out.Screening.OthersBind, name)
 		}
 		byName[name] = len(out.Entries)
 		out.Entries = append(out.Entries, e)
@@ -598,6 +609,7 @@ func screenOne(ctx context.Context, app *session, c rankConfig, name string, red
 		Trigger:     c.method.trigger,
 		Spans:       app.spans,
 		NoiseGroups: noise,
+		Tuning:      experiment.Tuning{ScreenAll: c.screenAll},
 	})
 	if err != nil {
 		return nil, nil, err

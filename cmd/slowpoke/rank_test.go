@@ -94,10 +94,16 @@ func TestScreenEntry(t *testing.T) {
 		{"not called", nil, fmt.Errorf("x: %w", experiment.ErrNotCalled), report.VerdictNotCalled, report.StageScreened, false},
 		{"no CPU", nil, fmt.Errorf("x: %w", experiment.ErrNoCPU), report.VerdictSkipped, report.StageScreened, false},
 		{"error", nil, errors.New("configure x: refused"), report.VerdictFailed, report.StageFailed, false},
+		// Its baseline found the other services setting the throughput:
+		// bounded, skipped, the baseline kept for the table.
+		{"others bind", &report.Results{Target: "svc", C1: 1, Baseline: report.Baseline{RPS: 662}}, &experiment.OthersBindError{Target: "svc", TargetBusyPct: 10}, report.VerdictSkipped, report.StageBounded, false},
 	} {
 		e := screenEntry("svc", tt.res, tt.err, 5)
 		if e.Verdict != tt.verdict || e.Stage != tt.stage || report.PassesScreen(e, 5, 3) != tt.pass {
 			t.Errorf("%s: verdict %s, stage %s, passes %v; want %s, %s, %v", tt.name, e.Verdict, e.Stage, report.PassesScreen(e, 5, 3), tt.verdict, tt.stage, tt.pass)
+		}
+		if tt.stage == report.StageBounded && (e.Results != tt.res || !strings.HasPrefix(e.Reason, "not screened further: the shared cores bound its own baseline")) {
+			t.Errorf("%s: results %v, reason %q: want the baseline kept and the reason", tt.name, e.Results, e.Reason)
 		}
 	}
 }

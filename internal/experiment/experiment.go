@@ -150,6 +150,10 @@ type Tuning struct {
 	// those cores' capacity unslowed (see Runner.measureCapacity). For
 	// comparison.
 	NoCapacityRun bool
+	// ScreenAll screens a service past its pre-profiling also where that
+	// baseline found the shared cores bound with the service mostly idle
+	// (Runner.othersBind). For comparison.
+	ScreenAll bool
 	// OpenLoopRate, when positive, drives every run open loop at this many
 	// requests per second instead of closed loop (for benchmarks that
 	// measure cost at a fixed load; predictions need a closed loop).
@@ -163,7 +167,7 @@ func (t Tuning) report() *report.Tuning {
 	}
 	return &report.Tuning{GraphRounds: t.GraphRounds, Uncoordinated: t.Uncoordinated, NoColocatedExtension: t.NoColocatedExtension,
 		NoPeerExtension: t.NoPeerExtension, OverheadCorrection: t.OverheadCorrection, NoGrowthCorrection: t.NoGrowthCorrection,
-		NoIdleCorrection: t.NoIdleCorrection, ShortPausesOnly: t.ShortPausesOnly, NominalDelay: t.NominalDelay, NoStarvedRepair: t.NoStarvedRepair, NoCapacityRun: t.NoCapacityRun, LongPauseCapMS: float64(t.LongPauseCap) / 1e6, OpenLoopRate: t.OpenLoopRate}
+		NoIdleCorrection: t.NoIdleCorrection, ShortPausesOnly: t.ShortPausesOnly, NominalDelay: t.NominalDelay, NoStarvedRepair: t.NoStarvedRepair, NoCapacityRun: t.NoCapacityRun, ScreenAll: t.ScreenAll, LongPauseCapMS: float64(t.LongPauseCap) / 1e6, OpenLoopRate: t.OpenLoopRate}
 }
 
 // pauseLead is the lead every stop is deferred by.

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -51,6 +52,10 @@ type Screening struct {
 // as in Run). The results are predict's, with that one point; the
 // Screening adds runs to it (More).
 //
+// Where the pre-profiling baseline shows that the other services set the
+// throughput (OthersBindError), the screening ends there: the error,
+// and the results with that baseline and no point.
+//
 // A window that holds fewer than screenCycles request cycles
 // (connections / throughput, from pre-profiling) measures a transient:
 // the slowdown runs and later baselines then get a window of that many
@@ -70,6 +75,10 @@ func (r *Runner) Screen(ctx context.Context, longest time.Duration) (*Screening,
 	r.steps, r.start = ScreenRuns, time.Now()
 	if err := r.preProfile(ctx, out); err != nil {
 		return nil, nil, err
+	}
+	if err := r.othersBind(); err != nil {
+		out.Baseline = r.baselineOf(r.base)
+		return nil, out, err
 	}
 	if tput := r.base[0].res.Throughput; tput > 0 && longest > r.opts.Duration {
 		cycle, want := cycleWindow(r.opts.Connections, tput, longest)
@@ -94,6 +103,54 @@ func (r *Runner) Screen(ctx context.Context, longest time.Duration) (*Screening,
 		return nil, nil, err
 	}
 	return sc, res, nil
+}
+
+// othersBindBusy is the share of its own cores that a service may keep
+// busy in its pre-profiling baseline, at most, for that baseline to end
+// its screening where the shared cores were saturated (othersBind). A
+// service busy most of the time may hold a queue, and a faster one moves
+// it to the shared services, which then do less work per request (on
+// OnlineBoutique, cart busy 83% of its core with the shared cores idle
+// 0.0% still gained 28-50%); the services ruled out on boutique and the
+// demo kept theirs busy 1-16% (docs/notes/rank-screening.md).
+const othersBindBusy = 0.5
+
+// OthersBindError is the error of a screening that ended after
+// pre-profiling (Runner.Screen, errors.As): under shared placement, the
+// service's own baseline, with it on cores of its own, left the shared
+// cores idle less than 1% of the time while it kept its cores busy less
+// than half of it. The other services then set the throughput: the
+// requests wait at them, not at the target, and a faster target leaves
+// their work, and the throughput, as they are. No slowdown run can show
+// otherwise on this placement, so none is made.
+type OthersBindError struct {
+	Target        string
+	SharedIdlePct float64 // the shared cores' idle time in the baseline, %
+	TargetBusyPct float64 // the target's CPU time over its cores, %
+}
+
+func (e *OthersBindError) Error() string {
+	return fmt.Sprintf("the shared cores bound its own baseline (idle %.1f%%) while %s kept its core busy %.0f%% of the time: the other services, not %s, set the throughput, and a faster %s leaves their work as it is",
+		e.SharedIdlePct, e.Target, e.TargetBusyPct, e.Target, e.Target)
+}
+
+// othersBind is the OthersBindError of the target's pre-profiling
+// baseline (the first of r.base), or nil where it does not apply: not
+// shared placement, the target not pinned, the shared cores idle 1% or
+// more, the target busy half of its cores or more, or Tuning.ScreenAll.
+func (r *Runner) othersBind() error {
+	pl := r.d.Placement()
+	if r.opts.Tuning.ScreenAll || !pl.SharedCores() || len(pl.TargetCPUs) == 0 || len(r.base) == 0 || r.base[0].window <= 0 {
+		return nil
+	}
+	s := r.base[0]
+	idle := r.sharedIdlePct(s)
+	_, cpu := s.delta(r.opts.Target)
+	busy := cpu.Seconds() / s.window.Seconds() / float64(len(pl.TargetCPUs))
+	if idle >= sharedBoundIdlePct || busy >= othersBindBusy || s.res == nil || s.res.Throughput <= 0 {
+		return nil
+	}
+	return &OthersBindError{Target: r.opts.Target, SharedIdlePct: idle, TargetBusyPct: 100 * busy}
 }
 
 // More measures the screened point once more and a baseline after it,

@@ -2,9 +2,13 @@ package experiment
 
 import (
 	"context"
+	"errors"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/slowpoke-dev/slowpoke/internal/backend"
 	"github.com/slowpoke-dev/slowpoke/internal/report"
 	"github.com/slowpoke-dev/slowpoke/model"
 )
@@ -213,6 +217,43 @@ func TestConfirmSettled(t *testing.T) {
 			}
 			if asked != tc.asked {
 				t.Errorf("Settled asked %d times, want %d", asked, tc.asked)
+			}
+		})
+	}
+}
+
+// A screening ends at its pre-profiling baseline exactly where that
+// baseline, under shared placement, left the shared cores idle under 1%
+// of the time while the target kept its cores busy under half of it.
+func TestOthersBind(t *testing.T) {
+	dedicated := backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}, Services: map[string][]int{"t": {1}, "a": {0}}}
+	for _, tt := range []struct {
+		name  string
+		pl    backend.Placement
+		idle  time.Duration // the shared cores' idle time in the 1 s window
+		busy  float64       // the target's CPU seconds in it
+		tune  Tuning
+		ended bool
+	}{
+		{"saturated, target mostly idle", sharedPlacement, 5 * time.Millisecond, 0.1, Tuning{}, true},
+		{"saturated, target busy 49%", sharedPlacement, 0, 0.49, Tuning{}, true},
+		{"saturated, target busy 83%", sharedPlacement, 0, 0.83, Tuning{}, false},
+		{"idle 2%", sharedPlacement, 20 * time.Millisecond, 0.1, Tuning{}, false},
+		{"saturated, --screen-all", sharedPlacement, 0, 0.1, Tuning{ScreenAll: true}, false},
+		{"dedicated placement", dedicated, 0, 0.1, Tuning{}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Runner{d: placed{pl: tt.pl}, opts: Options{Target: "t", Tuning: tt.tune}}
+			s := delaySample(tt.busy, nil, nil)
+			s.idle = tt.idle
+			r.base = []*sample{s}
+			err := r.othersBind()
+			var ob *OthersBindError
+			if got := errors.As(err, &ob); got != tt.ended {
+				t.Fatalf("othersBind() = %v, want the screening ended: %v", err, tt.ended)
+			}
+			if tt.ended && (ob.Target != "t" || math.Abs(ob.TargetBusyPct-100*tt.busy) > 1e-6 || !strings.Contains(err.Error(), "the other services, not t, set the throughput")) {
+				t.Errorf("error %+v: %v", ob, err)
 			}
 		})
 	}

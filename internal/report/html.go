@@ -704,7 +704,7 @@ func rankHeadline(r *Rank) (string, []string) {
 	for _, v := range []struct{ verdict, words string }{
 		{VerdictNoGain, "No gain beyond the noise"},
 		{VerdictNotCalled, "Not called by the workload"},
-		{VerdictSkipped, "Skipped, using too little CPU for a cut to gain (see the reasons below)"},
+		{VerdictSkipped, "Skipped: a cut of it cannot gain here, by its share of the CPU or because the other services set the throughput (see the reasons below)"},
 		{VerdictFailed, "No prediction (see the reasons below)"},
 		{VerdictNotReached, "Not measured: the ranking stopped first"},
 	} {

@@ -27,9 +27,12 @@ const (
 	VerdictNoGain = "no-gain"
 	// VerdictNotCalled: the workload never calls the service.
 	VerdictNotCalled = "not-called"
-	// VerdictSkipped: the service was not measured for a reason that is
-	// itself the answer (its rounds were to follow its CPU time, and it
-	// used almost none: a cheaper one would not change throughput).
+	// VerdictSkipped: the service was not measured (or measured no
+	// further than a baseline) for a reason that is itself the answer:
+	// its rounds were to follow its CPU time, and it used almost none;
+	// the census's share of the CPU caps its gain below the minimum; or
+	// its baseline found the other services setting the throughput. A
+	// cheaper one would not change throughput.
 	VerdictSkipped = "skipped"
 	// VerdictFailed: no prediction could be made (see the entry's reason).
 	VerdictFailed = "failed"
@@ -509,6 +512,9 @@ func WriteRankTable(w io.Writer, r *Rank) error {
 		fmt.Fprintf(ew, "screened %d of %d services at %s (%s windows after %s warm-up, random order, seed %d) in %s; %s confirmed at %s: %s\n",
 			len(sc.Order)-r.notReachedOf(sc.Order), len(sc.Order), sc.Reduction, trimFloat(sc.DurationS)+"s", trimFloat(sc.WarmupS)+"s", sc.Seed,
 			(time.Duration(sc.ElapsedS * float64(time.Second))).Round(time.Second), plural(len(r.withStage(StageConfirmed)), "candidate"), strings.Join(r.Reductions, ","), orNone(sc.Candidates))
+		if len(sc.OthersBind) > 0 {
+			fmt.Fprintf(ew, "%d of them measured no further than a baseline, in which the other services set the throughput: %s\n", len(sc.OthersBind), strings.Join(sc.OthersBind, ", "))
+		}
 	}
 	if text := r.Drift.Text(); text != "" {
 		fmt.Fprintf(ew, "baseline drift: %s\n", text)

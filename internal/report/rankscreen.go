@@ -30,7 +30,9 @@ const (
 	// StageBounded: not screened, since its share of the application's
 	// CPU, from the census before the screening, caps its gain at the
 	// screening's reduction below the minimum (verdict skipped;
-	// RankEntry.GainBoundPct).
+	// RankEntry.GainBoundPct); or screened no further than its first
+	// baseline, which found the other services setting the throughput
+	// (verdict skipped; RankScreening.OthersBind).
 	StageBounded = "bounded"
 )
 
@@ -93,6 +95,11 @@ type RankScreening struct {
 	// most (--max-reps), which the bar a screening must reach assumes
 	// (ScreenBar).
 	FullRuns int `json:"full_runs"`
+	// OthersBind are the services whose screening ended at its first
+	// baseline (stage bounded, verdict skipped): with the service on
+	// cores of its own, the shared cores were saturated while it was
+	// mostly idle, so the other services set the throughput.
+	OthersBind []string `json:"others_bind,omitempty"`
 }
 
 // RankScreen is what the screening pass measured of a service that went

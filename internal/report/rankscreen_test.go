@@ -316,3 +316,53 @@ func TestScreenDisturbed(t *testing.T) {
 		})
 	}
 }
+
+// A screening that ended at its baseline: the table says which services
+// were measured no further than that and shows the baseline in their row,
+// and results.json keeps them (screening.others_bind).
+func TestRankOthersBind(t *testing.T) {
+	r := &Rank{App: "demo", Reductions: []string{"50%"}, MinGainPct: 5,
+		Screening: &RankScreening{Reduction: "50%", Order: []string{"catalog", "cart"}, Candidates: []string{"cart"}, FullRuns: 3, OthersBind: []string{"catalog"}}}
+	r.Entries = []RankEntry{
+		{Service: "catalog", Stage: StageBounded, Verdict: VerdictSkipped, Reason: "not screened further: the shared cores bound its own baseline (idle 0.0%) while catalog kept its core busy 10% of the time",
+			Results: &Results{Target: "catalog", C1: 1, U1US: 147.4, Baseline: Baseline{RPS: 662, Runs: []float64{662}}}},
+		{Service: "cart", Stage: StageConfirmed, Results: &Results{Target: "cart", C1: 1, U1US: 1226,
+			Baseline: Baseline{RPS: 780, Runs: []float64{780, 790}}, Settings: Settings{Reductions: []string{"50%"}},
+			Points: []Point{{ReductionPct: 50, PredictedRPS: 1600, Estimate: EstimateValue, IntervalLowRPS: 1300, IntervalHighRPS: 1900}}}},
+	}
+	for i := range r.Entries {
+		Judge(&r.Entries[i], r.MinGainPct)
+	}
+	r.Order()
+	if r.Entries[0].Service != "cart" || r.Entries[1].Verdict != VerdictSkipped || r.Incomplete {
+		t.Fatalf("entries %+v, incomplete %v: want cart first, catalog skipped, complete", r.Entries, r.Incomplete)
+	}
+	var b bytes.Buffer
+	if err := WriteRankTable(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, " catalog ") {
+			row = l
+		}
+	}
+	if !strings.Contains(b.String(), "1 of them measured no further than a baseline, in which the other services set the throughput: catalog") ||
+		!strings.Contains(row, "662") || !strings.Contains(row, "[bounded]") || !strings.Contains(row, "not screened further") {
+		t.Errorf("table (catalog's row %q):\n%s", row, b.String())
+	}
+	path := t.TempDir() + "/results.json"
+	if err := WriteRankJSON(path, r); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadRankJSON(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Screening == nil || !slices.Equal(back.Screening.OthersBind, []string{"catalog"}) || back.Entries[1].Results == nil {
+		t.Errorf("read back: screening %+v, catalog %+v", back.Screening, back.Entries[1])
+	}
+	if _, err := newRankPage(r); err != nil {
+		t.Fatal(err)
+	}
+}

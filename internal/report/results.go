@@ -821,6 +821,7 @@ type Tuning struct {
 	NominalDelay         bool    `json:"nominal_delay,omitempty"`
 	NoStarvedRepair      bool    `json:"no_starved_repair,omitempty"`
 	NoCapacityRun        bool    `json:"no_capacity_run,omitempty"`
+	ScreenAll            bool    `json:"screen_all,omitempty"`
 	LongPauseCapMS       float64 `json:"long_pause_cap_ms,omitempty"`
 	OpenLoopRate         float64 `json:"open_loop_rate,omitempty"`
 }
