@@ -362,8 +362,12 @@ func writeRankBenchTable(w io.Writer, runs []record.Ranking) {
 			fmt.Fprintf(w, "%s #%d %s: failed: %s\n", g.Config, g.Iteration, g.Variant, g.Error)
 			continue
 		}
-		fmt.Fprintf(w, "%s #%d %s: %s; %d services, %d ruled out by the census, %d screened, confirmed %s; first %s; gains: %s\n",
+		screened := strconv.Itoa(g.Screened)
+		if g.AtBaseline > 0 {
+			screened += fmt.Sprintf(" (%d no further than a baseline)", g.AtBaseline)
+		}
+		fmt.Fprintf(w, "%s #%d %s: %s; %d services, %d ruled out by the census, %s screened, confirmed %s; first %s; gains: %s\n",
 			g.Config, g.Iteration, g.Variant, time.Duration(g.ElapsedS*float64(time.Second)).Round(time.Second),
-			g.Services, g.Bounded, g.Screened, orNoneList(g.Confirmed), firstOf(g), orNoneList(g.Gainers()))
+			g.Services, g.Bounded, screened, orNoneList(g.Confirmed), firstOf(g), orNoneList(g.Gainers()))
 	}
 }

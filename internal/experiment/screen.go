@@ -110,9 +110,10 @@ func (r *Runner) Screen(ctx context.Context, longest time.Duration) (*Screening,
 // its screening where the shared cores were saturated (othersBind). A
 // service busy most of the time may hold a queue, and a faster one moves
 // it to the shared services, which then do less work per request (on
-// OnlineBoutique, cart busy 83% of its core with the shared cores idle
-// 0.0% still gained 28-50%); the services ruled out on boutique and the
-// demo kept theirs busy 1-16% (docs/notes/rank-screening.md).
+// OnlineBoutique, cart, its bottleneck, once had a screening baseline
+// busy 83% of its core with the shared cores idle 0.0%); the services
+// ruled out on boutique and the demo kept theirs busy 1-16%
+// (docs/notes/rank-screening.md).
 const othersBindBusy = 0.5
 
 // OthersBindError is the error of a screening that ended after

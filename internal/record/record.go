@@ -162,13 +162,16 @@ type Ranking struct {
 	Expected string  `json:"expected,omitempty"`
 	ElapsedS float64 `json:"elapsed_s"`
 	// Services ranked; of them, Bounded were left out by the census,
-	// Screened went through the screening, Confirmed were measured in
-	// full (by name).
-	Services  int      `json:"services"`
-	Bounded   int      `json:"bounded"`
-	Screened  int      `json:"screened"`
-	Confirmed []string `json:"confirmed"`
-	Partial   bool     `json:"partial,omitempty"`
+	// Screened went through the screening (AtBaseline of them no
+	// further than its first baseline, which found the other services
+	// setting the throughput), Confirmed were measured in full (by
+	// name).
+	Services   int      `json:"services"`
+	Bounded    int      `json:"bounded"`
+	Screened   int      `json:"screened"`
+	AtBaseline int      `json:"at_baseline,omitempty"`
+	Confirmed  []string `json:"confirmed"`
+	Partial    bool     `json:"partial,omitempty"`
 	// Entries are the services measured (gain or no-gain), in rank order.
 	Entries []RankedService `json:"entries"`
 	// Error is why the run failed ("" where it did not).
@@ -194,14 +197,21 @@ type RankedService struct {
 func RankingOf(config, variant string, iteration int, expected string, r *report.Rank) Ranking {
 	g := Ranking{Config: config, Variant: variant, Iteration: iteration, Expected: expected, ElapsedS: r.ElapsedS,
 		Services: len(r.Entries), Partial: r.Partial, Confirmed: []string{}, Entries: []RankedService{}, Drift: r.Drift}
+	var atBaseline []string
+	if r.Screening != nil {
+		atBaseline = r.Screening.OthersBind
+	}
 	for _, e := range r.Entries {
-		switch e.Stage {
-		case report.StageBounded:
+		switch {
+		case e.Stage == report.StageBounded && slices.Contains(atBaseline, e.Service):
+			g.AtBaseline++
+			g.Screened++
+		case e.Stage == report.StageBounded:
 			g.Bounded++
-		case report.StageConfirmed:
+		case e.Stage == report.StageConfirmed:
 			g.Confirmed = append(g.Confirmed, e.Service)
 			g.Screened++
-		case report.StageScreened, report.StageFailed:
+		case e.Stage == report.StageScreened, e.Stage == report.StageFailed:
 			g.Screened++
 		}
 		if e.Verdict == report.VerdictGain || e.Verdict == report.VerdictNoGain {

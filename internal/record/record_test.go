@@ -367,9 +367,13 @@ func TestRenderRankings(t *testing.T) {
 		{Service: "service0", Stage: report.StageScreened, Verdict: report.VerdictNoGain, GainPct: -0.1},
 		{Service: "service7", Stage: report.StageBounded, Verdict: report.VerdictSkipped},
 		{Service: "service8", Stage: report.StageBounded, Verdict: report.VerdictSkipped},
-	}, Drift: &report.RankDrift{NoisePct: 2.5, Services: 2, Shifts: []report.RankShift{{Service: "service20", ScreenRPS: 800, ConfirmRPS: 772, ShiftPct: -3.5}}}}
+		// Screened no further than its baseline: screened, not bounded
+		// by the census.
+		{Service: "service9", Stage: report.StageBounded, Verdict: report.VerdictSkipped},
+	}, Screening: &report.RankScreening{OthersBind: []string{"service9"}},
+		Drift: &report.RankDrift{NoisePct: 2.5, Services: 2, Shifts: []report.RankShift{{Service: "service20", ScreenRPS: 800, ConfirmRPS: 772, ShiftPct: -3.5}}}}
 	census := RankingOf("tree43", "census", 1, "service20", rk)
-	if census.Bounded != 2 || census.Screened != 2 || !slices.Equal(census.Confirmed, []string{"service20"}) || len(census.Entries) != 2 {
+	if census.Bounded != 2 || census.Screened != 3 || census.AtBaseline != 1 || !slices.Equal(census.Confirmed, []string{"service20"}) || len(census.Entries) != 2 {
 		t.Fatalf("RankingOf = %+v", census)
 	}
 	wrong := Ranking{Config: "tree43", Variant: "no-census", Iteration: 1, Expected: "service20", ElapsedS: 700, Services: 4, Screened: 4,
@@ -379,7 +383,7 @@ func TestRenderRankings(t *testing.T) {
 	page := RenderAccuracy([]Record{rec})
 	for _, want := range []string{
 		"bench rank, tree43",
-		"| tree43 | census | 1 | 1m42s | 4 | 2 | 2 | service20 | service20 +71.5% (+50.3 to +92.6) | service20: first | service20 | – | service20 -3.5% |",
+		"| tree43 | census | 1 | 1m42s | 5 | 2 | 3 (1 no further than a baseline) | service20 | service20 +71.5% (+50.3 to +92.6) | service20: first | service20 | – | service20 -3.5% |",
 		"| tree43 | no-census | 1 | 11m40s | 4 | 0 | 4 | – | service0 +9.0% | service20: not first | service0 | no | – |",
 		"| tree43 | full | 1 | 0s | 0 | 0 | 0 | – | failed: rank: exit status 1 | – | – | – | – |",
 	} {

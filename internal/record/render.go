@@ -3,6 +3,7 @@ package record
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -424,8 +425,12 @@ func renderRankings(b *strings.Builder, runs []Ranking) {
 		if g.Partial {
 			elapsed += " (partial)"
 		}
-		fmt.Fprintf(b, "| %s | %s | %d | %s | %d | %d | %d | %s | %s | %s | %s | %s | %s |\n", g.Config, g.Variant, g.Iteration, elapsed,
-			g.Services, g.Bounded, g.Screened, orDash(strings.Join(g.Confirmed, ", ")), top, planted, orDash(strings.Join(g.Gainers(), ", ")), same, shiftsOf(g.Drift))
+		screened := strconv.Itoa(g.Screened)
+		if g.AtBaseline > 0 {
+			screened += fmt.Sprintf(" (%d no further than a baseline)", g.AtBaseline)
+		}
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", g.Config, g.Variant, g.Iteration, elapsed,
+			g.Services, g.Bounded, screened, orDash(strings.Join(g.Confirmed, ", ")), top, planted, orDash(strings.Join(g.Gainers(), ", ")), same, shiftsOf(g.Drift))
 	}
 }
 
