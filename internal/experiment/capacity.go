@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/slowpoke-dev/slowpoke/internal/pause"
+	"github.com/slowpoke-dev/slowpoke/internal/report"
 )
 
 // The capacity run: where a point's slowdown runs kept the shared cores
@@ -132,7 +133,11 @@ func (r *Runner) measureCapacity(ctx context.Context, points []*measuredPoint) e
 		keep *= capacityStep
 	}
 	if v := r.sharedCapacity(); v > 0 {
-		r.progress("the shared cores' capacity: %.0f req/s", v)
+		if rho := r.capacityInflation(); rho > 0 {
+			r.progress("the shared cores' capacity: %.0f req/s; their services' CPU per request %.2fx in the baselines what it was in these runs, which caps the points raised to it at that factor over what they measured", v, rho)
+		} else {
+			r.progress("the shared cores' capacity: %.0f req/s", v)
+		}
 	}
 	return nil
 }
@@ -178,6 +183,28 @@ func (r *Runner) runCapacity(ctx context.Context, keep float64) (capacityRun, er
 	c := capacityRun{s: s, kept: 1 - float64(st.HeldCPU)/float64(elapsed)}
 	c.bound = r.sharedIdlePct(s) < sharedBoundIdlePct && s.res.Throughput < (1-capacityBelowBase)*r.baseRPS()
 	return c, nil
+}
+
+// capacityInflation is the shared services' CPU per request in the
+// baselines (the median run), with the queue at the target, over theirs
+// in the capacity runs that bound the shared cores (the median run),
+// with the queue at them: the work per request that the slowdown runs'
+// queue at the target adds, which the capacity runs' estimate corrects.
+// 0 where either is unknown.
+func (r *Runner) capacityInflation() float64 {
+	var caps []float64
+	for _, c := range r.capRuns {
+		if c.used() > 0 {
+			if v := r.othersCPU(c.s); v > 0 {
+				caps = append(caps, v)
+			}
+		}
+	}
+	base := medianOf(r.base, r.othersCPU)
+	if len(caps) == 0 || base <= 0 {
+		return 0
+	}
+	return base / report.Median(caps)
 }
 
 // sharedCapacity is the shared cores' capacity from the capacity runs

@@ -120,3 +120,71 @@ func TestCapacityRaisesSaturatedPoints(t *testing.T) {
 		})
 	}
 }
+
+// The capacity runs raise a point no further than the cause they correct
+// allows: the shared services' CPU per request in the baselines over
+// theirs in the capacity runs; not at all where the capacity runs cost
+// them as much per request.
+func TestCapacityInflationCaps(t *testing.T) {
+	const d = 400 * time.Microsecond
+	shared := backend.Placement{Target: "t", TargetCPUs: []int{1}, OtherCPUs: []int{0}}
+	// withOthers gives s the service a, on the shared cores, us µs of
+	// CPU per request.
+	withOthers := func(s *sample, us float64) *sample {
+		s.before["a"], s.after["a"] = &wire.Stats{}, &wire.Stats{CPUNS: int64(us * 1e3 * float64(s.responses()))}
+		return s
+	}
+	for _, tt := range []struct {
+		name string
+		rho  float64 // baseline's over the capacity runs'; 0: not measured
+		// want is the prediction over the measured one; 0: the capacity.
+		want float64
+	}{
+		{"not measured", 0, 0},
+		{"no inflation", 1, 1},
+		{"less in the baselines", 0.9, 1},
+		{"5% more in the baselines", 1.05, 1.05},
+		{"more than the capacity needs", 2, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// A line to about 1450 req/s: the estimate is the target's
+			// ceiling of 1250.
+			runs := []capacityRun{capRun(495, 0.35, true), capRun(275, 0.2, true)}
+			r := &Runner{prof: &profile{c1: 1, q1: 1, u1: time.Millisecond}, d: placed{pl: shared}, method: pause.MethodCores, opts: Options{Target: "t"}}
+			for range 4 {
+				b := &sample{res: &load.Result{Throughput: 500, Completed: 500}, window: time.Second, idle: 300 * time.Millisecond,
+					before: map[string]*wire.Stats{"t": {}}, after: map[string]*wire.Stats{"t": {CPUNS: int64(0.6 * float64(time.Second))}}}
+				if tt.rho > 0 {
+					withOthers(b, 300)
+				}
+				r.base = append(r.base, b)
+			}
+			for i := range runs {
+				runs[i].s.before, runs[i].s.after = map[string]*wire.Stats{}, map[string]*wire.Stats{}
+				if tt.rho > 0 {
+					withOthers(runs[i].s, 300/tt.rho)
+				}
+			}
+			s := delaySample(0.6, map[string]time.Duration{"t": 240 * time.Millisecond}, nil)
+			plain := r.point(d, &pointRuns{sd: *s.slowdown, samples: []*sample{s}}, nil)
+			r.capRuns = runs
+			p := r.point(d, &pointRuns{sd: *s.slowdown, samples: []*sample{s}}, nil)
+			want := 1 / 0.8e-3 // the target's ceiling (TestCapacityRaisesSaturatedPoints)
+			if tt.want > 0 {
+				want = min(want, plain.PredictedRPS*tt.want)
+			}
+			if plain.PredictedRPS >= 1/0.8e-3/1.05 {
+				t.Fatalf("measured prediction %.1f: too close to the capacity to test the cap", plain.PredictedRPS)
+			}
+			if math.Abs(p.PredictedRPS-want) > 1e-6*want {
+				t.Errorf("prediction %.1f (measured %.1f, inflation %.3f), want %.1f", p.PredictedRPS, plain.PredictedRPS, p.Diagnostics.CapacityInflation, want)
+			}
+			if raised := p.RawPredictedRPS > 0; raised != (want > plain.PredictedRPS+1e-6) {
+				t.Errorf("raw %.1f: want it set only where the point was raised", p.RawPredictedRPS)
+			}
+			if got := p.Diagnostics.CapacityInflation; math.Abs(got-tt.rho) > 1e-6 {
+				t.Errorf("capacity_inflation %.3f, want %.3f", got, tt.rho)
+			}
+		})
+	}
+}

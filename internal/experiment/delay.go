@@ -431,6 +431,16 @@ func (r *Runner) interval(p *report.Point, samples []*sample, ins []inserted, d 
 			if c := r.ceiling(samples, ins); c > 0 {
 				est = min(est, c)
 			}
+			// Never more than the cause allows: the shared services'
+			// CPU per request with the queue at the target over theirs
+			// with the queue at them. Where the capacity runs cost them
+			// as much per request as the baseline did, the line's reach
+			// to the whole of the cores is the extrapolation alone (on
+			// boutique it overshot the truth by half).
+			if rho := r.capacityInflation(); rho > 0 {
+				est = min(est, pred*max(1, rho))
+				p.Diagnostics.CapacityInflation = rho
+			}
 			p.Diagnostics.CapacityRPS = capRPS
 			if est > pred {
 				p.RawPredictedRPS, p.PredictedRPS = pred, est

@@ -400,6 +400,13 @@ type PointDiagnostics struct {
 	// prediction (raw_predicted_rps). Absent where no capacity run bound
 	// the shared cores.
 	CapacityRPS float64 `json:"capacity_rps,omitempty"`
+	// CapacityInflation is, with CapacityRPS, the shared services' CPU
+	// per request in the baselines (the queue at the target) over theirs
+	// in the capacity runs that bound them (the queue at them): the
+	// cause the capacity runs correct, measured. predicted_rps is never
+	// raised above raw_predicted_rps times it (not at all where it is 1
+	// or less). Absent where either was not measured.
+	CapacityInflation float64 `json:"capacity_inflation,omitempty"`
 	// RoundDelayUS is how long rounds took from the target's trigger to
 	// the slowest service's controller (mean per service, the largest over
 	// services, median over runs). Pauses start that late, and services
