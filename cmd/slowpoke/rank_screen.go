@@ -223,6 +223,10 @@ func orNoneList(xs []string) string {
 	return strings.Join(xs, ", ")
 }
 
+// othersBindReason begins the reason of a service whose screening ended
+// at its first baseline (experiment.OthersBindError).
+const othersBindReason = "not screened further: "
+
 // screenEntry is a service's entry from its screening: judged by its
 // screening interval, stage screened (failed where it failed).
 func screenEntry(name string, res *report.Results, err error, minGain float64) report.RankEntry {
@@ -236,7 +240,7 @@ func screenEntry(name string, res *report.Results, err error, minGain float64) r
 		e.Verdict, e.Reason = report.VerdictSkipped, errText(err)
 	case errors.As(err, new(*experiment.OthersBindError)):
 		// Its baseline is the answer: kept for the table.
-		e.Stage, e.Verdict, e.Reason, e.Results = report.StageBounded, report.VerdictSkipped, "not screened further: "+err.Error(), res
+		e.Stage, e.Verdict, e.Reason, e.Results = report.StageBounded, report.VerdictSkipped, othersBindReason+err.Error(), res
 		return e
 	default:
 		e.Verdict, e.Reason = report.VerdictFailed, errText(err)
@@ -376,7 +380,7 @@ func rankScreened(app *session, c rankConfig, out *report.Rank, targets []string
 			}
 			app.logf("%sscreened %s: %s at %s: %s", prog.prefix(0, 0), e.Service, e.GainText(), red.Text, what)
 		case e.Stage == report.StageBounded:
-			app.logf("%sscreened %s up to its baseline: ruled out: %s", prog.prefix(0, 0), e.Service, strings.TrimPrefix(e.Reason, "not screened further: "))
+			app.logf("%sscreened %s up to its baseline: ruled out: %s", prog.prefix(0, 0), e.Service, strings.TrimPrefix(e.Reason, othersBindReason))
 		default:
 			app.logf("%sscreened %s: %s: %s", prog.prefix(0, 0), e.Service, e.Verdict, e.Reason)
 		}

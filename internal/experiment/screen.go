@@ -141,13 +141,11 @@ func (e *OthersBindError) Error() string {
 // more, the target busy half of its cores or more, or Tuning.ScreenAll.
 func (r *Runner) othersBind() error {
 	pl := r.d.Placement()
-	if r.opts.Tuning.ScreenAll || !pl.SharedCores() || len(pl.TargetCPUs) == 0 || len(r.base) == 0 || r.base[0].window <= 0 {
+	if r.opts.Tuning.ScreenAll || !pl.SharedCores() || len(pl.TargetCPUs) == 0 || len(r.base) == 0 || r.base[0].window <= 0 || r.prof == nil {
 		return nil
 	}
 	s := r.base[0]
-	idle := r.sharedIdlePct(s)
-	_, cpu := s.delta(r.opts.Target)
-	busy := cpu.Seconds() / s.window.Seconds() / float64(len(pl.TargetCPUs))
+	idle, busy := r.sharedIdlePct(s), r.targetBusy(s)
 	if idle >= sharedBoundIdlePct || busy >= othersBindBusy || s.res == nil || s.res.Throughput <= 0 {
 		return nil
 	}

@@ -243,7 +243,7 @@ func TestOthersBind(t *testing.T) {
 		{"dedicated placement", dedicated, 0, 0.1, Tuning{}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &Runner{d: placed{pl: tt.pl}, opts: Options{Target: "t", Tuning: tt.tune}}
+			r := &Runner{d: placed{pl: tt.pl}, opts: Options{Target: "t", Tuning: tt.tune}, prof: &profile{c1: 1, q1: 1}}
 			s := delaySample(tt.busy, nil, nil)
 			s.idle = tt.idle
 			r.base = []*sample{s}
