@@ -133,9 +133,12 @@ func (r *Runner) measureCapacity(ctx context.Context, points []*measuredPoint) e
 		keep *= capacityStep
 	}
 	if v := r.sharedCapacity(); v > 0 {
-		if rho := r.capacityInflation(); rho > 0 {
-			r.progress("the shared cores' capacity: %.0f req/s; their services' CPU per request %.2fx in the baselines what it was in these runs, which caps the points raised to it at that factor over what they measured", v, rho)
-		} else {
+		switch rho := r.capacityInflation(); {
+		case rho > 1:
+			r.progress("the shared cores' capacity: %.0f req/s; their services' CPU per request was %.2fx in the baselines what it was in these runs, so a point is raised to it by at most that factor over what it measured", v, rho)
+		case rho > 0:
+			r.progress("the shared cores' capacity: %.0f req/s; their services' CPU per request was %.2fx in the baselines what it was in these runs, no more: no point is raised to it", v, rho)
+		default:
 			r.progress("the shared cores' capacity: %.0f req/s", v)
 		}
 	}
